@@ -1,0 +1,56 @@
+import autocannon, { type Result } from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** Shared pieces of the HTTP benchmarks: child servers and autocannon runs. */
+
+export const BENCH_CONNECTIONS = 50;
+export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+export const WARMUP_SECONDS = 3;
+
+export interface ChildServer {
+  url: string;
+  info: Record<string, string>;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a server script in its own process (so it has a core to itself and the load generator
+ * the other); the script prints one JSON line `{"url": ..., ...}` when it listens.
+ */
+export function startServer(script: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const line = out.split('\n').find((l) => l.startsWith('{"url"'));
+      if (line) {
+        const info = JSON.parse(line) as Record<string, string>;
+        resolve({
+          url: info.url!,
+          info,
+          child,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)));
+  });
+}
+
+export async function load(url: string, headers: Record<string, string> = {}, seconds = BENCH_SECONDS, extra: Partial<Parameters<typeof autocannon>[0]> = {}): Promise<Result> {
+  await autocannon({ url, headers, connections: BENCH_CONNECTIONS, duration: WARMUP_SECONDS, ...extra });
+  return autocannon({ url, headers, connections: BENCH_CONNECTIONS, duration: seconds, ...extra });
+}
+
+export function summary(name: string, r: Result): string {
+  return `${name}: ${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`;
+}

@@ -1,0 +1,27 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { AccountService } from '../../src/domain/accounts/service.js';
+import { openStore } from '../../src/infra/store/index.js';
+
+/**
+ * The real app over a fresh SQLite file, with the plan in BENCH_PLAN (enterprise by default).
+ * BENCH_LOG=1 keeps the per-request log line on (to /dev/null), as in production.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
+const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'silent' });
+const store = await openStore(config.databaseUrl);
+const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: process.env.BENCH_PLAN ?? 'enterprise' });
+const app = await buildApp({ config, store, logger: process.env.BENCH_LOG ? { level: 'info' } : false });
+await app.listen({ port: 0, host: '127.0.0.1' });
+const address = app.server.address();
+process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, token }) + '\n');
+process.once('SIGTERM', () =>
+  void app.close().then(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  }),
+);

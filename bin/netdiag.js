@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// Runs the TypeScript CLI through tsx, so a fresh clone needs no build step.
+import { register } from 'tsx/esm/api';
+import { fileURLToPath } from 'node:url';
+
+register();
+const { runCli } = await import(fileURLToPath(new URL('../src/cli.ts', import.meta.url)));
+const code = await runCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+});
+if (process.argv[2] !== 'serve' || code !== 0) process.exitCode = code;

@@ -1,0 +1,181 @@
+import ipaddr from 'ipaddr.js';
+import { readFileSync } from 'node:fs';
+
+/** One frozen, typed configuration, read from the environment and checked at boot. */
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  /** CIDRs probes may reach despite the target policy. */
+  allowTargets: readonly string[];
+  /** CIDRs of reverse proxies whose X-Forwarded-For is believed. */
+  trustProxy: readonly string[];
+  dnsServers: readonly HostPort[];
+  whoisServer: HostPort;
+  judgeUrl: string | undefined;
+  sslCheckTarget: HostPort;
+  dnsblZones: readonly string[];
+  geoipCityDb: string | undefined;
+  geoipAsnDb: string | undefined;
+  logLevel: string;
+}
+
+export const DEFAULTS = {
+  port: 8080,
+  host: '0.0.0.0',
+  databaseUrl: 'sqlite:./data/netdiag.db',
+  whoisServer: 'whois.iana.org:43',
+  sslCheckTarget: 'www.google.com:443',
+  dnsblZones: 'zen.spamhaus.org,bl.spamcop.net,b.barracudacentral.org',
+  logLevel: 'info',
+} as const;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** A bad value stops the server with one line naming the variable. */
+export class ConfigError extends Error {
+  constructor(variable: string, rule: string, value: string) {
+    super(`${variable}=${JSON.stringify(value)}: ${rule}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function parsePort(variable: string, raw: string): number {
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError(variable, 'must be a port number 0-65535', raw);
+  }
+  return Number(raw);
+}
+
+function parseCidrs(variable: string, raw: string | undefined): string[] {
+  return list(raw).map((item) => {
+    try {
+      const [addr, bits] = item.includes('/')
+        ? ipaddr.parseCIDR(item)
+        : [ipaddr.parse(item), ipaddr.parse(item).kind() === 'ipv4' ? 32 : 128];
+      return `${addr.toString()}/${bits}`;
+    } catch {
+      throw new ConfigError(variable, `"${item}" is not an IP address or CIDR (e.g. 10.0.0.0/8, ::1/128)`, raw ?? '');
+    }
+  });
+}
+
+/** `host[:port]`, `ip[:port]` or `[ipv6]:port`. */
+export function parseHostPort(variable: string, raw: string, defaultPort: number): HostPort {
+  const value = raw.trim();
+  let host: string;
+  let port = defaultPort;
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(value);
+  if (bracketed) {
+    host = bracketed[1]!;
+    if (bracketed[2] !== undefined) port = parsePort(variable, bracketed[2]);
+  } else if (ipaddr.IPv6.isValid(value)) {
+    host = value;
+  } else {
+    const idx = value.lastIndexOf(':');
+    if (idx >= 0) {
+      host = value.slice(0, idx);
+      port = parsePort(variable, value.slice(idx + 1));
+    } else {
+      host = value;
+    }
+  }
+  if (!host || !/^[A-Za-z0-9.:%_-]+$/.test(host) || port === 0) {
+    throw new ConfigError(variable, 'must be host[:port] with a port 1-65535', raw);
+  }
+  return { host, port };
+}
+
+/** The resolvers of /etc/resolv.conf, the way the system uses them. */
+export function systemResolvers(resolvConf = '/etc/resolv.conf'): HostPort[] {
+  let text = '';
+  try {
+    text = readFileSync(resolvConf, 'utf8');
+  } catch {
+    return [{ host: '127.0.0.1', port: 53 }];
+  }
+  const servers = text
+    .split('\n')
+    .map((line) => /^\s*nameserver\s+(\S+)/.exec(line)?.[1])
+    .filter((s): s is string => s !== undefined && ipaddr.isValid(s.split('%')[0]!))
+    .map((host) => ({ host, port: 53 }));
+  return servers.length > 0 ? servers : [{ host: '127.0.0.1', port: 53 }];
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL?.trim() || DEFAULTS.databaseUrl;
+  if (!/^sqlite:.+/.test(databaseUrl) && !/^postgres(ql)?:\/\/.+/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must be sqlite:<path> or postgres://…', databaseUrl);
+  }
+  const redisUrl = env.REDIS_URL?.trim() || undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\/.+/.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL', 'must be redis://host:port[/db]', redisUrl);
+  }
+  const judgeUrl = env.NETDIAG_JUDGE_URL?.trim() || undefined;
+  if (judgeUrl !== undefined) {
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(judgeUrl).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ConfigError('NETDIAG_JUDGE_URL', 'must be an http:// or https:// URL', judgeUrl);
+  }
+  const logLevel = env.LOG_LEVEL?.trim() || DEFAULTS.logLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);
+  }
+  const dnsblZones = list(env.NETDIAG_DNSBL_ZONES ?? DEFAULTS.dnsblZones);
+  for (const zone of dnsblZones) {
+    if (!/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+\.?$/.test(zone)) {
+      throw new ConfigError('NETDIAG_DNSBL_ZONES', `"${zone}" is not a DNS zone name`, env.NETDIAG_DNSBL_ZONES ?? '');
+    }
+  }
+  const dnsRaw = env.NETDIAG_DNS_SERVERS?.trim();
+  const dnsServers = dnsRaw
+    ? list(dnsRaw).map((s) => {
+        const hp = parseHostPort('NETDIAG_DNS_SERVERS', s, 53);
+        if (!ipaddr.isValid(hp.host)) {
+          throw new ConfigError('NETDIAG_DNS_SERVERS', `"${s}" must be an IP address, ip[:port]`, dnsRaw);
+        }
+        return hp;
+      })
+    : systemResolvers();
+
+  return Object.freeze({
+    port: parsePort('PORT', env.PORT?.trim() || String(DEFAULTS.port)),
+    host: env.HOST?.trim() || DEFAULTS.host,
+    databaseUrl,
+    redisUrl,
+    allowTargets: Object.freeze(parseCidrs('NETDIAG_ALLOW_TARGETS', env.NETDIAG_ALLOW_TARGETS)),
+    trustProxy: Object.freeze(parseCidrs('NETDIAG_TRUST_PROXY', env.NETDIAG_TRUST_PROXY)),
+    dnsServers: Object.freeze(dnsServers),
+    whoisServer: parseHostPort('NETDIAG_WHOIS_SERVER', env.NETDIAG_WHOIS_SERVER?.trim() || DEFAULTS.whoisServer, 43),
+    judgeUrl,
+    sslCheckTarget: parseHostPort(
+      'NETDIAG_SSL_CHECK_TARGET',
+      env.NETDIAG_SSL_CHECK_TARGET?.trim() || DEFAULTS.sslCheckTarget,
+      443,
+    ),
+    dnsblZones: Object.freeze(dnsblZones),
+    geoipCityDb: env.NETDIAG_GEOIP_CITY_DB?.trim() || undefined,
+    geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
+    logLevel,
+  });
+}

@@ -1,0 +1,28 @@
+/** The four plans of the specification and their limits. */
+
+export interface PlanLimits {
+  readonly requests_per_minute: number;
+  readonly requests_per_hour: number;
+  readonly requests_per_day: number;
+}
+
+export const PLANS = {
+  free: { requests_per_minute: 10, requests_per_hour: 100, requests_per_day: 500 },
+  basic: { requests_per_minute: 30, requests_per_hour: 500, requests_per_day: 5_000 },
+  pro: { requests_per_minute: 60, requests_per_hour: 1_000, requests_per_day: 10_000 },
+  enterprise: { requests_per_minute: 120, requests_per_hour: 5_000, requests_per_day: 50_000 },
+} as const satisfies Record<string, PlanLimits>;
+
+export type PlanName = keyof typeof PLANS;
+export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
+
+/** The plan of a new account when none is named. */
+export const DEFAULT_PLAN: PlanName = 'free';
+
+export function isPlanName(value: string): value is PlanName {
+  return Object.hasOwn(PLANS, value);
+}
+
+export function planLimits(plan: string): PlanLimits {
+  return isPlanName(plan) ? PLANS[plan] : PLANS[DEFAULT_PLAN];
+}

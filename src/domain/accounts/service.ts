@@ -1,0 +1,111 @@
+import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
+import type { Account, Store, Token } from '../../infra/store/store.js';
+import { DEFAULT_PLAN, PLAN_NAMES, isPlanName } from './plans.js';
+import { TOKEN_PATTERN, generateToken, hashToken } from './tokens.js';
+
+export type Clock = () => Date;
+
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+export const MAX_NAME_LENGTH = 200;
+export const MAX_LABEL_LENGTH = 200;
+
+/** Raised for an unknown account or token: the CLI answers it with exit code 2. */
+export class NotFound extends Error {}
+
+export interface Authenticated {
+  account: Account;
+  tokenId: number;
+}
+
+/** Accounts and tokens: plain domain logic over the store interface. */
+export class AccountService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock = () => new Date(),
+  ) {}
+
+  private now(): string {
+    return this.clock().toISOString();
+  }
+
+  async createAccount(input: { email: string; name: string; plan?: string }): Promise<{ account: Account; token: string }> {
+    const email = input.email.trim().toLowerCase();
+    const name = input.name.trim();
+    const plan = input.plan ?? DEFAULT_PLAN;
+    if (!EMAIL_PATTERN.test(email)) throw new ValidationError('email', 'must be an e-mail address like ops@example.com');
+    if (!name || name.length > MAX_NAME_LENGTH) throw new ValidationError('name', `must be 1-${MAX_NAME_LENGTH} characters`);
+    if (!isPlanName(plan)) throw new ValidationError('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
+    if (await this.store.accounts.findByEmail(email)) throw new ValidationError('email', `an account with ${email} exists already`);
+    const account = await this.store.accounts.create({ email, name, plan, created_at: this.now() });
+    const { token } = await this.issueToken(account, 'default');
+    return { account, token };
+  }
+
+  async accountByEmail(email: string): Promise<Account> {
+    const account = await this.store.accounts.findByEmail(email.trim().toLowerCase());
+    if (!account) throw new NotFound(`no account with e-mail ${email}`);
+    return account;
+  }
+
+  listAccounts(): Promise<Account[]> {
+    return this.store.accounts.list();
+  }
+
+  countAccounts(): Promise<number> {
+    return this.store.accounts.count();
+  }
+
+  async setPlan(email: string, plan: string): Promise<Account> {
+    if (!isPlanName(plan)) throw new ValidationError('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
+    const account = await this.accountByEmail(email);
+    return (await this.store.accounts.update(account.id, { plan }))!;
+  }
+
+  async setStatus(email: string, status: 'active' | 'suspended'): Promise<Account> {
+    const account = await this.accountByEmail(email);
+    return (await this.store.accounts.update(account.id, { status }))!;
+  }
+
+  async createToken(email: string, label = ''): Promise<{ token: string; id: number }> {
+    if (label.length > MAX_LABEL_LENGTH) throw new ValidationError('label', `must be at most ${MAX_LABEL_LENGTH} characters`);
+    const account = await this.accountByEmail(email);
+    return this.issueToken(account, label);
+  }
+
+  private async issueToken(account: Account, label: string): Promise<{ token: string; id: number }> {
+    const token = generateToken();
+    const row = await this.store.tokens.create({ account_id: account.id, label, hash: hashToken(token), created_at: this.now() });
+    return { token, id: row.id };
+  }
+
+  async revokeToken(id: number): Promise<Token> {
+    const existing = await this.store.tokens.findById(id);
+    if (!existing) throw new NotFound(`no token with id ${id}`);
+    return (await this.store.tokens.revoke(id, this.now())) ?? existing;
+  }
+
+  async listTokens(email: string): Promise<Token[]> {
+    const account = await this.accountByEmail(email);
+    return this.store.tokens.listByAccount(account.id);
+  }
+
+  /**
+   * The account behind an `Authorization` header value. Missing, malformed, unknown or revoked
+   * → UnauthorizedError; a suspended account → ForbiddenError.
+   */
+  async authenticate(authorization: string | undefined): Promise<Authenticated> {
+    if (!authorization) throw new UnauthorizedError();
+    const match = /^Bearer ([^\s]+)$/.exec(authorization);
+    if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
+    const token = match[1]!;
+    if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
+    const found = await this.store.tokens.findByHash(hashToken(token));
+    if (!found) throw new UnauthorizedError('the API token is not known');
+    if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
+    if (found.account.status !== 'active') {
+      throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);
+    }
+    this.store.tokens.touch(found.token.id, this.now());
+    return { account: found.account, tokenId: found.token.id };
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Every error the API can answer with, built from one table of codes.
+ * Domain code throws these; the HTTP layer turns them into the error envelope.
+ * docs/errors.md lists the same table and a test keeps the two equal.
+ */
+
+export const ERROR_CODES = {
+  validation_error: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  target_forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limit_exceeded: 429,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.status = ERROR_CODES[code];
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+/** 400: a field broke a rule. The message names the field and the rule: "ports: at most 1000 entries". */
+export class ValidationError extends AppError {
+  constructor(field: string, rule: string, extra?: Record<string, unknown>) {
+    super('validation_error', `${field}: ${rule}`, { field, ...extra });
+  }
+}
+
+export class InvalidJsonError extends AppError {
+  constructor(reason: string) {
+    super('invalid_json', `request body is not valid JSON: ${reason}`);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'a valid API token is required: send "Authorization: Bearer <token>"') {
+    super('unauthorized', message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+/** 403: a probe target resolved to an address in a blocked range. */
+export class TargetForbiddenError extends AppError {
+  constructor(target: string, address: string, range: string, rangeType: string) {
+    super(
+      'target_forbidden',
+      `target ${target} resolves to ${address}, which is in the blocked ${rangeType} range ${range}`,
+      { target, address, range, type: rangeType },
+    );
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(method: string, path: string) {
+    super('not_found', `no endpoint ${method} ${path}; see /api/docs for the list`);
+  }
+}
+
+export class MethodNotAllowedError extends AppError {
+  constructor(method: string, path: string, allowed: string[]) {
+    super('method_not_allowed', `${path} does not accept ${method}; use ${allowed.join(' or ')}`, { allowed }, {
+      allow: allowed.join(', '),
+    });
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super('payload_too_large', `request body is larger than ${limitBytes} bytes`, { limit: limitBytes });
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(contentType: string | undefined) {
+    super(
+      'unsupported_media_type',
+      `request body must be sent as Content-Type: application/json${contentType ? `, not ${contentType}` : ''}`,
+    );
+  }
+}
+
+export class RateLimitError extends AppError {
+  constructor(message: string, details: Record<string, unknown>, headers?: Record<string, string>) {
+    super('rate_limit_exceeded', message, details, headers);
+  }
+}
+
+export class InternalError extends AppError {
+  constructor() {
+    super('internal_error', 'internal error; the request id in X-Request-Id identifies it in the server log');
+  }
+}

@@ -1,0 +1,76 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  AppError,
+  InternalError,
+  InvalidJsonError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../../errors.js';
+import { BODY_LIMIT_BYTES } from '../limits.js';
+import { validationErrorFromAjv } from '../validation.js';
+
+/** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const set = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const m of methods) set.add(m);
+    methodsByPath.set(route.url, set);
+  });
+
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    const allowed = methodsByPath.get(path);
+    const error =
+      allowed && allowed.size > 0
+        ? new MethodNotAllowedError(request.method, path, [...allowed].filter((m) => m !== 'HEAD').sort())
+        : new NotFoundError(request.method, path);
+    return sendError(reply, error);
+  });
+
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(error);
+    if (appError instanceof InternalError) {
+      request.log.error({ err: error }, 'unhandled error');
+    }
+    return sendError(reply, appError);
+  });
+}
+
+export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  return reply.code(error.status).send({
+    success: false,
+    error: error.code,
+    message: error.message,
+    ...(error.details ? { details: error.details } : {}),
+  });
+}
+
+function toAppError(error: FastifyError): AppError {
+  if (error instanceof AppError) return error;
+  if (error.validation) return validationErrorFromAjv(error.validation, error.validationContext);
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new UnsupportedMediaTypeError(undefined);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PayloadTooLargeError(BODY_LIMIT_BYTES);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new InvalidJsonError('the body is empty; send a JSON object or no Content-Type');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new InvalidJsonError(error.message);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new InvalidJsonError('Content-Length does not match the body');
+  }
+  if (error instanceof SyntaxError || /JSON|prototype/i.test(error.message)) {
+    if (error.statusCode === 400) return new InvalidJsonError(error.message);
+  }
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ValidationError('request', error.message);
+  }
+  return new InternalError();
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { planLimits } from '../../domain/accounts/plans.js';
+import { ok } from '../reply.js';
+import { responses } from '../schemas/common.js';
+import { User } from '../schemas/user.js';
+import type { RouteDeps } from './deps.js';
+
+export async function userRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  app.get(
+    '/user',
+    { schema: { summary: 'The account the token belongs to', tags: ['account'], response: responses(User) } },
+    async (request) => {
+      const account = request.account!;
+      const limits = planLimits(account.plan);
+      const user: User = {
+        id: account.id,
+        name: account.name,
+        email: account.email,
+        plan: account.plan,
+        api_calls_used: await deps.usage.callsToday(account.id),
+        api_calls_limit: limits.requests_per_day,
+        rate_limit: { ...limits },
+        created_at: account.created_at,
+      };
+      return ok(user, 'account retrieved');
+    },
+  );
+}

@@ -1,0 +1,39 @@
+import { type Kysely, type Migration } from 'kysely';
+
+/**
+ * Versioned migrations, run in name order at start. Written with Kysely's schema builder so
+ * that SQLite and PostgreSQL share them; `autoIncrement`/`serial` is the one dialect switch.
+ */
+export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migration> {
+  const idColumn = (db: Kysely<unknown>, table: string) =>
+    dialect === 'postgres'
+      ? db.schema.createTable(table).addColumn('id', 'serial', (c) => c.primaryKey())
+      : db.schema.createTable(table).addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+
+  return {
+    '0001_accounts_tokens': {
+      async up(db) {
+        await idColumn(db, 'accounts')
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('email', 'text', (c) => c.notNull().unique())
+          .addColumn('plan', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull().defaultTo('active'))
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        await idColumn(db, 'tokens')
+          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('label', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('hash', 'text', (c) => c.notNull().unique())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('last_used_at', 'text')
+          .addColumn('revoked_at', 'text')
+          .execute();
+        await db.schema.createIndex('tokens_account_id').on('tokens').column('account_id').execute();
+      },
+      async down(db) {
+        await db.schema.dropTable('tokens').execute();
+        await db.schema.dropTable('accounts').execute();
+      },
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { AccountService } from './domain/accounts/service.js';
+import { openStore } from './infra/store/index.js';
+
+/** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Listens, prints the first token on an empty database, and shuts down gracefully. */
+export async function startServer(config: Config): Promise<FastifyInstance> {
+  const store = await openStore(config.databaseUrl);
+  const app = await buildApp({ config, store });
+  app.addHook('onClose', async () => store.close());
+
+  let closing = false;
+  // Requests in flight when the signal lands still get their answer, on a connection that
+  // then closes, so the server is not held open by keep-alive clients.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
+  await bootstrapFirstAccount(new AccountService(store), config);
+  await app.listen({ port: config.port, host: config.host });
+
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return app;
+}
+
+async function bootstrapFirstAccount(accounts: AccountService, config: Config): Promise<void> {
+  if ((await accounts.countAccounts()) > 0) return;
+  const { account, token } = await accounts.createAccount({ email: 'admin@localhost', name: 'Administrator', plan: 'enterprise' });
+  const base = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;
+  process.stdout.write(
+    [
+      '',
+      `netdiag: created the first account ${account.email} (plan ${account.plan}). Its API token, shown only this once:`,
+      '',
+      `    ${token}`,
+      '',
+      `Try it:  curl -H "Authorization: Bearer ${token}" ${base}/api/user`,
+      'More accounts and tokens: npx netdiag account create --email you@example.com --name You --plan free',
+      '                          npx netdiag token create --email you@example.com --label laptop',
+      '',
+    ].join('\n') + '\n',
+  );
+}
