@@ -1,6 +1,6 @@
 // autocannon ships no types; this is the part of its programmatic API the benchmarks use.
 declare module 'autocannon' {
-  interface Histogram {
+  export interface Histogram {
     average: number;
     mean: number;
     p50: number;
@@ -8,7 +8,7 @@ declare module 'autocannon' {
     p99: number;
     max: number;
   }
-  interface Result {
+  export interface Result {
     requests: Histogram & { total: number };
     latency: Histogram;
     non2xx: number;
@@ -16,7 +16,7 @@ declare module 'autocannon' {
     timeouts: number;
     statusCodeStats?: Record<string, { count: number }>;
   }
-  interface Options {
+  export interface Options {
     url: string;
     connections?: number;
     duration?: number;

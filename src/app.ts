@@ -4,10 +4,16 @@ import { AccountService, type Clock } from './domain/accounts/service.js';
 import type { Store } from './infra/store/store.js';
 import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
-import { API_PREFIX, registerAuth } from './http/plugins/auth.js';
+import { API_PREFIX, registerAccess } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
-import type { RouteDeps, UsageReader } from './http/routes/deps.js';
+import type { RouteDeps } from './http/routes/deps.js';
+import { usageRoutes } from './http/routes/usage.js';
+import { registerUsageRecording } from './http/plugins/usage.js';
+import { UsageService } from './domain/usage/service.js';
+import { MemoryRateLimiter } from './infra/ratelimit/memory.js';
+import type { RateLimiter } from './infra/ratelimit/limiter.js';
+import { GroupCommitRecorder } from './infra/usage/group-commit.js';
 import { healthRoutes } from './http/routes/health.js';
 import { userRoutes } from './http/routes/user.js';
 import { ErrorBody } from './http/schemas/common.js';
@@ -17,7 +23,8 @@ export interface AppDeps {
   config: Config;
   store: Store;
   clock?: Clock;
-  usage?: UsageReader;
+  /** In-process unless given (server.ts passes the Redis one when REDIS_URL is set). */
+  limiter?: RateLimiter;
   /** pino options, or false for silence (tests). */
   logger?: boolean | { level: string };
 }
@@ -41,20 +48,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, app.getDefaultJsonParser('error', 'error'));
 
-  const accounts = new AccountService(deps.store, deps.clock);
-  const routeDeps: RouteDeps = {
-    config: deps.config,
-    accounts,
-    usage: deps.usage ?? { callsToday: async () => 0 },
-  };
+  const clock = deps.clock ?? (() => new Date());
+  const accounts = new AccountService(deps.store, clock);
+  const limiter = deps.limiter ?? new MemoryRateLimiter();
+  const recorder = new GroupCommitRecorder(deps.store.usage);
+  const routeDeps: RouteDeps = { config: deps.config, accounts, usage: new UsageService(deps.store.usage) };
+  // Pending usage records reach the store before whoever owns it closes it.
+  app.addHook('onClose', async () => {
+    await recorder.drain();
+    if (!deps.limiter) await limiter.close();
+  });
 
   registerObservability(app);
   registerErrorHandling(app);
-  registerAuth(app, accounts);
+  registerAccess(app, { accounts, limiter, clock });
+  registerUsageRecording(app, recorder);
   await registerOpenApi(app);
 
   await app.register(async (api) => {
     await userRoutes(api, routeDeps);
+    await usageRoutes(api, routeDeps);
   }, { prefix: API_PREFIX });
   await healthRoutes(app, deps.store);
 

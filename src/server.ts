@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { AccountService } from './domain/accounts/service.js';
 import { openStore } from './infra/store/index.js';
+import { createRateLimiter } from './infra/ratelimit/index.js';
 
 /** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -10,8 +11,14 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 /** Listens, prints the first token on an empty database, and shuts down gracefully. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const store = await openStore(config.databaseUrl);
-  const app = await buildApp({ config, store });
-  app.addHook('onClose', async () => store.close());
+  const limiter = createRateLimiter(config.redisUrl);
+  const app = await buildApp({ config, store, limiter });
+  // After app.close(): its own onClose hooks (pending usage records) must reach the store first.
+  const closeAll = async () => {
+    await app.close();
+    await limiter.close();
+    await store.close();
+  };
 
   let closing = false;
   // Requests in flight when the signal lands still get their answer, on a connection that
@@ -20,8 +27,9 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     if (closing) reply.header('connection', 'close');
   });
 
-  await bootstrapFirstAccount(new AccountService(store), config);
   await app.listen({ port: config.port, host: config.host });
+  const bound = app.server.address();
+  await bootstrapFirstAccount(new AccountService(store), config, typeof bound === 'object' && bound ? bound.port : config.port);
 
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -29,7 +37,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
     force.unref();
-    app.close().then(
+    closeAll().then(
       () => process.exit(0),
       (err: unknown) => {
         app.log.error({ err }, 'shutdown failed');
@@ -42,10 +50,10 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   return app;
 }
 
-async function bootstrapFirstAccount(accounts: AccountService, config: Config): Promise<void> {
+async function bootstrapFirstAccount(accounts: AccountService, config: Config, port: number): Promise<void> {
   if ((await accounts.countAccounts()) > 0) return;
   const { account, token } = await accounts.createAccount({ email: 'admin@localhost', name: 'Administrator', plan: 'enterprise' });
-  const base = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;
+  const base = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   process.stdout.write(
     [
       '',

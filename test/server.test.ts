@@ -1,38 +1,20 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { once } from 'node:events';
 import { tempDir } from './helpers/build.js';
-
-const bin = new URL('../bin/netdiag.js', import.meta.url).pathname;
-
-function start(dbPath: string): { child: ChildProcess; ready: Promise<{ port: number; token: string | null; stdout: string }> } {
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${dbPath}`, PORT: '0', HOST: '127.0.0.1', NETDIAG_DNS_SERVERS: '127.0.0.1:1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  const ready = new Promise<{ port: number; token: string | null; stdout: string }>((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const port = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1];
-      if (port) resolve({ port: Number(port), token: /\b(nd_[0-9A-Za-z]+)/.exec(stdout)?.[1] ?? null, stdout });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code} before listening: ${stdout}`)));
-  });
-  return { child, ready };
-}
+import { serve } from './helpers/serve.js';
 
 test('npm start on an empty database: serves, prints a token once, shuts down gracefully on SIGTERM', async (t) => {
   const dbPath = join(tempDir(t), 'server.db');
-  const first = start(dbPath);
+  const first = await serve(dbPath, true);
   t.after(() => first.child.kill('SIGKILL'));
-  const { port, token, stdout } = await first.ready;
-  assert.ok(token, `no token printed: ${stdout}`);
-  assert.match(stdout, /netdiag account create/);
+  const { port, token } = first;
+  assert.ok(token);
+  assert.match(first.stdout(), /netdiag account create/);
+  assert.match(first.stdout(), new RegExp(`curl -H "Authorization: Bearer ${token}" http://127\\.0\\.0\\.1:${port}/api/user`));
   const res = await fetch(`http://127.0.0.1:${port}/api/user`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(res.status, 200);
   assert.equal(((await res.json()) as { data: { email: string } }).data.email, 'admin@localhost');
@@ -56,10 +38,10 @@ test('npm start on an empty database: serves, prints a token once, shuts down gr
   assert.ok(!existsSync(`${dbPath}-wal`), 'the database was closed cleanly (WAL checkpointed and removed)');
 
   // a second start on the same database prints no token
-  const second = start(dbPath);
+  const second = await serve(dbPath, false);
   t.after(() => second.child.kill('SIGKILL'));
-  const again = await second.ready;
-  assert.equal(again.token, null);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.doesNotMatch(second.stdout(), /nd_[0-9A-Za-z]{40}/);
   second.child.kill('SIGINT');
   assert.equal(((await once(second.child, 'exit')) as [number])[0], 0);
 });

@@ -14,7 +14,7 @@ export interface Built {
   accounts: AccountService;
   config: Config;
   dbPath: string;
-  /** A token of an active free account created for the test. */
+  /** A token of an active account (enterprise unless `plan` says otherwise) created for the test. */
   token: string;
   /** Base URL of the app listening on 127.0.0.1, port 0. */
   url: string;
@@ -48,7 +48,7 @@ export async function build(
   const config = loadConfig({ DATABASE_URL: `sqlite:${dbPath}`, NETDIAG_DNS_SERVERS: '127.0.0.1:1', ...opts.env });
   const store = await openSqliteStore(dbPath);
   const accounts = new AccountService(store, opts.deps?.clock);
-  const { token } = await accounts.createAccount({ email: 'tester@example.com', name: 'Tester', plan: opts.plan ?? 'free' });
+  const { token } = await accounts.createAccount({ email: 'tester@example.com', name: 'Tester', plan: opts.plan ?? 'enterprise' });
   const app = await buildApp({ config, store, logger: false, ...opts.deps });
   t.after(async () => {
     await app.close();

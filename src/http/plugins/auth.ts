@@ -1,36 +1,117 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AccountService } from '../../domain/accounts/service.js';
+import ipaddr from 'ipaddr.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PLANS, planLimits, type PlanLimits } from '../../domain/accounts/plans.js';
+import type { AccountService, Clock } from '../../domain/accounts/service.js';
+import { utcTimestamp } from '../../domain/usage/service.js';
+import { AppError, RateLimitError } from '../../errors.js';
+import { headlineWindow, type Decision, type RateLimiter, type WindowLimits } from '../../infra/ratelimit/limiter.js';
 import type { Account } from '../../infra/store/store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated account; null on public routes and before authentication. */
+    /** The authenticated account; null on public routes and when authentication failed. */
     account: Account | null;
     tokenId: number | null;
+    /** When the request arrived, by the app's clock (rate windows and usage days use it). */
+    receivedAt: Date;
+    /** The account's windows after this request was admitted (for /usage/stats). */
+    rateDecision: Decision | null;
   }
   interface FastifyContextConfig {
-    /** Routes under /api that need no token (the OpenAPI document and its reference). */
+    /** Routes under /api that need no token (the OpenAPI document); still limited per client IP. */
     public?: boolean;
   }
 }
 
 export const API_PREFIX = '/api';
+/** Static assets of the interactive reference: neither authenticated nor limited. */
+export const DOCS_PREFIX = `${API_PREFIX}/docs`;
+/** Clients without a valid token get the free plan's figures, per IP (IPv6: per /64). */
+export const ANONYMOUS_LIMITS: PlanLimits = PLANS.free;
 
 export function isApiRequest(request: FastifyRequest): boolean {
-  return request.url === API_PREFIX || request.url.startsWith(`${API_PREFIX}/`) || request.url.startsWith(`${API_PREFIX}?`);
+  const url = request.url;
+  return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
+}
+
+function windowLimits(limits: PlanLimits): WindowLimits {
+  return { minute: limits.requests_per_minute, hour: limits.requests_per_hour, day: limits.requests_per_day };
+}
+
+/** The limiter key of an anonymous client: its IPv4 address, or its IPv6 /64. */
+export function clientKey(ip: string): string {
+  try {
+    let addr = ipaddr.parse(ip);
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+    if (addr.kind() === 'ipv4') return `ip:${addr.toString()}`;
+    const parts = (addr as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+    return `ip:${parts.join(':')}::/64`;
+  } catch {
+    return `ip:${ip}`;
+  }
+}
+
+function setRateHeaders(reply: FastifyReply, decision: Decision, limits: WindowLimits): void {
+  const w = headlineWindow(decision);
+  reply.header('x-ratelimit-limit', w.limit);
+  reply.header('x-ratelimit-remaining', w.remaining);
+  reply.header('x-ratelimit-reset', Math.ceil(w.resetAt / 1000));
+  reply.header('ratelimit-policy', `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400`);
+}
+
+function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, now: number, anonymous: boolean): RateLimitError {
+  const w = decision.exceeded!;
+  const who = anonymous
+    ? `too many requests without a valid API token from this address; the ${plan} plan's figures apply`
+    : `rate limit exceeded for the ${plan} plan`;
+  const beyondMinute = w.window === 'minute' ? '' : `; its ${w.limit} requests per ${w.window} are used up`;
+  const resetAt = utcTimestamp(w.resetAt);
+  return new RateLimitError(
+    `${who}: at most ${limits.minute} requests per minute${beyondMinute}; try again after ${resetAt} UTC`,
+    { limit: limits.minute, remaining: 0, reset_at: resetAt, window: w.window },
+    { 'retry-after': String(Math.max(1, Math.ceil((w.resetAt - now) / 1000))) },
+  );
 }
 
 /**
- * Every /api route demands `Authorization: Bearer <token>`, unknown /api paths too, so that
- * a caller without a token learns nothing about which paths exist.
+ * Authentication and rate limiting of every /api request, as one step: a valid token is limited
+ * per account by its plan; anything else (no token, a bad one, public routes) per client IP, so
+ * guessing tokens is as slow as the free plan. Every response, errors included, carries the
+ * X-RateLimit-* headers of whichever limiter judged the request.
  */
-export function registerAuth(app: FastifyInstance, accounts: AccountService): void {
+export function registerAccess(app: FastifyInstance, deps: { accounts: AccountService; limiter: RateLimiter; clock: Clock }): void {
   app.decorateRequest('account', null);
   app.decorateRequest('tokenId', null);
-  app.addHook('onRequest', async (request) => {
-    if (!isApiRequest(request) || request.routeOptions.config.public) return;
-    const { account, tokenId } = await accounts.authenticate(request.headers.authorization);
-    request.account = account;
-    request.tokenId = tokenId;
+  app.decorateRequest('rateDecision', null);
+  app.decorateRequest('receivedAt', null as unknown as Date);
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.receivedAt = deps.clock();
+    if (!isApiRequest(request) || request.url.startsWith(DOCS_PREFIX)) return;
+    const now = request.receivedAt.getTime();
+
+    let authError: AppError | null = null;
+    if (!request.routeOptions.config.public) {
+      try {
+        const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization);
+        const limits = windowLimits(planLimits(account.plan));
+        const decision = await deps.limiter.consume(`acct:${account.id}`, limits, now);
+        setRateHeaders(reply, decision, limits);
+        request.account = account;
+        request.tokenId = tokenId;
+        request.rateDecision = decision;
+        if (!decision.allowed) throw rateLimitError(decision, account.plan, limits, now, false);
+        return;
+      } catch (err) {
+        if (!(err instanceof AppError) || (err.code !== 'unauthorized' && err.code !== 'forbidden')) throw err;
+        authError = err;
+      }
+    }
+
+    const limits = windowLimits(ANONYMOUS_LIMITS);
+    const decision = await deps.limiter.consume(clientKey(request.ip), limits, now);
+    setRateHeaders(reply, decision, limits);
+    if (!decision.allowed) throw rateLimitError(decision, 'free', limits, now, true);
+    if (authError) throw authError;
   });
 }

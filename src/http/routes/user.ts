@@ -17,7 +17,7 @@ export async function userRoutes(app: FastifyInstance, deps: RouteDeps): Promise
         name: account.name,
         email: account.email,
         plan: account.plan,
-        api_calls_used: await deps.usage.callsToday(account.id),
+        api_calls_used: await deps.usage.callsToday(account.id, request.receivedAt),
         api_calls_limit: limits.requests_per_day,
         rate_limit: { ...limits },
         created_at: account.created_at,

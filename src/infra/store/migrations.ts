@@ -35,5 +35,24 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.dropTable('accounts').execute();
       },
     },
+    '0002_usage_daily': {
+      async up(db) {
+        await db.schema
+          .createTable('usage_daily')
+          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('day', 'text', (c) => c.notNull())
+          .addColumn('endpoint', 'text', (c) => c.notNull())
+          .addColumn('requests', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('successful', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('failed', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('rate_limited', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('total_ms', 'double precision', (c) => c.notNull().defaultTo(0))
+          .addPrimaryKeyConstraint('usage_daily_pk', ['account_id', 'day', 'endpoint'])
+          .execute();
+      },
+      async down(db) {
+        await db.schema.dropTable('usage_daily').execute();
+      },
+    },
   };
 }

@@ -21,7 +21,19 @@ export interface TokensTable {
   revoked_at: string | null;
 }
 
+export interface UsageDailyTable {
+  account_id: number;
+  day: string;
+  endpoint: string;
+  requests: number;
+  successful: number;
+  failed: number;
+  rate_limited: number;
+  total_ms: number;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   tokens: TokensTable;
+  usage_daily: UsageDailyTable;
 }

@@ -4,7 +4,8 @@ import { dirname } from 'node:path';
 import { Kysely, Migrator, SqliteDialect, type MigrationProvider } from 'kysely';
 import { migrations } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
-import type { Account, AccountRepository, Store, Token, TokenRepository } from './store.js';
+import type { Account, AccountRepository, Store, Token, TokenRepository, UsageRecord, UsageRepository, UsageRow } from './store.js';
+import { aggregateUsage } from './usage-aggregate.js';
 
 /** How often batched last_used_at updates reach the database. */
 export const TOKEN_TOUCH_FLUSH_MS = 5_000;
@@ -160,12 +161,43 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     },
   };
 
+  // Usage recording is the one write on every request: prepared once, batched by the caller.
+  const upsertUsage = sqlite.prepare(
+    `insert into usage_daily (account_id, day, endpoint, requests, successful, failed, rate_limited, total_ms)
+     values (@account_id, @day, @endpoint, @requests, @successful, @failed, @rate_limited, @total_ms)
+     on conflict (account_id, day, endpoint) do update set
+       requests = requests + excluded.requests, successful = successful + excluded.successful,
+       failed = failed + excluded.failed, rate_limited = rate_limited + excluded.rate_limited,
+       total_ms = total_ms + excluded.total_ms`,
+  );
+  const recordUsage = sqlite.transaction((records: readonly UsageRecord[]) => {
+    for (const row of aggregateUsage(records)) upsertUsage.run(row);
+  });
+  const usageRows = sqlite.prepare(
+    `select day, endpoint, requests, successful, failed, rate_limited, total_ms from usage_daily
+      where account_id = ? and day between ? and ? order by day, endpoint`,
+  );
+  const callsOn = sqlite.prepare('select coalesce(sum(successful + failed), 0) from usage_daily where account_id = ? and day = ?').pluck();
+
+  const usage: UsageRepository = {
+    async record(records) {
+      if (records.length > 0) recordUsage(records);
+    },
+    async rows(accountId, fromDay, toDay) {
+      return usageRows.all(accountId, fromDay, toDay) as UsageRow[];
+    },
+    async callsOn(accountId, day) {
+      return Number(callsOn.get(accountId, day));
+    },
+  };
+
   return {
     kind: 'sqlite',
     db,
     sqlite,
     accounts,
     tokens,
+    usage,
     async ping() {
       sqlite.prepare('select 1').get();
     },

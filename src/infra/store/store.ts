@@ -50,10 +50,44 @@ export interface TokenRepository {
   touch(id: number, at: string): void;
 }
 
+export type UsageOutcome = 'successful' | 'failed' | 'rate_limited';
+
+/** One answered request, as usage analytics counts it. */
+export interface UsageRecord {
+  account_id: number;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  /** The route without the /api prefix, e.g. /ip/lookup. */
+  endpoint: string;
+  outcome: UsageOutcome;
+  duration_ms: number;
+}
+
+/** The per account, day and endpoint aggregate that answers every usage question. */
+export interface UsageRow {
+  day: string;
+  endpoint: string;
+  requests: number;
+  successful: number;
+  failed: number;
+  rate_limited: number;
+  total_ms: number;
+}
+
+export interface UsageRepository {
+  /** Adds the records in one transaction: all of them are durable when it resolves, or none. */
+  record(records: readonly UsageRecord[]): Promise<void>;
+  /** Rows for days fromDay..toDay inclusive, ordered by day then endpoint. */
+  rows(accountId: number, fromDay: string, toDay: string): Promise<UsageRow[]>;
+  /** Calls (successful + failed) of one day. */
+  callsOn(accountId: number, day: string): Promise<number>;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly accounts: AccountRepository;
   readonly tokens: TokenRepository;
+  readonly usage: UsageRepository;
   /** Throws when the database cannot answer; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

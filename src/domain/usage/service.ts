@@ -1,0 +1,120 @@
+import { planLimits } from '../accounts/plans.js';
+import type { UsageOutcome, UsageRepository, UsageRow } from '../../infra/store/store.js';
+import type { WindowName, WindowState } from '../../infra/ratelimit/limiter.js';
+
+/** Bounds of `days` in /usage/history and /usage/export. */
+export const USAGE_DAYS_MIN = 1;
+export const USAGE_DAYS_MAX = 365;
+export const USAGE_DAYS_DEFAULT = 30;
+
+export function outcomeOf(status: number): UsageOutcome {
+  if (status === 429) return 'rate_limited';
+  return status >= 200 && status < 300 ? 'successful' : 'failed';
+}
+
+export function utcDay(at: Date | number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, the form of the specification's reset_at. */
+export function utcTimestamp(at: Date | number): string {
+  return new Date(at).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+export interface DayCounts {
+  date: string;
+  requests: number;
+  successful: number;
+  failed: number;
+  rate_limited: number;
+}
+
+export interface ExportRow extends DayCounts {
+  endpoint: string;
+  avg_response_time: number;
+}
+
+export interface UsageStats {
+  plan: string;
+  api_calls_used: number;
+  api_calls_limit: number;
+  windows: Record<WindowName, { limit: number; used: number; remaining: number; reset_at: string }>;
+  today: Omit<DayCounts, 'date'>;
+  by_endpoint: Record<string, number>;
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** The days from `days - 1` days before `now` up to today, oldest first. */
+function dayRange(now: Date, days: number): string[] {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return Array.from({ length: days }, (_, i) => utcDay(today - (days - 1 - i) * 86_400_000));
+}
+
+/** Usage analytics over the per-day aggregates. */
+export class UsageService {
+  constructor(private readonly usage: UsageRepository) {}
+
+  /**
+   * Calls of the current UTC day, the asking request included: it passed the limiter and is a
+   * call, though its record is written only as its response leaves.
+   */
+  async callsToday(accountId: number, now: Date): Promise<number> {
+    return (await this.usage.callsOn(accountId, utcDay(now))) + 1;
+  }
+
+  /** Today's figures, the asking request included as a successful call of `currentEndpoint`. */
+  async stats(account: { id: number; plan: string }, windows: WindowState[], now: Date, currentEndpoint: string): Promise<UsageStats> {
+    const today = utcDay(now);
+    const rows = await this.usage.rows(account.id, today, today);
+    const totals = { requests: 1, successful: 1, failed: 0, rate_limited: 0 };
+    const byEndpoint: Record<string, number> = { [currentEndpoint]: 1 };
+    for (const r of rows) {
+      totals.requests += r.requests;
+      totals.successful += r.successful;
+      totals.failed += r.failed;
+      totals.rate_limited += r.rate_limited;
+      byEndpoint[r.endpoint] = (byEndpoint[r.endpoint] ?? 0) + r.successful + r.failed;
+    }
+    const limits = planLimits(account.plan);
+    return {
+      plan: account.plan,
+      api_calls_used: totals.successful + totals.failed,
+      api_calls_limit: limits.requests_per_day,
+      windows: Object.fromEntries(
+        windows.map((w) => [w.window, { limit: w.limit, used: w.used, remaining: w.remaining, reset_at: utcTimestamp(w.resetAt) }]),
+      ) as UsageStats['windows'],
+      today: totals,
+      by_endpoint: byEndpoint,
+    };
+  }
+
+  async history(accountId: number, days: number, now: Date): Promise<DayCounts[]> {
+    const range = dayRange(now, days);
+    const rows = await this.usage.rows(accountId, range[0]!, range[range.length - 1]!);
+    const byDay = new Map<string, DayCounts>(range.map((date) => [date, { date, requests: 0, successful: 0, failed: 0, rate_limited: 0 }]));
+    for (const r of rows) {
+      const d = byDay.get(r.day)!;
+      d.requests += r.requests;
+      d.successful += r.successful;
+      d.failed += r.failed;
+      d.rate_limited += r.rate_limited;
+    }
+    return [...byDay.values()];
+  }
+
+  /** One row per day and endpoint that saw traffic, oldest first. */
+  async exportRows(accountId: number, days: number, now: Date): Promise<ExportRow[]> {
+    const range = dayRange(now, days);
+    const rows = await this.usage.rows(accountId, range[0]!, range[range.length - 1]!);
+    return rows.map((r: UsageRow) => ({
+      date: r.day,
+      endpoint: r.endpoint,
+      requests: r.requests,
+      successful: r.successful,
+      failed: r.failed,
+      rate_limited: r.rate_limited,
+      avg_response_time: r.requests > 0 ? round2(r.total_ms / r.requests) : 0,
+    }));
+  }
+}

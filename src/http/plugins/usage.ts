@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { outcomeOf, utcDay } from '../../domain/usage/service.js';
+import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
+import { API_PREFIX } from './auth.js';
+
+/** The endpoint name of a request that matched no route, so junk paths add one row, not many. */
+export const UNMATCHED_ENDPOINT = '(unmatched)';
+
+/**
+ * Records every authenticated request (429s included, as rate_limited) before its response
+ * leaves: onSend waits for the group commit that holds the record.
+ */
+export function registerUsageRecording(app: FastifyInstance, recorder: GroupCommitRecorder): void {
+  app.addHook('onSend', async (request, reply) => {
+    const account = request.account;
+    if (!account) return;
+    const route = request.routeOptions.url;
+    const endpoint = route && reply.statusCode !== 404 ? route.slice(API_PREFIX.length) || '/' : UNMATCHED_ENDPOINT;
+    try {
+      await recorder.record({
+        account_id: account.id,
+        day: utcDay(request.receivedAt),
+        endpoint,
+        outcome: outcomeOf(reply.statusCode),
+        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+      });
+    } catch (err) {
+      // The answer still goes out; the failure is loud in the log and /readyz shows the database.
+      request.log.error({ err }, 'usage record could not be written');
+    }
+  });
+}

@@ -1,0 +1,72 @@
+import { stringify } from 'csv-stringify/sync';
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { USAGE_DAYS_DEFAULT, utcDay } from '../../domain/usage/service.js';
+import { ok } from '../reply.js';
+import { ErrorBody, envelope, responses } from '../schemas/common.js';
+import { ExportQuery, ExportRow, HistoryDay, HistoryQuery, UsageStats } from '../schemas/usage.js';
+import type { RouteDeps } from './deps.js';
+
+const EXPORT_COLUMNS = ['date', 'endpoint', 'requests', 'successful', 'failed', 'rate_limited', 'avg_response_time'];
+
+export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  app.get(
+    '/usage/stats',
+    { schema: { summary: 'Current usage and limits', tags: ['usage'], response: responses(UsageStats) } },
+    async (request) => {
+      const account = request.account!;
+      const windows = request.rateDecision?.windows ?? [];
+      const stats = await deps.usage.stats(account, windows, request.receivedAt, '/usage/stats');
+      return ok(stats, 'usage statistics');
+    },
+  );
+
+  app.get(
+    '/usage/history',
+    {
+      schema: {
+        summary: 'Requests per UTC day, oldest first, days without traffic included',
+        tags: ['usage'],
+        querystring: HistoryQuery,
+        response: responses(Type.Array(HistoryDay)),
+      },
+    },
+    async (request) => {
+      const { days = USAGE_DAYS_DEFAULT } = request.query as Static<typeof HistoryQuery>;
+      return ok(await deps.usage.history(request.account!.id, days, request.receivedAt), `usage of the last ${days} days`);
+    },
+  );
+
+  app.get(
+    '/usage/export',
+    {
+      schema: {
+        summary: 'Usage per day and endpoint, as JSON or CSV',
+        tags: ['usage'],
+        querystring: ExportQuery,
+        response: {
+          200: {
+            description: 'JSON in the envelope, or CSV with a header row as an attachment',
+            content: {
+              'application/json': { schema: envelope(Type.Array(ExportRow)) },
+              'text/csv': { schema: Type.String() },
+            },
+          },
+          '4xx': { content: { 'application/json': { schema: ErrorBody } } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { days = USAGE_DAYS_DEFAULT, format = 'json' } = request.query as Static<typeof ExportQuery>;
+      const rows = await deps.usage.exportRows(request.account!.id, days, request.receivedAt);
+      if (format === 'csv') {
+        const csv = stringify(rows, { header: true, columns: EXPORT_COLUMNS, record_delimiter: 'windows' });
+        return reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="netdiag-usage-${utcDay(request.receivedAt)}.csv"`)
+          .send(csv);
+      }
+      return ok(rows, `usage of the last ${days} days per endpoint`);
+    },
+  );
+}

@@ -1,0 +1,29 @@
+import type { UsageRecord } from './store.js';
+
+export interface UsageIncrement {
+  account_id: number;
+  day: string;
+  endpoint: string;
+  requests: number;
+  successful: number;
+  failed: number;
+  rate_limited: number;
+  total_ms: number;
+}
+
+/** Folds a batch into one increment per (account, day, endpoint), so a batch is a few upserts. */
+export function aggregateUsage(records: readonly UsageRecord[]): UsageIncrement[] {
+  const byKey = new Map<string, UsageIncrement>();
+  for (const r of records) {
+    const key = `${r.account_id}\u0000${r.day}\u0000${r.endpoint}`;
+    let inc = byKey.get(key);
+    if (!inc) {
+      inc = { account_id: r.account_id, day: r.day, endpoint: r.endpoint, requests: 0, successful: 0, failed: 0, rate_limited: 0, total_ms: 0 };
+      byKey.set(key, inc);
+    }
+    inc.requests += 1;
+    inc[r.outcome] += 1;
+    inc.total_ms += r.duration_ms;
+  }
+  return [...byKey.values()];
+}

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { UsageRecord, UsageRepository } from '../../../src/infra/store/store.js';
+import { GroupCommitRecorder } from '../../../src/infra/usage/group-commit.js';
+
+export interface UsageBackend {
+  /** The repository the server writes through. */
+  usage: UsageRepository;
+  /** A second, independent connection to the same database: what a restarted server would read. */
+  reader: UsageRepository;
+  /** An account id that exists in the database. */
+  accountId: number;
+  close(): Promise<void>;
+}
+
+/** The usage recorder's contract, run against every store backend. */
+export function usageRecorderSuite(name: string, open: () => Promise<UsageBackend>): void {
+  const rec = (accountId: number, day: string, endpoint: string, outcome: UsageRecord['outcome'], ms: number): UsageRecord => ({
+    account_id: accountId,
+    day,
+    endpoint,
+    outcome,
+    duration_ms: ms,
+  });
+
+  test(`${name}: records aggregate per account, day and endpoint`, async (t) => {
+    const b = await open();
+    t.after(() => b.close());
+    const a = b.accountId;
+    await b.usage.record([
+      rec(a, '2026-01-02', '/ip/lookup', 'successful', 2),
+      rec(a, '2026-01-02', '/ip/lookup', 'failed', 4),
+      rec(a, '2026-01-02', '/ip/lookup', 'rate_limited', 0.5),
+      rec(a, '2026-01-02', '/dns/lookup', 'successful', 10),
+      rec(a, '2026-01-03', '/ip/lookup', 'successful', 1),
+    ]);
+    await b.usage.record([rec(a, '2026-01-02', '/ip/lookup', 'successful', 1.5)]);
+    const rows = await b.reader.rows(a, '2026-01-01', '2026-01-31');
+    assert.deepEqual(
+      rows.map((r) => ({ ...r, total_ms: Math.round(r.total_ms * 100) / 100 })),
+      [
+        { day: '2026-01-02', endpoint: '/dns/lookup', requests: 1, successful: 1, failed: 0, rate_limited: 0, total_ms: 10 },
+        { day: '2026-01-02', endpoint: '/ip/lookup', requests: 4, successful: 2, failed: 1, rate_limited: 1, total_ms: 8 },
+        { day: '2026-01-03', endpoint: '/ip/lookup', requests: 1, successful: 1, failed: 0, rate_limited: 0, total_ms: 1 },
+      ],
+    );
+    assert.equal(await b.reader.callsOn(a, '2026-01-02'), 4, 'calls exclude rate_limited');
+    assert.equal(await b.reader.callsOn(a, '2026-01-04'), 0);
+    assert.deepEqual(await b.reader.rows(a, '2026-01-03', '2026-01-03').then((r) => r.length), 1, 'the range is inclusive');
+  });
+
+  test(`${name}: group commit writes many requests in few transactions, each durable when its promise resolves`, async (t) => {
+    const b = await open();
+    t.after(() => b.close());
+    let transactions = 0;
+    const counting: UsageRepository = {
+      ...b.usage,
+      record: async (records) => {
+        transactions++;
+        await b.usage.record(records);
+      },
+    };
+    const recorder = new GroupCommitRecorder(counting);
+    const seenAtResolve: number[] = [];
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        recorder.record(rec(b.accountId, '2026-02-01', '/user', 'successful', 1)).then(async () => {
+          if (i % 50 === 0) seenAtResolve.push(await b.reader.callsOn(b.accountId, '2026-02-01'));
+        }),
+      ),
+    );
+    assert.equal(await b.reader.callsOn(b.accountId, '2026-02-01'), 300);
+    assert.ok(transactions < 10, `300 records took ${transactions} transactions`);
+    for (const seen of seenAtResolve) assert.ok(seen >= 1, 'a resolved record is visible to another connection');
+  });
+
+  test(`${name}: a failed write rejects every record of its batch`, async () => {
+    const recorder = new GroupCommitRecorder({
+      record: async () => {
+        throw new Error('disk full');
+      },
+      rows: async () => [],
+      callsOn: async () => 0,
+    });
+    const results = await Promise.allSettled([1, 2, 3].map(() => recorder.record(rec(1, '2026-01-01', '/x', 'successful', 1))));
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+  });
+}
