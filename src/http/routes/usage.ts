@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { USAGE_DAYS_DEFAULT, utcDay } from '../../domain/usage/service.js';
 import { ok } from '../reply.js';
-import { ErrorBody, envelope, responses } from '../schemas/common.js';
+import { envelope, responses } from '../schemas/common.js';
 import { ExportQuery, ExportRow, HistoryDay, HistoryQuery, UsageStats } from '../schemas/usage.js';
 import type { RouteDeps } from './deps.js';
 
@@ -52,7 +52,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
               'text/csv': { schema: Type.String() },
             },
           },
-          '4xx': { content: { 'application/json': { schema: ErrorBody } } },
+          '4xx': { content: { 'application/json': { schema: Type.Ref('ErrorBody') } } },
         },
       },
     },

@@ -1,0 +1,99 @@
+import ipaddr from 'ipaddr.js';
+import { ValidationError } from '../../errors.js';
+import { parseIpv6Text } from '../../infra/net/ip-text.js';
+import { classifyAddress, type AddressType } from '../../infra/net/ranges.js';
+import { IPV6_MAX_INPUT_LENGTH } from './defaults.js';
+
+export interface Ipv6Validation {
+  ipv6: string;
+  valid: boolean;
+  /** The address's range type; null when invalid. */
+  type: AddressType | null;
+  compressed: string | null;
+  expanded: string | null;
+  /** Why the address is invalid; null when valid. */
+  reason: string | null;
+}
+
+export interface Ipv6Expansion {
+  ipv6: string;
+  /** Eight groups of four lowercase hex digits (an IPv4 tail becomes hex). */
+  expanded: string;
+  /** RFC 5952 canonical text. */
+  compressed: string;
+}
+
+const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** Eight groups of four lowercase hex digits. */
+export function expandParts(parts: readonly number[]): string {
+  return parts.map((p) => p.toString(16).padStart(4, '0')).join(':');
+}
+
+/**
+ * RFC 5952: lowercase, no leading zeros, the longest run (first on a tie) of two or more zero
+ * groups as '::', and (section 5) IPv4-mapped addresses with their IPv4 in dotted decimal.
+ */
+export function compressParts(parts: readonly number[]): string {
+  if (parts.slice(0, 5).every((p) => p === 0) && parts[5] === 0xffff) {
+    return `::ffff:${parts[6]! >> 8}.${parts[6]! & 0xff}.${parts[7]! >> 8}.${parts[7]! & 0xff}`;
+  }
+  let bestStart = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (parts[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && parts[j] === 0) j++;
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = parts.map((p) => p.toString(16));
+  if (bestStart < 0) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+}
+
+type Parsed = { ok: true; parts: number[]; zone: string | null } | { ok: false; reason: string };
+
+function parse(input: string): Parsed {
+  if (typeof input !== 'string') return { ok: false, reason: 'must be a string' };
+  if (input.length > IPV6_MAX_INPUT_LENGTH) {
+    return { ok: false, reason: `longer than ${IPV6_MAX_INPUT_LENGTH} characters` };
+  }
+  if (DOTTED_QUAD.test(input)) return { ok: false, reason: 'this is an IPv4 address, not IPv6' };
+  return parseIpv6Text(input);
+}
+
+const withZone = (text: string, zone: string | null): string => (zone === null ? text : `${text}%${zone}`);
+
+/** Never throws for a string: an invalid address is a valid answer with `reason` set. */
+export function validate(ipv6: string): Ipv6Validation {
+  const p = parse(ipv6);
+  if (!p.ok) {
+    return { ipv6, valid: false, type: null, compressed: null, expanded: null, reason: p.reason };
+  }
+  return {
+    ipv6,
+    valid: true,
+    type: classifyAddress(new ipaddr.IPv6(p.parts)).type,
+    compressed: withZone(compressParts(p.parts), p.zone),
+    expanded: withZone(expandParts(p.parts), p.zone),
+    reason: null,
+  };
+}
+
+/** Throws ValidationError('ipv6') when the address is invalid. */
+export function expand(ipv6: string): Ipv6Expansion {
+  const p = parse(ipv6);
+  if (!p.ok) throw new ValidationError('ipv6', `not a valid IPv6 address: ${p.reason}`);
+  return {
+    ipv6,
+    expanded: withZone(expandParts(p.parts), p.zone),
+    compressed: withZone(compressParts(p.parts), p.zone),
+  };
+}

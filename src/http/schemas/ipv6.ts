@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import { Nullable } from './common.js';
+
+const AddressText = Type.String({ minLength: 1, maxLength: 256, description: 'an IPv6 address, optionally with a zone id (fe80::1%eth0)' });
+
+export const Ipv6Body = Type.Object({ ipv6: AddressText });
+
+export const Ipv6TestBody = Type.Object({
+  target: Type.String({ minLength: 1, maxLength: 255, description: 'a hostname or IPv6 address' }),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'try only this port instead of 443 then 80' })),
+});
+
+export const Ipv6Validation = Type.Object({
+  ipv6: Type.String(),
+  valid: Type.Boolean(),
+  type: Nullable(Type.String({ description: 'public or the special range (loopback, link_local, unique_local, multicast, documentation, …)' })),
+  compressed: Nullable(Type.String({ description: 'RFC 5952 text' })),
+  expanded: Nullable(Type.String({ description: 'eight groups of four hex digits' })),
+  reason: Nullable(Type.String({ description: 'why the text is not an IPv6 address' })),
+});
+
+export const Ipv6Expansion = Type.Object({ ipv6: Type.String(), expanded: Type.String(), compressed: Type.String() });
+
+export const Ipv6TestResult = Type.Object({
+  target: Type.String(),
+  addresses: Type.Array(Type.String(), { description: "the target's IPv6 addresses" }),
+  reachable: Type.Boolean(),
+  address: Nullable(Type.String()),
+  port: Nullable(Type.Integer()),
+  response_time: Nullable(Type.Number({ description: 'TCP connect time, ms' })),
+  error: Nullable(Type.String()),
+});

@@ -1,0 +1,32 @@
+/**
+ * Every default and bound of the target policy, the resolver and the dialer.
+ * Probes (ports, proxy, whois, ipv6) pass their own timeouts; these apply when they do not.
+ */
+
+/** TCP connect timeout when a caller gives none. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * Sockets open at once across every request. Dials beyond this wait in a queue rather than
+ * fail, so a burst of scans slows down instead of reporting ports as filtered. Kept well
+ * under a typical `ulimit -n` so the HTTP server still has descriptors to accept with.
+ */
+export const MAX_GLOBAL_SOCKETS = 1_024;
+
+/** Upper bound for a per-request limiter, so one request cannot take the whole budget. */
+export const MAX_PER_REQUEST_SOCKETS = 512;
+
+/** Per-try DNS timeout handed to c-ares; it backs off between tries. */
+export const DNS_TIMEOUT_MS = 2_000;
+
+/** DNS tries per server before c-ares gives up. */
+export const DNS_TRIES = 2;
+
+/**
+ * Our own deadline for one name's lookup, because c-ares' backoff across several servers can
+ * otherwise run well past what an HTTP client will wait for.
+ */
+export const DNS_DEADLINE_MS = 6_000;
+
+/** A name that resolves to more addresses than this is cut down (all kept ones are checked). */
+export const MAX_ADDRESSES_PER_FAMILY = 16;

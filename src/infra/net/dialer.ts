@@ -1,0 +1,394 @@
+/**
+ * THE one dialer: every outbound probe (port scan, proxy check, WHOIS, IPv6 test) goes
+ * through it, so the target policy is enforced in exactly one place.
+ *
+ * Contract for callers:
+ *
+ * 1. `await dialer.resolve(target, { field })` parses the user's target, resolves it (A and
+ *    AAAA through the configured DNS servers; `localhost` without DNS) and checks EVERY
+ *    address against the policy. It throws
+ *      - `ValidationError(field)` (400) for a spelling that is not a host or address,
+ *      - `TargetForbiddenError` (403) when any address is in a blocked range — before any
+ *        packet is sent to the target,
+ *      - `ResolveError` (code `ENOTFOUND` | `ENODATA` | `ETIMEOUT` | ...) when the name does
+ *        not resolve; probes report that as a 200 result.
+ *    It returns `CheckedAddress`es, IPv4 first unless `prefer: 6`.
+ * 2. `await dialer.connect(address, port, { timeoutMs, signal, limiter })` opens TCP to that
+ *    very address; it never resolves a name again, so DNS rebinding cannot redirect it. It
+ *    resolves a connected `net.Socket` or rejects with `DialError` (code `ECONNREFUSED` |
+ *    `ETIMEDOUT` | `EHOSTUNREACH` | `ENETUNREACH` | `ABORT_ERR` | ..., `elapsedMs`). Every
+ *    socket is destroyed on every failure path. `dial()` is the same but also returns the
+ *    connect time.
+ * 3. The caller owns a returned socket: attach an `'error'` listener and `destroy()` or `end()`
+ *    it when done. Its slot in the global budget (and in `limiter`) is freed when it closes.
+ * 4. The global socket budget is a FIFO queue: dials beyond it wait (the timeout only starts
+ *    when the connect does), and an aborted signal takes a waiting dial out of the queue.
+ *    `dialer.limiter(n)` gives one request its own smaller cap on top.
+ *
+ * Anything that needs a socket to a user-chosen host and does not come through here is a bug.
+ */
+import ipaddr from 'ipaddr.js';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Config } from '../../config.js';
+import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_REQUEST_SOCKETS } from './defaults.js';
+import { parseIpStrict } from './ip-text.js';
+import { ConnectionLimiter } from './limiter.js';
+import { TargetPolicy } from './policy.js';
+import { DnsHostResolver, ResolveError, resolveErrorFor, type HostResolver } from './resolver.js';
+import { parseTarget } from './target.js';
+
+export { ConnectionLimiter } from './limiter.js';
+export { ResolveError, type HostResolver, type ResolveErrorCode } from './resolver.js';
+export { TargetPolicy } from './policy.js';
+
+/** An address that passed the policy. Only the dialer makes these (branded type). */
+export type CheckedAddress = string & { readonly __checked: unique symbol };
+
+export interface ResolvedTarget {
+  /** The target as the user wrote it (trimmed). */
+  target: string;
+  /** Lowercase A-label hostname, or null when the target was an address. */
+  hostname: string | null;
+  /** Every address checked; IPv4 first unless `prefer: 6`. Never empty. */
+  addresses: CheckedAddress[];
+}
+
+export interface ResolveOptions {
+  /** Field named in a ValidationError; default 'target'. */
+  field?: string;
+  /** 4 or 6 to resolve (and accept) only that family; 0 (default) for both. */
+  family?: 0 | 4 | 6;
+  /** Which family comes first in `addresses`; default 4. */
+  prefer?: 4 | 6;
+}
+
+export interface ConnectOptions {
+  /** Connect timeout, counted from the moment the socket is created (not while queued). */
+  timeoutMs: number;
+  /** Aborts a queued or in-progress connect. */
+  signal?: AbortSignal;
+  /** A per-request cap from `dialer.limiter(n)`. */
+  limiter?: ConnectionLimiter;
+}
+
+export type DialErrorCode =
+  | 'ECONNREFUSED'
+  | 'ETIMEDOUT'
+  | 'EHOSTUNREACH'
+  | 'ENETUNREACH'
+  | 'ECONNRESET'
+  | 'EADDRNOTAVAIL'
+  | 'EACCES'
+  | 'EPERM'
+  | 'ABORT_ERR'
+  /** Anything else the system reported; `cause` has it. */
+  | 'EDIAL';
+
+const KNOWN_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'EADDRNOTAVAIL',
+  'EACCES',
+  'EPERM',
+]);
+
+const DESCRIPTIONS: Record<DialErrorCode, string> = {
+  ECONNREFUSED: 'connection refused',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ECONNRESET: 'connection reset',
+  EADDRNOTAVAIL: 'address not available',
+  EACCES: 'connection not permitted',
+  EPERM: 'connection not permitted',
+  ABORT_ERR: 'aborted',
+  EDIAL: 'connection failed',
+};
+
+/** A TCP connect that did not succeed. */
+export class DialError extends Error {
+  readonly code: DialErrorCode;
+  /** Time spent connecting (not queued), in ms with two decimals. */
+  readonly elapsedMs: number;
+  readonly address: string;
+  readonly port: number;
+
+  constructor(code: DialErrorCode, address: string, port: number, elapsedMs: number, cause?: unknown) {
+    const where = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+    super(`${DESCRIPTIONS[code]} (${where})`, cause === undefined ? undefined : { cause });
+    this.name = 'DialError';
+    this.code = code;
+    this.address = address;
+    this.port = port;
+    this.elapsedMs = elapsedMs;
+  }
+
+  /** Short text for a result's `error` field. */
+  get reason(): string {
+    return DESCRIPTIONS[this.code];
+  }
+}
+
+export interface DialResult {
+  socket: net.Socket;
+  /** Time from socket creation to connected, in ms with two decimals. */
+  elapsedMs: number;
+}
+
+export interface DialerStats {
+  /** Sockets created (connect attempts actually started). */
+  readonly connectAttempts: number;
+  /** Sockets open or connecting now. */
+  readonly active: number;
+  /** Dials queued for the global budget. */
+  readonly waiting: number;
+}
+
+export type ConnectFn = (opts: net.TcpNetConnectOpts) => net.Socket;
+
+export interface DialerOptions {
+  policy: TargetPolicy;
+  resolver: HostResolver;
+  maxGlobalSockets?: number;
+  /** Replaces net.connect; tests use it to see (and fake) every connect. */
+  connectFn?: ConnectFn;
+}
+
+type Addr = ipaddr.IPv4 | ipaddr.IPv6;
+
+const round2 = (ms: number): number => Math.round(ms * 100) / 100;
+
+/** The text a socket connects to: the IPv4 itself for IPv4-mapped, the zone kept for link-local. */
+function dialText(addr: Addr): { text: string; family: 4 | 6 } {
+  if (addr.kind() === 'ipv4') return { text: addr.toString(), family: 4 };
+  const v6 = addr as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return { text: v6.toIPv4Address().toString(), family: 4 };
+  const base = new ipaddr.IPv6(v6.parts).toString();
+  return { text: v6.zoneId ? `${base}%${v6.zoneId}` : base, family: 6 };
+}
+
+// Node skips lookup for IP literals; this makes "the dialer never resolves" hold even if not.
+const refuseLookup: net.LookupFunction = (hostname, _options, callback) => {
+  callback(Object.assign(new Error(`dialer never resolves names (${hostname})`), { code: 'EDIAL' }), '', 0);
+};
+
+export class Dialer {
+  readonly policy: TargetPolicy;
+  readonly #resolver: HostResolver;
+  readonly #connectFn: ConnectFn;
+  readonly #global: ConnectionLimiter;
+  readonly #counters = { connectAttempts: 0, active: 0 };
+  readonly stats: DialerStats;
+
+  constructor(opts: DialerOptions) {
+    if (!(opts.policy instanceof TargetPolicy)) throw new TypeError('Dialer: opts.policy must be a TargetPolicy');
+    if (typeof opts.resolver?.resolve !== 'function') {
+      throw new TypeError('Dialer: opts.resolver must implement HostResolver.resolve(hostname, family)');
+    }
+    this.policy = opts.policy;
+    this.#resolver = opts.resolver;
+    this.#connectFn = opts.connectFn ?? ((o) => net.connect(o));
+    this.#global = new ConnectionLimiter(opts.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS);
+    const counters = this.#counters;
+    const global = this.#global;
+    this.stats = {
+      get connectAttempts() {
+        return counters.connectAttempts;
+      },
+      get active() {
+        return counters.active;
+      },
+      get waiting() {
+        return global.waiting;
+      },
+    };
+  }
+
+  /** Parse + resolve + policy-check. See the contract at the top of this file. */
+  async resolve(target: string, opts: ResolveOptions = {}): Promise<ResolvedTarget> {
+    const field = opts.field ?? 'target';
+    const family = opts.family ?? 0;
+    const parsed = parseTarget(target, field);
+    const shown = typeof target === 'string' ? target.trim() : String(target);
+
+    let found: Addr[];
+    let hostname: string | null = null;
+    if (parsed.kind === 'ip') {
+      found = [parsed.address];
+    } else {
+      hostname = parsed.hostname;
+      // Like a DNS answer, localhost only yields the asked family, so only that is checked.
+      found = parsed.localhost
+        ? [ipaddr.IPv4.parse('127.0.0.1'), ipaddr.IPv6.parse('::1')].filter(
+            (a) => family === 0 || (a.kind() === 'ipv4' ? 4 : 6) === family,
+          )
+        : await this.#lookup(parsed.hostname, family);
+    }
+
+    // Every address is checked, including ones filtered out below: one blocked answer is
+    // enough to refuse, so a name cannot smuggle a private address in behind a public one.
+    for (const addr of found) this.policy.check(shown, addr);
+
+    const seen = new Set<string>();
+    const byFamily: Record<4 | 6, CheckedAddress[]> = { 4: [], 6: [] };
+    for (const addr of found) {
+      const { text, family: f } = dialText(addr);
+      if (seen.has(text) || (family !== 0 && f !== family)) continue;
+      seen.add(text);
+      if (byFamily[f].length < MAX_ADDRESSES_PER_FAMILY) byFamily[f].push(text as CheckedAddress);
+    }
+    const addresses = opts.prefer === 6 ? [...byFamily[6], ...byFamily[4]] : [...byFamily[4], ...byFamily[6]];
+    if (addresses.length === 0) {
+      const err =
+        parsed.kind === 'ip'
+          ? new ResolveError('ENODATA', shown, `${shown} is not an IPv${family} address`)
+          : resolveErrorFor('ENODATA', hostname ?? shown, family === 0 ? 4 : family);
+      throw err;
+    }
+    return { target: shown, hostname, addresses };
+  }
+
+  async #lookup(hostname: string, family: 0 | 4 | 6): Promise<Addr[]> {
+    const families: Array<4 | 6> = family === 0 ? [4, 6] : [family];
+    const settled = await Promise.allSettled(families.map((f) => this.#resolver.resolve(hostname, f)));
+    const addrs: Addr[] = [];
+    const errors: ResolveError[] = [];
+    settled.forEach((s, i) => {
+      const f = families[i]!;
+      if (s.status === 'rejected') {
+        errors.push(s.reason instanceof ResolveError ? s.reason : resolveErrorFor('EDNS', hostname, f));
+        return;
+      }
+      for (const text of s.value) {
+        const addr = parseIpStrict(text);
+        // A resolver handing back something that is not an address is a resolver failure.
+        if (addr === null || (addr.kind() === 'ipv4' ? 4 : 6) !== f) {
+          throw resolveErrorFor('EDNS', hostname, f);
+        }
+        addrs.push(addr);
+      }
+    });
+    if (addrs.length > 0) return addrs;
+    const notFound = errors.find((e) => e.code === 'ENOTFOUND');
+    if (notFound) throw notFound;
+    if (errors.length > 0 && errors.every((e) => e.code === 'ENODATA')) {
+      if (families.length === 1) throw errors[0]!;
+      throw new ResolveError('ENODATA', hostname, `${hostname} has no A or AAAA record`);
+    }
+    throw errors.find((e) => e.code !== 'ENODATA') ?? resolveErrorFor('ENODATA', hostname, families[0]!);
+  }
+
+  /** TCP connect to a checked address. See the contract at the top of this file. */
+  async connect(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<net.Socket> {
+    return (await this.dial(address, port, opts)).socket;
+  }
+
+  /** `connect()` that also reports how long the connect took. */
+  async dial(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<DialResult> {
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new RangeError(`Dialer: port must be an integer 1-65535, got ${port}`);
+    }
+    if (!(opts.timeoutMs > 0) || !Number.isFinite(opts.timeoutMs)) {
+      throw new RangeError(`Dialer: timeoutMs must be a positive number, got ${opts.timeoutMs}`);
+    }
+    const addr = parseIpStrict(address);
+    if (addr === null) throw new TypeError(`Dialer: ${JSON.stringify(address)} is not an address from resolve()`);
+    // The brand is a compile-time promise; a string cast into it is caught here.
+    this.policy.check(address, addr);
+    const { text: host, family } = dialText(addr);
+    const { signal } = opts;
+
+    const slots: Array<() => void> = [];
+    const releaseSlots = (): void => {
+      for (const release of slots.splice(0)) release();
+    };
+    try {
+      if (opts.limiter) slots.push(await opts.limiter.acquire(signal));
+      slots.push(await this.#global.acquire(signal));
+      // The signal may fire between the grant and this line; no socket for a dead request.
+      signal?.throwIfAborted();
+    } catch (err) {
+      releaseSlots();
+      throw new DialError('ABORT_ERR', host, port, 0, err);
+    }
+
+    let socketSlotFreed = false;
+    const freeSocketSlot = (): void => {
+      if (socketSlotFreed) return;
+      socketSlotFreed = true;
+      this.#counters.active--;
+      releaseSlots();
+    };
+
+    this.#counters.connectAttempts++;
+    this.#counters.active++;
+    const started = performance.now();
+    let socket: net.Socket;
+    try {
+      socket = this.#connectFn({ host, port, family, lookup: refuseLookup });
+    } catch (err) {
+      freeSocketSlot();
+      throw new DialError('EDIAL', host, port, 0, err);
+    }
+    socket.once('close', freeSocketSlot);
+
+    return new Promise<DialResult>((resolve, reject) => {
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        socket.off('connect', onConnect);
+        socket.off('error', onError);
+      };
+      const fail = (code: DialErrorCode, cause?: unknown): void => {
+        cleanup();
+        // A dead socket may still emit; nobody else listens to it, and an unheard 'error' would crash.
+        socket.on('error', () => undefined);
+        socket.destroy();
+        freeSocketSlot();
+        reject(new DialError(code, host, port, round2(performance.now() - started), cause));
+      };
+      const onConnect = (): void => {
+        cleanup();
+        resolve({ socket, elapsedMs: round2(performance.now() - started) });
+      };
+      const onError = (err: NodeJS.ErrnoException): void => {
+        const code = err.code !== undefined && KNOWN_CODES.has(err.code) ? (err.code as DialErrorCode) : 'EDIAL';
+        fail(code, err);
+      };
+      const onAbort = (): void => fail('ABORT_ERR', signal?.reason);
+      const timer = setTimeout(() => fail('ETIMEDOUT'), opts.timeoutMs);
+      socket.once('connect', onConnect);
+      socket.once('error', onError);
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * A per-request cap on concurrent sockets, used on top of the global budget.
+   * Capped at MAX_PER_REQUEST_SOCKETS so one request cannot take the whole budget.
+   */
+  limiter(maxConcurrent: number): ConnectionLimiter {
+    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) {
+      throw new RangeError(`Dialer.limiter: maxConcurrent must be a positive integer, got ${maxConcurrent}`);
+    }
+    return new ConnectionLimiter(Math.min(maxConcurrent, MAX_PER_REQUEST_SOCKETS));
+  }
+}
+
+/** The dialer the server uses: policy from NETDIAG_ALLOW_TARGETS, DNS from NETDIAG_DNS_SERVERS. */
+export function createDialer(
+  config: Pick<Config, 'allowTargets' | 'dnsServers'>,
+  overrides: Partial<DialerOptions> = {},
+): Dialer {
+  return new Dialer({
+    policy: overrides.policy ?? new TargetPolicy(config.allowTargets),
+    resolver: overrides.resolver ?? new DnsHostResolver(config.dnsServers),
+    maxGlobalSockets: overrides.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS,
+    ...(overrides.connectFn ? { connectFn: overrides.connectFn } : {}),
+  });
+}

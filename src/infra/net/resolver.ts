@@ -1,0 +1,105 @@
+import { promises as dns } from 'node:dns';
+import type { HostPort } from '../../config.js';
+import { DNS_DEADLINE_MS, DNS_TIMEOUT_MS, DNS_TRIES } from './defaults.js';
+
+/**
+ * Name resolution for probe targets: A and AAAA only, through the configured servers, never
+ * through getaddrinfo (whose /etc/hosts and search domains would answer things the policy
+ * cannot see coming).
+ */
+
+export type ResolveErrorCode =
+  /** The name does not exist (NXDOMAIN). */
+  | 'ENOTFOUND'
+  /** The name exists but has no address of the asked family. */
+  | 'ENODATA'
+  | 'ETIMEOUT'
+  | 'ESERVFAIL'
+  | 'EREFUSED'
+  /** Anything else c-ares reports (bad response, connection refused by the server, ...). */
+  | 'EDNS';
+
+/** A name that did not resolve. Probes report it as a result (200), not as a request error. */
+export class ResolveError extends Error {
+  readonly code: ResolveErrorCode;
+  readonly hostname: string;
+
+  constructor(code: ResolveErrorCode, hostname: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ResolveError';
+    this.code = code;
+    this.hostname = hostname;
+  }
+}
+
+export interface HostResolver {
+  /** Addresses of one family, as text. Rejects with ResolveError. */
+  resolve(hostname: string, family: 4 | 6): Promise<string[]>;
+}
+
+const MESSAGES: Record<ResolveErrorCode, (host: string, family: 4 | 6) => string> = {
+  ENOTFOUND: (h) => `${h} does not exist (NXDOMAIN)`,
+  ENODATA: (h, f) => `${h} has no ${f === 4 ? 'A (IPv4)' : 'AAAA (IPv6)'} record`,
+  ETIMEOUT: (h) => `DNS lookup of ${h} timed out`,
+  ESERVFAIL: (h) => `DNS server failed to answer for ${h} (SERVFAIL)`,
+  EREFUSED: (h) => `DNS server refused to answer for ${h}`,
+  EDNS: (h) => `DNS lookup of ${h} failed`,
+};
+
+function toResolveError(err: unknown, hostname: string, family: 4 | 6): ResolveError {
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code: ResolveErrorCode =
+    raw === 'ENOTFOUND' || raw === 'ENODATA' || raw === 'ETIMEOUT' || raw === 'ESERVFAIL' || raw === 'EREFUSED'
+      ? raw
+      : 'EDNS';
+  return new ResolveError(code, hostname, MESSAGES[code](hostname, family), { cause: err });
+}
+
+export function resolveErrorFor(code: ResolveErrorCode, hostname: string, family: 4 | 6): ResolveError {
+  return new ResolveError(code, hostname, MESSAGES[code](hostname, family));
+}
+
+function serverSpec({ host, port }: HostPort): string {
+  const h = host.includes(':') ? `[${host}]` : host;
+  return port === 53 && !host.includes(':') ? host : `${h}:${port}`;
+}
+
+export interface DnsHostResolverOptions {
+  timeoutMs?: number;
+  tries?: number;
+  deadlineMs?: number;
+}
+
+/** c-ares through node's dns.promises.Resolver, bound to the given servers. */
+export class DnsHostResolver implements HostResolver {
+  readonly #resolver: dns.Resolver;
+  readonly #deadlineMs: number;
+
+  constructor(servers: readonly HostPort[], opts: DnsHostResolverOptions = {}) {
+    if (servers.length === 0) throw new TypeError('DnsHostResolver needs at least one DNS server');
+    this.#resolver = new dns.Resolver({ timeout: opts.timeoutMs ?? DNS_TIMEOUT_MS, tries: opts.tries ?? DNS_TRIES });
+    this.#resolver.setServers(servers.map(serverSpec));
+    this.#deadlineMs = opts.deadlineMs ?? DNS_DEADLINE_MS;
+  }
+
+  async resolve(hostname: string, family: 4 | 6): Promise<string[]> {
+    const query = family === 4 ? this.#resolver.resolve4(hostname) : this.#resolver.resolve6(hostname);
+    let timer: NodeJS.Timeout | undefined;
+    // Not resolver.cancel(): it would cancel every other request's queries on this channel too.
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(resolveErrorFor('ETIMEOUT', hostname, family)),
+        this.#deadlineMs,
+      );
+    });
+    try {
+      return await Promise.race([query, deadline]);
+    } catch (err) {
+      if (err instanceof ResolveError) throw err;
+      throw toResolveError(err, hostname, family);
+    } finally {
+      clearTimeout(timer);
+      query.catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DialError,
+  Dialer,
+  TargetPolicy,
+  type CheckedAddress,
+  type ConnectFn,
+  type HostResolver,
+} from '../../../src/infra/net/dialer.js';
+import { closedPort, startListener } from './fixtures/connect-spy.js';
+
+const LOOP = '127.0.0.1' as CheckedAddress;
+const noDns: HostResolver = {
+  resolve: () => Promise.reject(new Error('these tests resolve nothing')),
+};
+
+/** Real connects, counting how many sockets the dialer has open at once. */
+function countingConnect(): { fn: ConnectFn; maxOpen: () => number; created: net.Socket[] } {
+  let open = 0;
+  let max = 0;
+  const created: net.Socket[] = [];
+  const fn: ConnectFn = (opts) => {
+    const s = net.connect(opts);
+    created.push(s);
+    open++;
+    max = Math.max(max, open);
+    s.once('close', () => open--);
+    return s;
+  };
+  return { fn, maxOpen: () => max, created };
+}
+
+/** A socket that never connects: SYNs into the void, without sending any. */
+const hangingConnect: ConnectFn = () => new net.Socket();
+
+function dialerWith(opts: { max?: number; connectFn?: ConnectFn } = {}): Dialer {
+  return new Dialer({
+    policy: new TargetPolicy(['127.0.0.0/8', '::1/128']),
+    resolver: noDns,
+    ...(opts.max ? { maxGlobalSockets: opts.max } : {}),
+    ...(opts.connectFn ? { connectFn: opts.connectFn } : {}),
+  });
+}
+
+async function settle(dialer: Dialer): Promise<void> {
+  for (let i = 0; i < 50 && dialer.stats.active > 0; i++) await sleep(5);
+}
+
+describe('dialer', () => {
+  let listener: Awaited<ReturnType<typeof startListener>>;
+  before(async () => {
+    listener = await startListener('127.0.0.1');
+  });
+  after(() => listener.close());
+
+  test('global cap 2: ten concurrent connects never have more than two sockets open', async () => {
+    const counting = countingConnect();
+    const dialer = dialerWith({ max: 2, connectFn: counting.fn });
+    let maxActive = 0;
+    let maxWaiting = 0;
+    const results = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const socket = await dialer.connect(LOOP, listener.port, { timeoutMs: 2_000 });
+        maxActive = Math.max(maxActive, dialer.stats.active);
+        maxWaiting = Math.max(maxWaiting, dialer.stats.waiting);
+        await sleep(20);
+        socket.destroy();
+        return socket;
+      }),
+    );
+    assert.equal(results.length, 10);
+    assert.ok(maxActive <= 2, `active reached ${maxActive}`);
+    assert.ok(counting.maxOpen() <= 2, `open reached ${counting.maxOpen()}`);
+    assert.ok(maxWaiting > 0, 'later connects waited in the queue instead of failing');
+    assert.equal(dialer.stats.connectAttempts, 10);
+    await settle(dialer);
+    assert.equal(dialer.stats.active, 0);
+    assert.equal(dialer.stats.waiting, 0);
+  });
+
+  test('aborting a queued connect removes it from the queue and frees nothing it did not hold', async () => {
+    const dialer = dialerWith({ max: 1 });
+    const held = await dialer.connect(LOOP, listener.port, { timeoutMs: 2_000 });
+    const controller = new AbortController();
+    const queued = dialer.connect(LOOP, listener.port, { timeoutMs: 2_000, signal: controller.signal });
+    await sleep(10);
+    assert.equal(dialer.stats.waiting, 1);
+    controller.abort();
+    await assert.rejects(queued, (e: unknown) => e instanceof DialError && e.code === 'ABORT_ERR');
+    assert.equal(dialer.stats.waiting, 0);
+    assert.equal(dialer.stats.connectAttempts, 1);
+    assert.equal(dialer.stats.active, 1);
+
+    held.destroy();
+    const next = await dialer.connect(LOOP, listener.port, { timeoutMs: 2_000 });
+    assert.equal(dialer.stats.active, 1);
+    next.destroy();
+    await settle(dialer);
+    assert.equal(dialer.stats.active, 0);
+  });
+
+  test('an already aborted signal never creates a socket', async () => {
+    const dialer = dialerWith();
+    await assert.rejects(
+      dialer.connect(LOOP, listener.port, { timeoutMs: 1_000, signal: AbortSignal.abort() }),
+      (e: unknown) => e instanceof DialError && e.code === 'ABORT_ERR',
+    );
+    assert.equal(dialer.stats.connectAttempts, 0);
+  });
+
+  test('a per-request limiter caps its own connects on top of the global budget', async () => {
+    const dialer = dialerWith({ max: 10 });
+    const limiter = dialer.limiter(1);
+    let maxHeld = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const socket = await dialer.connect(LOOP, listener.port, { timeoutMs: 2_000, limiter });
+        maxHeld = Math.max(maxHeld, limiter.active);
+        await sleep(10);
+        socket.destroy();
+      }),
+    );
+    assert.equal(maxHeld, 1);
+    await settle(dialer);
+    assert.equal(limiter.active, 0);
+  });
+
+  test('connection refused: DialError ECONNREFUSED with elapsedMs, socket slot freed', async () => {
+    const port = await closedPort('127.0.0.1');
+    const counting = countingConnect();
+    const dialer = dialerWith({ connectFn: counting.fn });
+    const err = await dialer.connect(LOOP, port, { timeoutMs: 2_000 }).catch((e: unknown) => e);
+    assert.ok(err instanceof DialError);
+    assert.equal(err.code, 'ECONNREFUSED');
+    assert.ok(err.elapsedMs >= 0 && err.elapsedMs < 2_000);
+    assert.equal(err.reason, 'connection refused');
+    assert.ok(counting.created[0]!.destroyed);
+    await settle(dialer);
+    assert.equal(dialer.stats.active, 0);
+  });
+
+  test('timeout: DialError ETIMEDOUT and the socket is destroyed', async () => {
+    const sockets: net.Socket[] = [];
+    const dialer = dialerWith({
+      connectFn: (o) => {
+        const s = hangingConnect(o);
+        sockets.push(s);
+        return s;
+      },
+    });
+    const started = performance.now();
+    const err = await dialer.connect(LOOP, 9, { timeoutMs: 60 }).catch((e: unknown) => e);
+    assert.ok(err instanceof DialError);
+    assert.equal(err.code, 'ETIMEDOUT');
+    assert.ok(performance.now() - started >= 55);
+    assert.ok(err.elapsedMs >= 55);
+    assert.ok(sockets[0]!.destroyed);
+    await settle(dialer);
+    assert.equal(dialer.stats.active, 0);
+  });
+
+  test('abort during connect: ABORT_ERR and the socket is destroyed', async () => {
+    const sockets: net.Socket[] = [];
+    const dialer = dialerWith({
+      connectFn: (o) => {
+        const s = hangingConnect(o);
+        sockets.push(s);
+        return s;
+      },
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    await assert.rejects(
+      dialer.connect(LOOP, 9, { timeoutMs: 5_000, signal: controller.signal }),
+      (e: unknown) => e instanceof DialError && e.code === 'ABORT_ERR',
+    );
+    assert.ok(sockets[0]!.destroyed);
+    await settle(dialer);
+    assert.equal(dialer.stats.active, 0);
+  });
+
+  test('a connectFn that throws frees its slot', async () => {
+    const dialer = dialerWith({
+      max: 1,
+      connectFn: () => {
+        throw new Error('boom');
+      },
+    });
+    await assert.rejects(dialer.connect(LOOP, 80, { timeoutMs: 100 }), (e: unknown) => e instanceof DialError);
+    await assert.rejects(dialer.connect(LOOP, 80, { timeoutMs: 100 }), (e: unknown) => e instanceof DialError);
+    assert.equal(dialer.stats.active, 0);
+  });
+
+  test('dial() reports the connect time; connects go to the literal address with no lookup', async () => {
+    const seen: net.TcpNetConnectOpts[] = [];
+    const dialer = dialerWith({
+      connectFn: (o) => {
+        seen.push(o);
+        return net.connect(o);
+      },
+    });
+    const { socket, elapsedMs } = await dialer.dial(LOOP, listener.port, { timeoutMs: 2_000 });
+    socket.destroy();
+    assert.ok(elapsedMs >= 0 && Number.isFinite(elapsedMs));
+    assert.equal(Math.round(elapsedMs * 100) / 100, elapsedMs);
+    assert.equal(seen[0]!.host, '127.0.0.1');
+    assert.equal(seen[0]!.family, 4);
+  });
+
+  test('bad arguments are programming errors, not dials', async () => {
+    const dialer = dialerWith();
+    await assert.rejects(dialer.connect(LOOP, 0, { timeoutMs: 100 }), RangeError);
+    await assert.rejects(dialer.connect(LOOP, 70000, { timeoutMs: 100 }), RangeError);
+    await assert.rejects(dialer.connect(LOOP, 80, { timeoutMs: 0 }), RangeError);
+    assert.throws(() => dialer.limiter(0), RangeError);
+    assert.equal(dialer.stats.connectAttempts, 0);
+  });
+});
