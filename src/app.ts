@@ -14,6 +14,12 @@ import { UsageService } from './domain/usage/service.js';
 import { MemoryRateLimiter } from './infra/ratelimit/memory.js';
 import type { RateLimiter } from './infra/ratelimit/limiter.js';
 import { GroupCommitRecorder } from './infra/usage/group-commit.js';
+import { createDialer, type Dialer } from './infra/net/dialer.js';
+import { ipv6Routes } from './http/routes/ipv6.js';
+import { dnsRoutes } from './http/routes/dns.js';
+import { DnsLookupService } from './domain/dns/index.js';
+import { createWhoisService } from './domain/whois/index.js';
+import { createDnsClient, type DnsClient } from './infra/dns/index.js';
 import { healthRoutes } from './http/routes/health.js';
 import { userRoutes } from './http/routes/user.js';
 import { ErrorBody } from './http/schemas/common.js';
@@ -25,6 +31,10 @@ export interface AppDeps {
   clock?: Clock;
   /** In-process unless given (server.ts passes the Redis one when REDIS_URL is set). */
   limiter?: RateLimiter;
+  /** Built from the configuration unless given (tests spy on it). */
+  dialer?: Dialer;
+  /** Built from NETDIAG_DNS_SERVERS unless given. */
+  dnsClient?: DnsClient;
   /** pino options, or false for silence (tests). */
   logger?: boolean | { level: string };
 }
@@ -52,7 +62,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const accounts = new AccountService(deps.store, clock);
   const limiter = deps.limiter ?? new MemoryRateLimiter();
   const recorder = new GroupCommitRecorder(deps.store.usage);
-  const routeDeps: RouteDeps = { config: deps.config, accounts, usage: new UsageService(deps.store.usage) };
+  const dialer = deps.dialer ?? createDialer(deps.config);
+  const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);
+  const routeDeps: RouteDeps = {
+    config: deps.config,
+    accounts,
+    usage: new UsageService(deps.store.usage),
+    dialer,
+    dns: new DnsLookupService({ client: dnsClient }),
+    whois: createWhoisService(deps.config, dialer),
+  };
   // Pending usage records reach the store before whoever owns it closes it.
   app.addHook('onClose', async () => {
     await recorder.drain();
@@ -68,6 +87,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     await userRoutes(api, routeDeps);
     await usageRoutes(api, routeDeps);
+    await ipv6Routes(api, routeDeps);
+    await dnsRoutes(api, routeDeps);
   }, { prefix: API_PREFIX });
   await healthRoutes(app, deps.store);
 

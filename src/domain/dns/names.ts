@@ -1,0 +1,108 @@
+import net from 'node:net';
+import { domainToASCII } from 'node:url';
+import ipaddr from 'ipaddr.js';
+import { ValidationError } from '../../errors.js';
+import { DNS_RECORD_TYPES, isDnsRecordType, type DnsRecordType } from '../../infra/dns/types.js';
+
+const MAX_NAME_LENGTH = 253;
+const MAX_LABEL_LENGTH = 63;
+const LABEL = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
+/**
+ * ASCII characters that can appear in a name before IDN conversion. Anything else (space, '/',
+ * '@', ':', '%', ...) would make domainToASCII read the input as a URL and silently cut or
+ * decode it ("a/b.com" -> "a"), so it is refused up front.
+ */
+const ASCII_NAME_CHARS = /^[A-Za-z0-9._-]*$/;
+
+export interface NormalizeOptions {
+  /** The field named in validation errors ("domain", "domains[3]"). */
+  field?: string;
+  /** Underscore labels (_dmarc, _sip._tcp) are service names, not host names. Default true. */
+  allowUnderscore?: boolean;
+  /** Fewest labels accepted: 2 for WHOIS ("example.com"), 1 for DNS (a TLD's NS is a fair question). */
+  minLabels?: number;
+}
+
+/**
+ * A user's domain as the ASCII name to query: trimmed, one trailing dot dropped, IDN to punycode,
+ * lowercase. Throws ValidationError naming the field and what is wrong.
+ */
+export function normalizeDomain(input: string, opts: NormalizeOptions = {}): string {
+  const field = opts.field ?? 'domain';
+  const allowUnderscore = opts.allowUnderscore ?? true;
+  let name = input.trim();
+  if (name.endsWith('.') && !name.endsWith('..')) name = name.slice(0, -1);
+  if (name.length === 0) throw new ValidationError(field, 'must not be empty');
+
+  const nonIdnPart = name.replace(/[^\x00-\x7f]/g, '');
+  if (!ASCII_NAME_CHARS.test(nonIdnPart)) {
+    const bad = [...nonIdnPart].find((c) => !/[A-Za-z0-9._-]/.test(c)) ?? '';
+    throw new ValidationError(
+      field,
+      `must be a domain name: ${JSON.stringify(bad)} is not allowed (letters, digits, hyphens and dots only)`,
+    );
+  }
+  // Also lowercases, maps IDN dots (U+3002 ...) and rejects broken punycode ("xn--zz").
+  const ascii = domainToASCII(name);
+  if (ascii === '') throw new ValidationError(field, 'is not a valid internationalised domain name');
+
+  if (ascii.length > MAX_NAME_LENGTH) throw new ValidationError(field, `must be at most ${MAX_NAME_LENGTH} characters`);
+  const labels = ascii.split('.');
+  for (const label of labels) {
+    if (label.length === 0) throw new ValidationError(field, 'must not contain an empty label (two dots in a row, or a leading dot)');
+    if (label.length > MAX_LABEL_LENGTH) {
+      throw new ValidationError(field, `label "${label.slice(0, 20)}…" is longer than ${MAX_LABEL_LENGTH} characters`);
+    }
+    if (label.startsWith('-') || label.endsWith('-')) {
+      throw new ValidationError(field, `label "${label}" must not start or end with a hyphen`);
+    }
+    if (!allowUnderscore && label.includes('_')) {
+      throw new ValidationError(field, `label "${label}" must not contain an underscore`);
+    }
+    if (!LABEL.test(label)) {
+      const allowed = allowUnderscore ? 'letters, digits, hyphens and underscores' : 'letters, digits and hyphens';
+      throw new ValidationError(field, `label "${label}" may contain only ${allowed}`);
+    }
+  }
+  if (/^\d+$/.test(labels[labels.length - 1]!)) {
+    throw new ValidationError(field, 'must be a domain name, not an IP address (use type PTR for reverse lookups)');
+  }
+  if (labels.length < (opts.minLabels ?? 1)) {
+    throw new ValidationError(field, 'must be a registrable domain name such as example.com');
+  }
+  return ascii;
+}
+
+/** The reverse-lookup name of an IP address: 192.0.2.1 -> 1.2.0.192.in-addr.arpa, IPv6 by nibble. */
+export function reverseName(ip: string): string {
+  const addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv4') return `${(addr as ipaddr.IPv4).octets.slice().reverse().join('.')}.in-addr.arpa`;
+  const hex = (addr as ipaddr.IPv6).toByteArray().map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${[...hex].reverse().join('.')}.ip6.arpa`;
+}
+
+/** A strict IP literal (no "127.1" or "0x7f.1"), zone id dropped; null when the input is not one. */
+export function ipLiteral(input: string): string | null {
+  const value = input.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  return net.isIP(value) === 0 ? null : value;
+}
+
+/** The record type, case-insensitively; absent means A. */
+export function parseRecordType(input: string | undefined, field = 'type'): DnsRecordType {
+  if (input === undefined) return 'A';
+  const upper = input.trim().toUpperCase();
+  if (!isDnsRecordType(upper)) throw new ValidationError(field, `must be one of ${DNS_RECORD_TYPES.join(', ')}`);
+  return upper;
+}
+
+/**
+ * The name to query for a lookup: for PTR an IP address becomes its reverse name; anything else
+ * is normalised as a domain.
+ */
+export function queryName(input: string, type: DnsRecordType, field = 'domain'): string {
+  if (type === 'PTR') {
+    const ip = ipLiteral(input);
+    if (ip !== null) return reverseName(ip);
+  }
+  return normalizeDomain(input, { field });
+}

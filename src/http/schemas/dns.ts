@@ -1,0 +1,81 @@
+import { Type } from 'typebox';
+import { DNS_BULK_MAX_DOMAINS } from '../../domain/dns/index.js';
+import { DNS_RECORD_TYPES } from '../../infra/dns/index.js';
+import { Nullable } from './common.js';
+
+const Domain = Type.String({ minLength: 1, maxLength: 300, description: 'a domain name; internationalised names are converted to punycode' });
+/**
+ * A string rather than an enum: the domain accepts the type in any case ("mx"), as dig does, and
+ * answers anything else with "type: must be one of A, AAAA, ...". The list is in the description.
+ */
+const RecordType = Type.String({
+  minLength: 1,
+  maxLength: 16,
+  default: 'A',
+  description: `record type, case-insensitive: one of ${DNS_RECORD_TYPES.join(', ')}`,
+  examples: [...DNS_RECORD_TYPES],
+});
+
+export const DnsLookupBody = Type.Object({ domain: Domain, type: Type.Optional(RecordType) });
+export const DnsBulkBody = Type.Object({
+  domains: Type.Array(Domain, { minItems: 1, maxItems: DNS_BULK_MAX_DOMAINS }),
+  type: Type.Optional(RecordType),
+});
+export const WhoisBody = Type.Object({ domain: Domain });
+
+/** One schema for every record type: `type`, `ttl` and the fields of that type. */
+const DnsRecord = Type.Object({
+  type: Type.String(),
+  ttl: Type.Integer({ description: 'seconds' }),
+  address: Type.Optional(Type.String({ description: 'A, AAAA' })),
+  priority: Type.Optional(Type.Integer({ description: 'MX, SRV' })),
+  exchange: Type.Optional(Type.String({ description: 'MX' })),
+  value: Type.Optional(Type.String({ description: 'TXT (chunks joined), NS, CNAME, PTR, CAA' })),
+  nsname: Type.Optional(Type.String({ description: 'SOA' })),
+  hostmaster: Type.Optional(Type.String()),
+  serial: Type.Optional(Type.Integer()),
+  refresh: Type.Optional(Type.Integer()),
+  retry: Type.Optional(Type.Integer()),
+  expire: Type.Optional(Type.Integer()),
+  minttl: Type.Optional(Type.Integer()),
+  weight: Type.Optional(Type.Integer({ description: 'SRV' })),
+  port: Type.Optional(Type.Integer({ description: 'SRV' })),
+  target: Type.Optional(Type.String({ description: 'SRV' })),
+  flags: Type.Optional(Type.Integer({ description: 'CAA' })),
+  tag: Type.Optional(Type.String({ description: 'CAA' })),
+});
+
+export const DnsLookupResult = Type.Object({
+  domain: Type.String({ description: 'the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name' }),
+  type: Type.Enum([...DNS_RECORD_TYPES], { description: 'the record type asked, uppercase' }),
+  status: Type.String({ description: 'NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … or TIMEOUT' }),
+  records: Type.Array(DnsRecord),
+  resolver: Type.String({ description: 'the server that answered, ip or ip:port' }),
+  response_time: Type.Number({ description: 'ms' }),
+  cached: Type.Boolean({ description: 'answered from the TTL-honouring cache' }),
+});
+
+const WhoisHop = Type.Object({
+  server: Type.String(),
+  status: Type.String({ description: 'ok, truncated, timeout or failed' }),
+  error: Nullable(Type.String()),
+  bytes: Type.Integer(),
+  response_time: Type.Number(),
+});
+
+export const WhoisResult = Type.Object({
+  domain: Type.String(),
+  registered: Nullable(Type.Boolean({ description: 'null when no server could tell' })),
+  registrar: Nullable(Type.String()),
+  registrar_url: Nullable(Type.String()),
+  whois_server: Nullable(Type.String()),
+  creation_date: Nullable(Type.String({ description: 'ISO 8601' })),
+  updated_date: Nullable(Type.String({ description: 'ISO 8601' })),
+  expiration_date: Nullable(Type.String({ description: 'ISO 8601' })),
+  name_servers: Type.Array(Type.String()),
+  status: Type.Array(Type.String({ description: 'EPP status codes' })),
+  dnssec: Nullable(Type.Boolean()),
+  raw: Type.String(),
+  hops: Type.Array(WhoisHop),
+  error: Nullable(Type.String()),
+});

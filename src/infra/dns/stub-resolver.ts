@@ -1,0 +1,245 @@
+import { randomInt } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import { DnsCache } from './cache.js';
+import { DNS_ATTEMPTS, DNS_ATTEMPT_TIMEOUT_MS, DNS_EDNS_UDP_PAYLOAD, DNS_MAX_ATTEMPT_TIMEOUT_MS } from './defaults.js';
+import { toDnsRecord } from './records.js';
+import { DnsTransportError, exchangeTcp, exchangeUdp, formatServer, rcodeOf } from './transport.js';
+import type {
+  DnsAnswer,
+  DnsClient,
+  DnsQueryOptions,
+  DnsRecord,
+  DnsRecordType,
+  DnsServer,
+  DnsStatus,
+} from './types.js';
+
+export interface StubResolverOptions {
+  /** Recursive resolvers to ask, in order (Config.dnsServers). */
+  servers: readonly DnsServer[];
+  timeoutMs?: number;
+  attempts?: number;
+  /** null: no cache at all. Default: a DnsCache with the defaults. */
+  cache?: DnsCache | null;
+}
+
+/** Answers worth asking the next server about, the way stub resolvers (glibc, musl) fail over. */
+const FAILOVER_RCODES = new Set(['SERVFAIL', 'REFUSED', 'NOTIMP', 'FORMERR']);
+
+function round2(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+function checkName(name: string): string {
+  const n = name.trim().replace(/\.$/, '').toLowerCase();
+  // Domain code validates user input; this only stops a caller's bug from reaching the wire.
+  if (n.length === 0 || n.length > 253 || n.split('.').some((l) => l.length === 0 || l.length > 63)) {
+    throw new RangeError(`DNS name ${JSON.stringify(name)} is not a valid query name`);
+  }
+  return n;
+}
+
+/**
+ * A stub resolver speaking real DNS to the configured recursive resolvers: UDP first, TCP when
+ * the answer is truncated, one retry on the next server when a server times out, fails or
+ * answers SERVFAIL/REFUSED. Answers are matched by random id and question; anything else on the
+ * socket is ignored.
+ */
+export class StubResolver implements DnsClient {
+  readonly #servers: readonly DnsServer[];
+  readonly #timeoutMs: number;
+  readonly #attempts: number;
+  readonly #cache: DnsCache | null;
+  /** Identical queries already on the wire share one exchange (bulk and IP lookups repeat names). */
+  readonly #inFlight = new Map<string, Promise<DnsAnswer>>();
+
+  constructor(opts: StubResolverOptions) {
+    if (opts.servers.length === 0) throw new RangeError('StubResolver needs at least one DNS server');
+    this.#servers = [...opts.servers];
+    this.#timeoutMs = checkTimeout(opts.timeoutMs ?? DNS_ATTEMPT_TIMEOUT_MS);
+    this.#attempts = checkAttempts(opts.attempts ?? DNS_ATTEMPTS);
+    this.#cache = opts.cache === undefined ? new DnsCache() : opts.cache;
+  }
+
+  async query<T extends DnsRecordType>(
+    name: string,
+    type: T,
+    opts: DnsQueryOptions = {},
+  ): Promise<DnsAnswer<T>> {
+    const started = performance.now();
+    const qname = checkName(name);
+    const servers = opts.servers && opts.servers.length > 0 ? opts.servers : this.#servers;
+    const timeoutMs = checkTimeout(opts.timeoutMs ?? this.#timeoutMs);
+    const attempts = checkAttempts(opts.attempts ?? this.#attempts);
+    const useCache = opts.cache !== false && this.#cache !== null;
+    const cacheKey = DnsCache.key(qname, type, servers.map(formatServer).join(','));
+
+    if (useCache) {
+      const hit = this.#cache!.get(cacheKey);
+      if (hit) {
+        return narrow<T>({ ...hit, transport: 'cache', cached: true, responseTimeMs: round2(performance.now() - started) });
+      }
+    }
+
+    const flightKey = `${cacheKey}|${timeoutMs}|${attempts}|${useCache}`;
+    let flight = this.#inFlight.get(flightKey);
+    if (flight === undefined) {
+      flight = this.#resolve(qname, type, servers, timeoutMs, attempts, useCache ? cacheKey : null).finally(() =>
+        this.#inFlight.delete(flightKey),
+      );
+      this.#inFlight.set(flightKey, flight);
+    }
+    const answer = await flight;
+    return narrow<T>({ ...answer, responseTimeMs: round2(performance.now() - started) });
+  }
+
+  async #resolve(
+    name: string,
+    type: DnsRecordType,
+    servers: readonly DnsServer[],
+    timeoutMs: number,
+    attempts: number,
+    cacheKey: string | null,
+  ): Promise<DnsAnswer> {
+    const started = performance.now();
+    let best: DnsAnswer | null = null;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const server = servers[attempt % servers.length]!;
+      let answer: DnsAnswer;
+      try {
+        const { packet, transport } = await this.#exchange(server, name, type, timeoutMs);
+        answer = toAnswer(packet, name, type, server, transport);
+        if (cacheKey !== null && this.#cache !== null) {
+          const lifetime = cacheLifetimeS(packet, answer);
+          if (lifetime > 0) this.#cache.set(cacheKey, answer, lifetime);
+        }
+      } catch (err) {
+        if (!(err instanceof DnsTransportError)) throw err;
+        answer = {
+          name,
+          type,
+          status: 'TIMEOUT',
+          records: [],
+          resolver: formatServer(server),
+          responseTimeMs: 0,
+          transport: 'udp',
+          cached: false,
+          error: err.message,
+        };
+      }
+      // A real response code beats a timeout when the retry does not do better.
+      if (best === null || best.status === 'TIMEOUT' || answer.status !== 'TIMEOUT') best = answer;
+      if (answer.status !== 'TIMEOUT' && !FAILOVER_RCODES.has(answer.status)) break;
+    }
+    return { ...best!, responseTimeMs: round2(performance.now() - started) };
+  }
+
+  /** UDP, then TCP to the same server if the answer came back truncated; both inside one timeout. */
+  async #exchange(
+    server: DnsServer,
+    name: string,
+    type: DnsRecordType,
+    timeoutMs: number,
+  ): Promise<{ packet: DecodedPacket; transport: 'udp' | 'tcp' }> {
+    const deadline = performance.now() + timeoutMs;
+    const id = randomInt(0, 65536);
+    const query = dnsPacket.encode({
+      type: 'query',
+      id,
+      flags: dnsPacket.RECURSION_DESIRED,
+      questions: [{ type, name, class: 'IN' }],
+      // EDNS(0) so answers up to DNS_EDNS_UDP_PAYLOAD bytes need no TCP retry.
+      additionals: [
+        {
+          type: 'OPT',
+          name: '.',
+          udpPayloadSize: DNS_EDNS_UDP_PAYLOAD,
+          extendedRcode: 0,
+          ednsVersion: 0,
+          flags: 0,
+          flag_do: false,
+          options: [],
+        },
+      ],
+    });
+    const udp = await exchangeUdp(server, query, { id, name, type }, timeoutMs);
+    if (!udp.flag_tc) return { packet: udp, transport: 'udp' };
+
+    const remaining = Math.max(1, Math.round(deadline - performance.now()));
+    const tcpId = randomInt(0, 65536);
+    const tcpQuery = dnsPacket.streamEncode({
+      type: 'query',
+      id: tcpId,
+      flags: dnsPacket.RECURSION_DESIRED,
+      questions: [{ type, name, class: 'IN' }],
+    });
+    const tcp = await exchangeTcp(server, tcpQuery, { id: tcpId, name, type }, remaining);
+    return { packet: tcp, transport: 'tcp' };
+  }
+}
+
+function checkTimeout(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0 || ms > DNS_MAX_ATTEMPT_TIMEOUT_MS) {
+    throw new RangeError(`DNS timeout must be between 1 and ${DNS_MAX_ATTEMPT_TIMEOUT_MS} ms, got ${ms}`);
+  }
+  return ms;
+}
+
+function checkAttempts(n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 10) throw new RangeError(`DNS attempts must be 1-10, got ${n}`);
+  return n;
+}
+
+/** toAnswer keeps only records of the asked type, so the narrowing holds. */
+function narrow<T extends DnsRecordType>(answer: DnsAnswer): DnsAnswer<T> {
+  return answer as unknown as DnsAnswer<T>;
+}
+
+function toAnswer(
+  packet: DecodedPacket,
+  name: string,
+  type: DnsRecordType,
+  server: DnsServer,
+  transport: 'udp' | 'tcp',
+): DnsAnswer {
+  const records: DnsRecord[] = [];
+  for (const a of packet.answers ?? []) {
+    const record = toDnsRecord(a, type);
+    if (record !== null) records.push(record);
+  }
+  return {
+    name,
+    type,
+    status: rcodeOf(packet) as DnsStatus,
+    records,
+    resolver: formatServer(server),
+    responseTimeMs: 0,
+    transport,
+    cached: false,
+    error: null,
+  };
+}
+
+/**
+ * How long an answer may be cached, in seconds: the smallest TTL of the answer section (the CNAME
+ * chain included) when there are records; for NXDOMAIN and no-data answers the negative TTL of
+ * RFC 2308, min(SOA TTL, SOA minimum) from the authority section, and nothing without a SOA.
+ * Failures (SERVFAIL, REFUSED, ...) are not cached. The cache applies its caps.
+ */
+export function cacheLifetimeS(packet: DecodedPacket, answer: DnsAnswer): number {
+  if (answer.status !== 'NOERROR' && answer.status !== 'NXDOMAIN') return 0;
+  if (answer.status === 'NOERROR' && answer.records.length > 0) {
+    const ttls = (packet.answers ?? []).flatMap((a) => (a.type === 'OPT' ? [] : [a.ttl ?? 0]));
+    return ttls.length > 0 ? Math.min(...ttls) : 0;
+  }
+  for (const a of packet.authorities ?? []) {
+    if (a.type === 'SOA') return Math.min(a.ttl ?? 0, a.data.minimum ?? 0);
+  }
+  return 0;
+}
+
+/** The DNS client for the configured resolvers, with its cache. */
+export function createDnsClient(config: { dnsServers: readonly DnsServer[] }, opts: Omit<StubResolverOptions, 'servers'> = {}): StubResolver {
+  return new StubResolver({ servers: config.dnsServers, ...opts });
+}

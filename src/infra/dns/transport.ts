@@ -1,0 +1,128 @@
+import dgram from 'node:dgram';
+import net from 'node:net';
+import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import { DNS_MAX_TCP_MESSAGE_BYTES } from './defaults.js';
+import type { DnsServer } from './types.js';
+
+/** Why an exchange with one server gave no answer. `timeout` is kept apart: it becomes TIMEOUT. */
+export class DnsTransportError extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'network' | 'malformed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DnsTransportError';
+  }
+}
+
+export interface Expected {
+  id: number;
+  name: string;
+  type: string;
+}
+
+/** The header's RCODE: dns-packet decodes it but its types do not declare it. */
+export function rcodeOf(packet: DecodedPacket): string {
+  const rcode = (packet as DecodedPacket & { rcode?: unknown }).rcode;
+  return typeof rcode === 'string' ? rcode : 'NOERROR';
+}
+
+/**
+ * Is this the answer to our question? Anything else (another id, another question, a query) is
+ * someone else's packet or a spoofing attempt and is ignored. Error answers may omit the question
+ * section (RFC 6891 FORMERR, some REFUSED), so an empty one is accepted only with an error RCODE.
+ */
+export function isAnswerTo(packet: DecodedPacket, expected: Expected): boolean {
+  if (packet.type !== 'response' || packet.id !== expected.id) return false;
+  const questions = packet.questions ?? [];
+  if (questions.length === 0) return rcodeOf(packet) !== 'NOERROR';
+  const q = questions[0]!;
+  return questions.length === 1 && q.type === expected.type && q.name.toLowerCase() === expected.name.toLowerCase();
+}
+
+function decode(buf: Buffer): DecodedPacket | null {
+  try {
+    return dnsPacket.decode(buf);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One query over UDP. The socket is connected, so the kernel drops datagrams from any other
+ * address; packets that still do not match are ignored until the deadline.
+ */
+export function exchangeUdp(server: DnsServer, message: Buffer, expected: Expected, timeoutMs: number): Promise<DecodedPacket> {
+  return new Promise((resolve, reject) => {
+    const socket = dgram.createSocket(net.isIPv6(server.host) ? 'udp6' : 'udp4');
+    let settled = false;
+    const finish = (err: Error | null, packet?: DecodedPacket): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.close();
+      if (err) reject(err);
+      else resolve(packet!);
+    };
+    const timer = setTimeout(
+      () => finish(new DnsTransportError('timeout', `no answer from ${formatServer(server)} over UDP within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.on('error', (err: NodeJS.ErrnoException) =>
+      finish(new DnsTransportError('network', `${formatServer(server)} over UDP: ${err.code ?? err.message}`)),
+    );
+    socket.on('message', (buf) => {
+      const packet = decode(buf);
+      if (packet !== null && isAnswerTo(packet, expected)) finish(null, packet);
+    });
+    socket.connect(server.port, server.host, () => {
+      socket.send(message, (err) => {
+        if (err) finish(new DnsTransportError('network', `${formatServer(server)} over UDP: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
+      });
+    });
+  });
+}
+
+/** One query over TCP with the 2-byte length prefix (RFC 1035 4.2.2), used after a truncated UDP answer. */
+export function exchangeTcp(server: DnsServer, message: Buffer, expected: Expected, timeoutMs: number): Promise<DecodedPacket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: server.host, port: server.port });
+    let buffered = Buffer.alloc(0);
+    let settled = false;
+    const finish = (err: Error | null, packet?: DecodedPacket): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (err) reject(err);
+      else resolve(packet!);
+    };
+    const timer = setTimeout(
+      () => finish(new DnsTransportError('timeout', `no answer from ${formatServer(server)} over TCP within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.on('error', (err: NodeJS.ErrnoException) =>
+      finish(new DnsTransportError('network', `${formatServer(server)} over TCP: ${err.code ?? err.message}`)),
+    );
+    socket.on('close', () => finish(new DnsTransportError('network', `${formatServer(server)} closed the TCP connection without an answer`)));
+    socket.on('connect', () => socket.write(message));
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      if (buffered.length > DNS_MAX_TCP_MESSAGE_BYTES + 2) {
+        finish(new DnsTransportError('malformed', `${formatServer(server)} sent more than one DNS message over TCP`));
+        return;
+      }
+      if (buffered.length < 2 || buffered.length < 2 + buffered.readUInt16BE(0)) return;
+      const packet = decode(buffered.subarray(2, 2 + buffered.readUInt16BE(0)));
+      // One query per connection, so the first complete message must be our answer.
+      if (packet !== null && isAnswerTo(packet, expected)) finish(null, packet);
+      else finish(new DnsTransportError('malformed', `${formatServer(server)} sent a TCP answer that does not match the query`));
+    });
+  });
+}
+
+/** "ip:port", or "ip" for the standard port 53; IPv6 with a port in brackets. */
+export function formatServer(server: DnsServer): string {
+  if (server.port === 53) return server.host;
+  return net.isIPv6(server.host) ? `[${server.host}]:${server.port}` : `${server.host}:${server.port}`;
+}

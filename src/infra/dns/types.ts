@@ -1,0 +1,105 @@
+/**
+ * The DNS client's public types. Callers (DNS lookup, IP lookup: PTR, DNSBL, Tor exit list) depend
+ * on the DnsClient interface only, so tests and other tools can hand in their own.
+ */
+
+export interface DnsServer {
+  host: string;
+  port: number;
+}
+
+export const DNS_RECORD_TYPES = ['A', 'AAAA', 'MX', 'TXT', 'NS', 'CNAME', 'SOA', 'PTR', 'SRV', 'CAA'] as const;
+export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
+
+export function isDnsRecordType(value: string): value is DnsRecordType {
+  return (DNS_RECORD_TYPES as readonly string[]).includes(value);
+}
+
+export interface ARecord { type: 'A'; ttl: number; address: string }
+export interface AaaaRecord { type: 'AAAA'; ttl: number; address: string }
+export interface MxRecord { type: 'MX'; ttl: number; priority: number; exchange: string }
+/** Character-strings of one TXT record are joined without a separator (SPF, DKIM split long values). */
+export interface TxtRecord { type: 'TXT'; ttl: number; value: string }
+export interface NsRecord { type: 'NS'; ttl: number; value: string }
+export interface CnameRecord { type: 'CNAME'; ttl: number; value: string }
+export interface PtrRecord { type: 'PTR'; ttl: number; value: string }
+export interface SoaRecord {
+  type: 'SOA';
+  ttl: number;
+  nsname: string;
+  hostmaster: string;
+  serial: number;
+  refresh: number;
+  retry: number;
+  expire: number;
+  minttl: number;
+}
+export interface SrvRecord { type: 'SRV'; ttl: number; priority: number; weight: number; port: number; target: string }
+export interface CaaRecord { type: 'CAA'; ttl: number; flags: number; tag: string; value: string }
+
+export type DnsRecord =
+  | ARecord
+  | AaaaRecord
+  | MxRecord
+  | TxtRecord
+  | NsRecord
+  | CnameRecord
+  | PtrRecord
+  | SoaRecord
+  | SrvRecord
+  | CaaRecord;
+
+/** The record shape for one type, e.g. DnsRecordOf<'MX'> = MxRecord. */
+export type DnsRecordOf<T extends DnsRecordType> = Extract<DnsRecord, { type: T }>;
+
+/** The response code of the answer, or TIMEOUT when no server gave a usable answer in time. */
+export type DnsStatus =
+  | 'NOERROR'
+  | 'FORMERR'
+  | 'SERVFAIL'
+  | 'NXDOMAIN'
+  | 'NOTIMP'
+  | 'REFUSED'
+  | 'YXDOMAIN'
+  | 'YXRRSET'
+  | 'NXRRSET'
+  | 'NOTAUTH'
+  | 'NOTZONE'
+  | `RCODE_${number}`
+  | 'TIMEOUT';
+
+export interface DnsAnswer<T extends DnsRecordType = DnsRecordType> {
+  /** The name asked, lowercase, without the trailing dot. */
+  name: string;
+  type: T;
+  status: DnsStatus;
+  /**
+   * Answer-section records of the asked type, in the order the server sent them. A CNAME chain
+   * leading to them is not included (except for CNAME queries, where the CNAME is the answer).
+   */
+  records: DnsRecordOf<T>[];
+  /** "ip:port" of the server that answered ("ip" alone for port 53); on TIMEOUT the last one asked. */
+  resolver: string;
+  /** Milliseconds this call took, two decimals at most (near zero for a cache hit). */
+  responseTimeMs: number;
+  /** The transport of the answer: "tcp" after a truncated UDP answer. */
+  transport: 'udp' | 'tcp' | 'cache';
+  cached: boolean;
+  /** Why there is no answer (TIMEOUT): the last attempt's failure. Null otherwise. */
+  error: string | null;
+}
+
+export interface DnsQueryOptions {
+  /** Per-attempt timeout (UDP plus any TCP retry); the whole query takes at most attempts x this. */
+  timeoutMs?: number;
+  /** Ask these servers instead of the configured ones (in order, failing over). */
+  servers?: readonly DnsServer[];
+  /** How many servers to try (see DNS_ATTEMPTS). */
+  attempts?: number;
+  /** false: skip the cache for this query (neither read nor written). */
+  cache?: boolean;
+}
+
+export interface DnsClient {
+  query<T extends DnsRecordType>(name: string, type: T, opts?: DnsQueryOptions): Promise<DnsAnswer<T>>;
+}

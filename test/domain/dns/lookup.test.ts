@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { DnsLookupService } from '../../../src/domain/dns/lookup.js';
+import { ValidationError } from '../../../src/errors.js';
+import { DnsCache } from '../../../src/infra/dns/cache.js';
+import { StubResolver } from '../../../src/infra/dns/stub-resolver.js';
+import { startDnsServer, type DnsFixture } from '../../fixtures/dns-server.js';
+
+let dns: DnsFixture;
+before(async () => {
+  dns = await startDnsServer({
+    records: [
+      { name: 'example.test', type: 'A', ttl: 300, data: '192.0.2.1' },
+      { name: 'example.test', type: 'MX', ttl: 300, data: { preference: 5, exchange: 'mail.example.test' } },
+      { name: 'other.test', type: 'A', ttl: 300, data: '192.0.2.2' },
+      { name: 'xn--bcher-kva.test', type: 'A', ttl: 300, data: '192.0.2.3' },
+      { name: '1.2.0.192.in-addr.arpa', type: 'PTR', ttl: 300, data: 'example.test' },
+      ...Array.from({ length: 30 }, (_, i) => ({ name: `host${i}.test`, type: 'A' as const, ttl: 60, data: `198.51.100.${i}` })),
+    ],
+  });
+});
+after(() => dns.close());
+
+function service(): DnsLookupService {
+  return new DnsLookupService({ client: new StubResolver({ servers: [dns.server], timeoutMs: 500, cache: new DnsCache() }) });
+}
+
+test('a lookup has the API shape', async () => {
+  const result = await service().lookup('Example.test.', 'MX');
+  assert.deepEqual(
+    { ...result, response_time: 0 },
+    {
+      domain: 'example.test',
+      type: 'MX',
+      status: 'NOERROR',
+      records: [{ type: 'MX', ttl: 300, priority: 5, exchange: 'mail.example.test' }],
+      resolver: `127.0.0.1:${dns.port}`,
+      response_time: 0,
+      cached: false,
+    },
+  );
+  assert.equal(typeof result.response_time, 'number');
+});
+
+test('type defaults to A and is case-insensitive', async () => {
+  const s = service();
+  assert.equal((await s.lookup('example.test')).type, 'A');
+  assert.equal((await s.lookup('example.test', 'mx')).type, 'MX');
+  await assert.rejects(s.lookup('example.test', 'HINFO'), /^ValidationError: type: must be one of/);
+});
+
+test('IDN is asked as punycode', async () => {
+  dns.resetLog();
+  const result = await service().lookup('bücher.test');
+  assert.equal(result.domain, 'xn--bcher-kva.test');
+  assert.equal(result.records[0]?.type === 'A' && result.records[0].address, '192.0.2.3');
+  assert.equal(dns.queries[0]?.name, 'xn--bcher-kva.test');
+});
+
+test('PTR of an IP address', async () => {
+  const result = await service().lookup('192.0.2.1', 'PTR');
+  assert.equal(result.domain, '1.2.0.192.in-addr.arpa');
+  assert.deepEqual(result.records, [{ type: 'PTR', ttl: 300, value: 'example.test' }]);
+});
+
+test('NXDOMAIN is an answer, not an error', async () => {
+  const result = await service().lookup('nope.test');
+  assert.equal(result.status, 'NXDOMAIN');
+  assert.deepEqual(result.records, []);
+});
+
+test('invalid names are refused before any query', async () => {
+  dns.resetLog();
+  await assert.rejects(service().lookup('bad..name'), ValidationError);
+  await assert.rejects(service().lookup('-bad.test'), /^ValidationError: domain: label "-bad" must not start or end with a hyphen$/);
+  assert.equal(dns.count(), 0);
+});
+
+test('bulk: input order, duplicates asked once and reported at each position', async () => {
+  dns.resetLog();
+  const results = await service().lookupBulk(['other.test', 'example.test', 'OTHER.test.', 'nope.test', 'example.test']);
+  assert.deepEqual(
+    results.map((r) => [r.domain, r.status]),
+    [
+      ['other.test', 'NOERROR'],
+      ['example.test', 'NOERROR'],
+      ['other.test', 'NOERROR'],
+      ['nope.test', 'NXDOMAIN'],
+      ['example.test', 'NOERROR'],
+    ],
+  );
+  assert.equal(dns.count({ name: 'other.test' }), 1);
+  assert.equal(dns.count({ name: 'example.test' }), 1);
+  assert.equal(dns.count(), 3);
+});
+
+test('bulk runs concurrently', async () => {
+  const names = Array.from({ length: 30 }, (_, i) => `host${i}.test`);
+  for (const name of names) dns.behave(name, { delayMs: 150 });
+  try {
+    const started = Date.now();
+    const results = await service().lookupBulk(names);
+    assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
+    assert.deepEqual(
+      results.map((r) => (r.records[0]?.type === 'A' ? r.records[0].address : null)),
+      names.map((_, i) => `198.51.100.${i}`),
+    );
+  } finally {
+    for (const name of names) dns.behave(name, null);
+  }
+});
+
+test('bulk bounds and invalid entries', async () => {
+  const s = service();
+  await assert.rejects(s.lookupBulk([]), /^ValidationError: domains: at least 1 entry$/);
+  await assert.rejects(
+    s.lookupBulk(Array.from({ length: 51 }, (_, i) => `d${i}.test`)),
+    /^ValidationError: domains: at most 50 entries$/,
+  );
+  dns.resetLog();
+  await assert.rejects(s.lookupBulk(['a.test', 'b.test', 'c.test', 'bad name.test']), (err: unknown) => {
+    assert.ok(err instanceof ValidationError);
+    assert.equal(err.details?.field, 'domains[3]');
+    assert.match(err.message, /^domains\[3\]: /);
+    return true;
+  });
+  assert.equal(dns.count(), 0);
+  await assert.rejects(s.lookupBulk(['a.test'], 'XYZ'), /type: must be one of/);
+});
