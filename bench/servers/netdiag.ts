@@ -5,6 +5,20 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
+import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
+import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+
+/**
+ * The plans' limits would turn a load test into a 429 test. This limiter does exactly the work
+ * of the real one (it is the real one) with windows too large to fill in a benchmark run.
+ */
+class UnboundedLimits implements RateLimiter {
+  private readonly inner = new MemoryRateLimiter();
+  consume: RateLimiter['consume'] = (key, _limits, now) => this.inner.consume(key, BIG, now);
+  peek: RateLimiter['peek'] = (key, _limits, now) => this.inner.peek(key, BIG, now);
+  close = () => this.inner.close();
+}
+const BIG = { minute: 1e12, hour: 1e12, day: 1e12 };
 
 /**
  * The real app over a fresh SQLite file, with the plan in BENCH_PLAN (enterprise by default).
@@ -14,7 +28,7 @@ const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
 const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'silent' });
 const store = await openStore(config.databaseUrl);
 const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: process.env.BENCH_PLAN ?? 'enterprise' });
-const app = await buildApp({ config, store, logger: process.env.BENCH_LOG ? { level: 'info' } : false });
+const app = await buildApp({ config, store, limiter: new UnboundedLimits(), logger: process.env.BENCH_LOG ? { level: 'info' } : false });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, token }) + '\n');

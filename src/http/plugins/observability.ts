@@ -11,10 +11,16 @@ export function genReqId(req: { headers: Record<string, string | string[] | unde
 
 /** X-Request-Id on every response; one pino line per request, which never carries a header. */
 export function registerObservability(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  // Decided once: the level does not change at run time, and a disabled logger costs nothing then.
+  const log = app.log as { isLevelEnabled?: (level: string) => boolean };
+  const logRequests = typeof log.isLevelEnabled === 'function' && log.isLevelEnabled('info');
+  // Callback-style hooks: on every request, a promise per hook is measurable overhead.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request: FastifyRequest, reply) => {
+  app.addHook('onResponse', (request: FastifyRequest, reply, done) => {
+    if (!logRequests) return done();
     request.log.info(
       {
         method: request.method,
@@ -26,5 +32,6 @@ export function registerObservability(app: FastifyInstance): void {
       },
       'request',
     );
+    done();
   });
 }

@@ -11,22 +11,26 @@ export const UNMATCHED_ENDPOINT = '(unmatched)';
  * leaves: onSend waits for the group commit that holds the record.
  */
 export function registerUsageRecording(app: FastifyInstance, recorder: GroupCommitRecorder): void {
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const account = request.account;
-    if (!account) return;
+    if (!account) return done(null, payload);
     const route = request.routeOptions.url;
     const endpoint = route && reply.statusCode !== 404 ? route.slice(API_PREFIX.length) || '/' : UNMATCHED_ENDPOINT;
-    try {
-      await recorder.record({
+    recorder
+      .record({
         account_id: account.id,
         day: utcDay(request.receivedAt),
         endpoint,
         outcome: outcomeOf(reply.statusCode),
         duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-      });
-    } catch (err) {
-      // The answer still goes out; the failure is loud in the log and /readyz shows the database.
-      request.log.error({ err }, 'usage record could not be written');
-    }
+      })
+      .then(
+        () => done(null, payload),
+        (err: unknown) => {
+          // The answer still goes out; the failure is loud in the log and /readyz shows the database.
+          request.log.error({ err }, 'usage record could not be written');
+          done(null, payload);
+        },
+      );
   });
 }
