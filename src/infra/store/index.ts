@@ -1,5 +1,6 @@
 import type { Store } from './store.js';
 import { openSqliteStore } from './sqlite.js';
+import { openPostgresStore } from './postgres.js';
 
 export type { Store } from './store.js';
 
@@ -8,5 +9,5 @@ export async function openStore(databaseUrl: string): Promise<Store> {
   if (databaseUrl.startsWith('sqlite:')) {
     return openSqliteStore(databaseUrl.slice('sqlite:'.length));
   }
-  throw new Error(`DATABASE_URL: the PostgreSQL store is not available yet; use sqlite:<path>`);
+  return openPostgresStore(databaseUrl);
 }

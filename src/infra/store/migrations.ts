@@ -1,4 +1,4 @@
-import { type Kysely, type Migration } from 'kysely';
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /**
  * Versioned migrations, run in name order at start. Written with Kysely's schema builder so
@@ -55,4 +55,14 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
       },
     },
   };
+}
+
+/** Brings the schema to the latest version; a failure names the migration that broke. */
+export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

@@ -1,11 +1,12 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, type MigrationProvider } from 'kysely';
-import { migrations } from './migrations.js';
+import { Kysely, SqliteDialect } from 'kysely';
+import { migrate } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
 import type { Account, AccountRepository, Store, Token, TokenRepository, UsageRecord, UsageRepository, UsageRow } from './store.js';
 import { aggregateUsage } from './usage-aggregate.js';
+import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyTokens } from './kysely-repos.js';
 
 /** How often batched last_used_at updates reach the database. */
 export const TOKEN_TOUCH_FLUSH_MS = 5_000;
@@ -13,13 +14,6 @@ export const TOKEN_TOUCH_FLUSH_MS = 5_000;
 export const AUTH_CACHE_MAX_ENTRIES = 10_000;
 /** How long a writer waits for another process (the CLI) holding the write lock. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
-
-const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at'] as const;
-const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'created_at', 'last_used_at', 'revoked_at'] as const;
-
-function asAccount(row: Record<string, unknown>): Account {
-  return row as unknown as Account;
-}
 
 export interface SqliteStore extends Store {
   readonly db: Kysely<DatabaseSchema>;
@@ -61,57 +55,18 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     return authCache;
   };
   const touchStmt = sqlite.prepare('update tokens set last_used_at = ? where id = ?');
-  const pendingTouches = new Map<number, string>();
-  const flushTouches = () => {
-    if (pendingTouches.size === 0) return;
-    sqlite.transaction(() => {
-      for (const [id, at] of pendingTouches) touchStmt.run(at, id);
-    })();
-    pendingTouches.clear();
-  };
-  const flushTimer = setInterval(flushTouches, TOKEN_TOUCH_FLUSH_MS);
-  flushTimer.unref();
+  const touches = new TouchBuffer(
+    sqlite.transaction((batch: Array<[number, string]>) => {
+      for (const [id, at] of batch) touchStmt.run(at, id);
+    }),
+    TOKEN_TOUCH_FLUSH_MS,
+  );
 
-  const accounts: AccountRepository = {
-    async create(account) {
-      const row = await db
-        .insertInto('accounts')
-        .values({ ...account, status: 'active' })
-        .returning(ACCOUNT_COLUMNS)
-        .executeTakeFirstOrThrow();
-      return asAccount(row);
-    },
-    async findById(id) {
-      const row = await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('id', '=', id).executeTakeFirst();
-      return row && asAccount(row);
-    },
-    async findByEmail(email) {
-      const row = await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('email', '=', email).executeTakeFirst();
-      return row && asAccount(row);
-    },
-    async list() {
-      return (await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).orderBy('id').execute()).map(asAccount);
-    },
-    async count() {
-      const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      return Number(row.n);
-    },
-    async update(id, changes) {
-      authCache.clear();
-      const row = await db
-        .updateTable('accounts')
-        .set(changes)
-        .where('id', '=', id)
-        .returning(ACCOUNT_COLUMNS)
-        .executeTakeFirst();
-      return row && asAccount(row);
-    },
-  };
+  const dropAuthCache = () => authCache.clear();
+  const accounts: AccountRepository = kyselyAccounts(db, dropAuthCache);
 
   const tokens: TokenRepository = {
-    async create(token) {
-      return (await db.insertInto('tokens').values(token).returning(TOKEN_COLUMNS).executeTakeFirstOrThrow()) as Token;
-    },
+    ...kyselyTokens(db, dropAuthCache),
     async findByHash(hash) {
       const cache = freshCache();
       if (cache.has(hash)) return cache.get(hash);
@@ -120,44 +75,14 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
       if (!r) return undefined;
       if (cache.size >= AUTH_CACHE_MAX_ENTRIES) cache.clear();
       const found = {
-        token: {
-          id: r.t_id as number,
-          account_id: r.account_id as number,
-          label: r.label as string,
-          created_at: r.t_created_at as string,
-          last_used_at: r.last_used_at as string | null,
-          revoked_at: r.revoked_at as string | null,
-        },
+        token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }),
         account: asAccount({ id: r.id, name: r.name, email: r.email, plan: r.plan, status: r.status, created_at: r.created_at }),
       };
       cache.set(hash, found);
       return found;
     },
-    async findById(id) {
-      return (await db.selectFrom('tokens').select(TOKEN_COLUMNS).where('id', '=', id).executeTakeFirst()) as
-        | Token
-        | undefined;
-    },
-    async listByAccount(accountId) {
-      return (await db
-        .selectFrom('tokens')
-        .select(TOKEN_COLUMNS)
-        .where('account_id', '=', accountId)
-        .orderBy('id')
-        .execute()) as Token[];
-    },
-    async revoke(id, at) {
-      authCache.clear();
-      return (await db
-        .updateTable('tokens')
-        .set({ revoked_at: at })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .returning(TOKEN_COLUMNS)
-        .executeTakeFirst()) as Token | undefined;
-    },
     touch(id, at) {
-      pendingTouches.set(id, at);
+      touches.touch(id, at);
     },
   };
 
@@ -202,18 +127,8 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
       sqlite.prepare('select 1').get();
     },
     async close() {
-      clearInterval(flushTimer);
-      flushTouches();
+      await touches.close();
       await db.destroy();
     },
   };
-}
-
-export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres'): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
-  }
 }

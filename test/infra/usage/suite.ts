@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { UsageRecord, UsageRepository } from '../../../src/infra/store/store.js';
 import { GroupCommitRecorder } from '../../../src/infra/usage/group-commit.js';
+import type { Backend } from '../store/backends.js';
 
 export interface UsageBackend {
   /** The repository the server writes through. */
@@ -85,4 +86,21 @@ export function usageRecorderSuite(name: string, open: () => Promise<UsageBacken
     const results = await Promise.allSettled([1, 2, 3].map(() => recorder.record(rec(1, '2026-01-01', '/x', 'successful', 1))));
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
   });
+}
+
+/** A writer and an independent reader over one database of a store backend. */
+export async function usageBackendOf(backend: Backend): Promise<UsageBackend> {
+  const writer = await backend.open();
+  const account = await writer.accounts.create({ name: 'U', email: 'u@example.com', plan: 'free', created_at: new Date().toISOString() });
+  const reader = await backend.open();
+  return {
+    usage: writer.usage,
+    reader: reader.usage,
+    accountId: account.id,
+    close: async () => {
+      await reader.close();
+      await writer.close();
+      await backend.drop();
+    },
+  };
 }

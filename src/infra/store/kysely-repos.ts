@@ -1,0 +1,117 @@
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema } from './schema.js';
+import type { Account, AccountRepository, Token, TokenRepository } from './store.js';
+
+/** The repositories both backends share: plain Kysely, the same SQL on SQLite and PostgreSQL. */
+
+export const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at'] as const;
+export const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'created_at', 'last_used_at', 'revoked_at'] as const;
+
+export function asAccount(row: Record<string, unknown>): Account {
+  return {
+    id: Number(row.id),
+    name: row.name as string,
+    email: row.email as string,
+    plan: row.plan as string,
+    status: row.status as Account['status'],
+    created_at: row.created_at as string,
+  };
+}
+
+/** `onWrite` runs before every change, so a backend can drop what it cached. */
+export function kyselyAccounts(db: Kysely<DatabaseSchema>, onWrite: () => void = () => {}): AccountRepository {
+  return {
+    async create(account) {
+      const row = await db.insertInto('accounts').values({ ...account, status: 'active' }).returning(ACCOUNT_COLUMNS).executeTakeFirstOrThrow();
+      return asAccount(row);
+    },
+    async findById(id) {
+      const row = await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('id', '=', id).executeTakeFirst();
+      return row && asAccount(row);
+    },
+    async findByEmail(email) {
+      const row = await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('email', '=', email).executeTakeFirst();
+      return row && asAccount(row);
+    },
+    async list() {
+      return (await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).orderBy('id').execute()).map(asAccount);
+    },
+    async count() {
+      const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    async update(id, changes) {
+      onWrite();
+      const row = await db.updateTable('accounts').set(changes).where('id', '=', id).returning(ACCOUNT_COLUMNS).executeTakeFirst();
+      return row && asAccount(row);
+    },
+  };
+}
+
+export function asToken(row: Record<string, unknown>): Token {
+  return {
+    id: Number(row.id),
+    account_id: Number(row.account_id),
+    label: row.label as string,
+    created_at: row.created_at as string,
+    last_used_at: (row.last_used_at as string | null) ?? null,
+    revoked_at: (row.revoked_at as string | null) ?? null,
+  };
+}
+
+/** Everything but the hot path (findByHash) and touch, which each backend does its own way. */
+export function kyselyTokens(db: Kysely<DatabaseSchema>, onWrite: () => void = () => {}): Omit<TokenRepository, 'findByHash' | 'touch'> {
+  return {
+    async create(token) {
+      return asToken(await db.insertInto('tokens').values(token).returning(TOKEN_COLUMNS).executeTakeFirstOrThrow());
+    },
+    async findById(id) {
+      const row = await db.selectFrom('tokens').select(TOKEN_COLUMNS).where('id', '=', id).executeTakeFirst();
+      return row && asToken(row);
+    },
+    async listByAccount(accountId) {
+      return (await db.selectFrom('tokens').select(TOKEN_COLUMNS).where('account_id', '=', accountId).orderBy('id').execute()).map(asToken);
+    },
+    async revoke(id, at) {
+      onWrite();
+      const row = await db
+        .updateTable('tokens')
+        .set({ revoked_at: at })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returning(TOKEN_COLUMNS)
+        .executeTakeFirst();
+      return row && asToken(row);
+    },
+  };
+}
+
+/** last_used_at is informational: updates are collected and written in one go now and then. */
+export class TouchBuffer {
+  private readonly pending = new Map<number, string>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly write: (touches: Array<[number, string]>) => Promise<void> | void,
+    flushMs: number,
+  ) {
+    this.timer = setInterval(() => void this.flush(), flushMs);
+    this.timer.unref();
+  }
+
+  touch(id: number, at: string): void {
+    this.pending.set(id, at);
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const touches = [...this.pending];
+    this.pending.clear();
+    await this.write(touches);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}

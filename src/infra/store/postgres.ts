@@ -1,0 +1,134 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyTokens } from './kysely-repos.js';
+import { migrate } from './migrations.js';
+import type { DatabaseSchema } from './schema.js';
+import type { Store, TokenRepository, UsageRepository, UsageRow } from './store.js';
+import { aggregateUsage } from './usage-aggregate.js';
+
+/** Connections one server instance keeps to PostgreSQL. */
+export const PG_POOL_SIZE = 10;
+/** How often batched last_used_at updates reach the database. */
+export const PG_TOKEN_TOUCH_FLUSH_MS = 5_000;
+
+export interface PostgresStore extends Store {
+  readonly db: Kysely<DatabaseSchema>;
+}
+
+/**
+ * The PostgreSQL store: the same interface and migrations as SQLite, for several instances
+ * sharing one database. Authentication is not cached here: another instance or the CLI may
+ * revoke a token at any moment, and the indexed lookup is what makes that immediate.
+ * `schema` (tests) puts every table in its own schema.
+ */
+export async function openPostgresStore(url: string, opts: { schema?: string } = {}): Promise<PostgresStore> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: PG_POOL_SIZE,
+    ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+  });
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
+  await migrate(db, 'postgres');
+
+  const touches = new TouchBuffer(async (batch) => {
+    await db.transaction().execute(async (trx) => {
+      for (const [id, at] of batch) await trx.updateTable('tokens').set({ last_used_at: at }).where('id', '=', id).execute();
+    });
+  }, PG_TOKEN_TOUCH_FLUSH_MS);
+
+  const tokens: TokenRepository = {
+    ...kyselyTokens(db),
+    async findByHash(hash) {
+      const r = await db
+        .selectFrom('tokens as t')
+        .innerJoin('accounts as a', 'a.id', 't.account_id')
+        .select([
+          't.id as t_id',
+          't.account_id',
+          't.label',
+          't.created_at as t_created_at',
+          't.last_used_at',
+          't.revoked_at',
+          'a.id',
+          'a.name',
+          'a.email',
+          'a.plan',
+          'a.status',
+          'a.created_at',
+        ])
+        .where('t.hash', '=', hash)
+        .executeTakeFirst();
+      if (!r) return undefined;
+      return { token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }), account: asAccount(r) };
+    },
+    touch(id, at) {
+      touches.touch(id, at);
+    },
+  };
+
+  const usage: UsageRepository = {
+    async record(records) {
+      const rows = aggregateUsage(records);
+      if (rows.length === 0) return;
+      // One statement for the whole batch; the conflict clause adds to the existing aggregate.
+      await db
+        .insertInto('usage_daily')
+        .values(rows)
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'day', 'endpoint']).doUpdateSet({
+            requests: sql`usage_daily.requests + excluded.requests`,
+            successful: sql`usage_daily.successful + excluded.successful`,
+            failed: sql`usage_daily.failed + excluded.failed`,
+            rate_limited: sql`usage_daily.rate_limited + excluded.rate_limited`,
+            total_ms: sql`usage_daily.total_ms + excluded.total_ms`,
+          }),
+        )
+        .execute();
+    },
+    async rows(accountId, fromDay, toDay) {
+      const rows = await db
+        .selectFrom('usage_daily')
+        .select(['day', 'endpoint', 'requests', 'successful', 'failed', 'rate_limited', 'total_ms'])
+        .where('account_id', '=', accountId)
+        .where('day', '>=', fromDay)
+        .where('day', '<=', toDay)
+        .orderBy('day')
+        .orderBy('endpoint')
+        .execute();
+      return rows.map((r): UsageRow => ({
+        day: r.day,
+        endpoint: r.endpoint,
+        requests: Number(r.requests),
+        successful: Number(r.successful),
+        failed: Number(r.failed),
+        rate_limited: Number(r.rate_limited),
+        total_ms: Number(r.total_ms),
+      }));
+    },
+    async callsOn(accountId, day) {
+      const row = await db
+        .selectFrom('usage_daily')
+        .select(sql<string>`coalesce(sum(successful + failed), 0)`.as('n'))
+        .where('account_id', '=', accountId)
+        .where('day', '=', day)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+
+  return {
+    kind: 'postgres',
+    db,
+    accounts: kyselyAccounts(db),
+    tokens,
+    usage,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await touches.close();
+      await db.destroy();
+    },
+  };
+}

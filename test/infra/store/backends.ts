@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openPostgresStore } from '../../../src/infra/store/postgres.js';
+import { openSqliteStore } from '../../../src/infra/store/sqlite.js';
+import type { Store } from '../../../src/infra/store/store.js';
+
+/** A database of each backend for the shared suites: a fresh one per call, removed by `drop`. */
+export interface Backend {
+  name: string;
+  /** Opens a store; a second call opens another connection to the same database. */
+  open(): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+let n = 0;
+
+export function sqliteBackend(): Backend {
+  const dir = mkdtempSync(join(tmpdir(), 'netdiag-store-'));
+  return {
+    name: 'sqlite',
+    open: () => openSqliteStore(join(dir, 'store.db')),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A schema of its own in TEST_DATABASE_URL, so parallel test files never see each other. */
+export function postgresBackend(url: string): Backend {
+  const schema = `nd_test_${process.pid}_${Date.now()}_${n++}`;
+  return {
+    name: 'postgres',
+    open: () => openPostgresStore(url, { schema }),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    },
+  };
+}

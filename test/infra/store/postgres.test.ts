@@ -1,0 +1,9 @@
+import { test } from 'node:test';
+import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
+import { storeSuite } from './suite.js';
+
+if (!TEST_DATABASE_URL) {
+  test('postgres store: skipped because TEST_DATABASE_URL is unset (.ci/run sets it)', { skip: 'TEST_DATABASE_URL is unset' }, () => {});
+} else {
+  storeSuite(() => postgresBackend(TEST_DATABASE_URL));
+}

@@ -1,0 +1,4 @@
+import { sqliteBackend } from './backends.js';
+import { storeSuite } from './suite.js';
+
+storeSuite(sqliteBackend);
