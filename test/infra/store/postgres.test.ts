@@ -5,5 +5,6 @@ import { storeSuite } from './suite.js';
 if (!TEST_DATABASE_URL) {
   test('postgres store: skipped because TEST_DATABASE_URL is unset (.ci/run sets it)', { skip: 'TEST_DATABASE_URL is unset' }, () => {});
 } else {
-  storeSuite(() => postgresBackend(TEST_DATABASE_URL));
+  const url = TEST_DATABASE_URL;
+  storeSuite(() => postgresBackend(url));
 }
