@@ -17,10 +17,17 @@ import { GroupCommitRecorder } from './infra/usage/group-commit.js';
 import { createDialer, type Dialer } from './infra/net/dialer.js';
 import { ipv6Routes } from './http/routes/ipv6.js';
 import { dnsRoutes } from './http/routes/dns.js';
+import { portRoutes } from './http/routes/ports.js';
+import { PortScanner } from './domain/ports/index.js';
 import { DnsLookupService } from './domain/dns/index.js';
 import { createWhoisService } from './domain/whois/index.js';
 import { createDnsClient, type DnsClient } from './infra/dns/index.js';
 import { healthRoutes } from './http/routes/health.js';
+import { proxyRoutes } from './http/routes/proxy.js';
+import { judgeRoutes } from './http/routes/judge.js';
+import { ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
+import { createGeoReader, type GeoReader } from './infra/geoip/index.js';
+import { ipRoutes } from './http/routes/ip.js';
 import { userRoutes } from './http/routes/user.js';
 import { ErrorBody } from './http/schemas/common.js';
 import { validatorCompiler } from './http/validation.js';
@@ -35,8 +42,21 @@ export interface AppDeps {
   dialer?: Dialer;
   /** Built from NETDIAG_DNS_SERVERS unless given. */
   dnsClient?: DnsClient;
+  /** GeoIP reader; built from NETDIAG_GEOIP_* (or the bundled data) unless given. */
+  geo?: GeoReader;
+  /** Shorter proxy-check timeouts (tests of the timeout paths). */
+  proxyTimeouts?: Partial<ProxyTimeouts>;
   /** pino options, or false for silence (tests). */
   logger?: boolean | { level: string };
+}
+
+/** What the OpenAPI document says about the GeoIP data: its build dates and the attribution its licences ask for. */
+function geoNotes(geo: GeoReader): string[] {
+  const { cityBuildDate, asnBuildDate, sources } = geo.info;
+  return [
+    `IP location data built ${cityBuildDate ?? 'n/a (not loaded yet)'}; ASN data built ${asnBuildDate ?? 'n/a (not loaded yet)'}.`,
+    ...sources,
+  ];
 }
 
 /** Builds the whole service around its collaborators; never listens (tests use inject or port 0). */
@@ -64,13 +84,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const recorder = new GroupCommitRecorder(deps.store.usage);
   const dialer = deps.dialer ?? createDialer(deps.config);
   const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);
+  const geo = deps.geo ?? createGeoReader({ cityDb: deps.config.geoipCityDb, asnDb: deps.config.geoipAsnDb });
+  const proxy = new ProxyChecker({
+    dialer,
+    judgeUrl: deps.config.judgeUrl,
+    sslTarget: deps.config.sslCheckTarget,
+    geo,
+    ...(deps.proxyTimeouts ? { timeouts: deps.proxyTimeouts } : {}),
+  });
   const routeDeps: RouteDeps = {
     config: deps.config,
     accounts,
     usage: new UsageService(deps.store.usage),
     dialer,
     dns: new DnsLookupService({ client: dnsClient }),
+    proxy,
+    geo,
     whois: createWhoisService(deps.config, dialer),
+    ports: new PortScanner({ dialer }),
+    ip: { geo, dns: dnsClient, dnsblZones: deps.config.dnsblZones },
   };
   // Pending usage records reach the store before whoever owns it closes it.
   app.addHook('onClose', async () => {
@@ -82,15 +114,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerAccess(app, { accounts, limiter, clock });
   registerUsageRecording(app, recorder);
-  await registerOpenApi(app);
+  await registerOpenApi(app, { dataNotes: geoNotes(geo) });
 
   await app.register(async (api) => {
     await userRoutes(api, routeDeps);
     await usageRoutes(api, routeDeps);
     await ipv6Routes(api, routeDeps);
     await dnsRoutes(api, routeDeps);
+    await ipRoutes(api, routeDeps);
+    await proxyRoutes(api, routeDeps);
+    await portRoutes(api, routeDeps);
   }, { prefix: API_PREFIX });
   await healthRoutes(app, deps.store);
+  await judgeRoutes(app, routeDeps);
 
   return app;
 }

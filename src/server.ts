@@ -4,6 +4,8 @@ import type { Config } from './config.js';
 import { AccountService } from './domain/accounts/service.js';
 import { openStore } from './infra/store/index.js';
 import { createRateLimiter } from './infra/ratelimit/index.js';
+import { createGeoReader } from './infra/geoip/index.js';
+import { performance } from 'node:perf_hooks';
 
 /** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -12,7 +14,13 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const store = await openStore(config.databaseUrl);
   const limiter = createRateLimiter(config.redisUrl);
-  const app = await buildApp({ config, store, limiter });
+  // The GeoIP data is read before the first request, so no lookup waits for it.
+  const geo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
+  const geoStart = performance.now();
+  await geo.load();
+  const geoLoadMs = Math.round(performance.now() - geoStart);
+  const app = await buildApp({ config, store, limiter, geo });
+  app.log.info({ ms: geoLoadMs, cityBuildDate: geo.info.cityBuildDate, asnBuildDate: geo.info.asnBuildDate }, 'GeoIP data loaded');
   // After app.close(): its own onClose hooks (pending usage records) must reach the store first.
   const closeAll = async () => {
     await app.close();

@@ -1,0 +1,34 @@
+/**
+ * Every default and bound of the port scanner (API.md, "Port scanner").
+ * Socket budgets sit under the dialer's own (infra/net/defaults.ts), which they share with
+ * every other tool.
+ */
+
+/** Default connect timeout of POST /port/scan, seconds. */
+export const SCAN_DEFAULT_TIMEOUT_S = 5;
+
+/** Default connect timeout per port of /port/scan-range and /port/scan-common, seconds. */
+export const RANGE_DEFAULT_TIMEOUT_S = 3;
+
+export const MIN_TIMEOUT_S = 1;
+export const MAX_TIMEOUT_S = 30;
+
+export const MIN_PORT = 1;
+export const MAX_PORT = 65_535;
+
+/** Entries accepted in `ports` (before duplicates are removed). */
+export const MAX_PORTS_PER_SCAN = 1_000;
+
+/**
+ * Connects one scan keeps in flight. 1000 silent ports at the shortest timeout then take two
+ * rounds of one second, which is what lets them finish in under three. The dialer caps any
+ * per-request limiter at MAX_PER_REQUEST_SOCKETS (512) anyway.
+ */
+export const SCAN_CONCURRENCY = 512;
+
+/**
+ * Connects all scans together keep in flight. Below the dialer's global budget (1024), so
+ * however many slow scans run, proxy checks, WHOIS and IPv6 tests still find sockets, and
+ * the process stays far from its descriptor limit.
+ */
+export const SCANS_GLOBAL_SOCKETS = 768;

@@ -1,0 +1,210 @@
+import { setMaxListeners } from 'node:events';
+import type net from 'node:net';
+import { ValidationError } from '../../errors.js';
+import { ConnectionLimiter, DialError, ResolveError, type CheckedAddress, type Dialer } from '../../infra/net/dialer.js';
+import {
+  MAX_PORT,
+  MAX_PORTS_PER_SCAN,
+  MAX_TIMEOUT_S,
+  MIN_PORT,
+  MIN_TIMEOUT_S,
+  SCAN_CONCURRENCY,
+  SCANS_GLOBAL_SOCKETS,
+} from './defaults.js';
+import { serviceName } from './services.js';
+
+/**
+ * A TCP connect scan (nmap -sT) over the policy dialer: a port is `open` when the handshake
+ * completes, `closed` when the host refuses it, `filtered` when nothing answers within the
+ * timeout or the host is unreachable.
+ */
+
+export type PortState = 'open' | 'closed' | 'filtered';
+
+export interface PortResult {
+  /** The host as the caller wrote it (trimmed). */
+  host: string;
+  /** The address every port was scanned on; null when the host did not resolve. */
+  ip: string | null;
+  port: number;
+  open: boolean;
+  state: PortState;
+  /** IANA's service name for the port, or null. */
+  service: string | null;
+  /** ms (two decimals) from the connect to its answer, or to the timeout; null when nothing was sent. */
+  response_time: number | null;
+  /** Why the state: `connected`, `connection refused`, `no answer within 3 s`, `host unreachable`, a DNS failure, … */
+  reason: string;
+}
+
+export interface ScanOptions {
+  /** Connect timeout per port. */
+  timeoutMs: number;
+  /** Ends the scan early: queued ports are never dialled and the scan rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export type ScanDialer = Pick<Dialer, 'resolve' | 'dial' | 'limiter'>;
+
+export interface PortScannerOptions {
+  /** Connects one scan keeps in flight. */
+  concurrency?: number;
+  /** Connects all scans of this scanner keep in flight together. */
+  globalSockets?: number;
+}
+
+const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
+/** No answer, or an answer that says the port cannot be reached: nmap calls all of these filtered. */
+const FILTERED = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EACCES', 'EPERM']);
+
+const ignore = (): void => undefined;
+
+/** Validates `ports` and returns them without duplicates, in ascending order. */
+export function normalizePorts(ports: readonly number[], field = 'ports'): number[] {
+  if (!Array.isArray(ports)) throw new ValidationError(field, 'must be an array');
+  if (ports.length === 0) throw new ValidationError(field, 'at least 1 entry');
+  if (ports.length > MAX_PORTS_PER_SCAN) throw new ValidationError(field, `at most ${MAX_PORTS_PER_SCAN} entries`);
+  ports.forEach((port, i) => {
+    if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
+      throw new ValidationError(`${field}[${i}]`, `must be an integer ${MIN_PORT}-${MAX_PORT}`);
+    }
+  });
+  return [...new Set(ports)].sort((a, b) => a - b);
+}
+
+function checkTimeout(timeoutMs: number): void {
+  if (!Number.isFinite(timeoutMs) || timeoutMs < MIN_TIMEOUT_S * 1000 || timeoutMs > MAX_TIMEOUT_S * 1000) {
+    throw new ValidationError('timeout', `must be ${MIN_TIMEOUT_S}-${MAX_TIMEOUT_S} seconds`);
+  }
+}
+
+/**
+ * Connecting from port P to the same address's port P is a TCP "simultaneous open" with
+ * itself: it succeeds exactly when nothing listens there and the kernel happened to pick P
+ * as the ephemeral port. Scans of loopback hit it now and then; it is a closed port.
+ */
+function isSelfConnect(socket: net.Socket): boolean {
+  return socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress;
+}
+
+/**
+ * One scanner per server: its global limiter is what all requests share. Each scan resolves
+ * its host once and dials only that checked address.
+ */
+export class PortScanner {
+  readonly #dialer: ScanDialer;
+  readonly #concurrency: number;
+  readonly #global: ConnectionLimiter;
+
+  constructor(deps: { dialer: ScanDialer }, opts: PortScannerOptions = {}) {
+    this.#dialer = deps.dialer;
+    this.#concurrency = opts.concurrency ?? SCAN_CONCURRENCY;
+    this.#global = new ConnectionLimiter(opts.globalSockets ?? SCANS_GLOBAL_SOCKETS);
+  }
+
+  /** Connects in flight and waiting across all scans. */
+  get stats(): { active: number; waiting: number } {
+    return { active: this.#global.active, waiting: this.#global.waiting };
+  }
+
+  /** One port (POST /port/scan). Throws ValidationError (400) and TargetForbiddenError (403). */
+  async scanPort(host: string, port: number, opts: ScanOptions): Promise<PortResult> {
+    if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
+      throw new ValidationError('port', `must be an integer ${MIN_PORT}-${MAX_PORT}`);
+    }
+    const [result] = await this.#scan(host, [port], opts);
+    return result!;
+  }
+
+  /**
+   * Many ports, concurrently; one result per distinct port, sorted by port.
+   * Throws ValidationError (400) and TargetForbiddenError (403) before any connect.
+   */
+  async scanPorts(host: string, ports: readonly number[], opts: ScanOptions): Promise<PortResult[]> {
+    return this.#scan(host, normalizePorts(ports), opts);
+  }
+
+  async #scan(host: string, ports: number[], opts: ScanOptions): Promise<PortResult[]> {
+    checkTimeout(opts.timeoutMs);
+    let target;
+    try {
+      target = await this.#dialer.resolve(host, { field: 'host' });
+    } catch (err) {
+      // A name that does not resolve is the diagnosis, not a bad request: every port answers so.
+      if (!(err instanceof ResolveError)) throw err;
+      const shown = host.trim();
+      return ports.map((port) => ({ host: shown, ip: null, port, open: false, state: 'filtered', service: serviceName(port), response_time: null, reason: err.message }));
+    }
+    // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
+    const ip = target.addresses[0]!;
+    const perScan = this.#dialer.limiter(this.#concurrency);
+    // Without a caller's signal, none at all: an abort listener per queued port and per dial
+    // cost a 1000-port loopback scan some 10 ms of its 60 here.
+    if (!opts.signal) return Promise.all(ports.map((port) => this.#probe(target.target, ip, port, perScan, opts)));
+
+    // With one, every queued port listens to a signal of our own, so the caller's does not
+    // collect a thousand listeners (and Node's leak warning) per scan.
+    const outer = opts.signal;
+    const inner = new AbortController();
+    setMaxListeners(0, inner.signal);
+    const forward = (): void => inner.abort(outer.reason);
+    if (outer.aborted) forward();
+    else outer.addEventListener('abort', forward, { once: true });
+    try {
+      return await Promise.all(ports.map((port) => this.#probe(target.target, ip, port, perScan, { ...opts, signal: inner.signal })));
+    } finally {
+      outer.removeEventListener('abort', forward);
+    }
+  }
+
+  async #probe(host: string, ip: CheckedAddress, port: number, perScan: ConnectionLimiter, opts: ScanOptions): Promise<PortResult> {
+    const { signal, timeoutMs } = opts;
+    // This scan's cap first, then the shared one, so no scan holds a shared slot while it
+    // waits for its own.
+    const releaseScan = await perScan.acquire(signal);
+    let releaseGlobal: () => void;
+    try {
+      releaseGlobal = await this.#global.acquire(signal);
+    } catch (err) {
+      releaseScan();
+      throw err;
+    }
+    const result = (state: PortState, response_time: number, reason: string): PortResult => ({
+      host,
+      ip,
+      port,
+      open: state === 'open',
+      state,
+      service: serviceName(port),
+      response_time,
+      reason,
+    });
+    try {
+      const { socket, elapsedMs } = await this.#dialer.dial(ip, port, { timeoutMs, signal });
+      const self = isSelfConnect(socket);
+      socket.on('error', ignore);
+      // A reset instead of a FIN: no TIME_WAIT left behind per open port, and the far end
+      // drops the connection at once instead of waiting for us to talk.
+      socket.resetAndDestroy();
+      return self ? result('closed', elapsedMs, 'connection refused (nothing listening)') : result('open', elapsedMs, 'connected');
+    } catch (err) {
+      if (!(err instanceof DialError)) throw err;
+      if (err.code === 'ABORT_ERR') throw signal?.reason ?? err;
+      if (REFUSED.has(err.code)) return result('closed', err.elapsedMs, err.reason);
+      if (err.code === 'ETIMEDOUT') return result('filtered', err.elapsedMs, `no answer within ${timeoutMs / 1000} s`);
+      if (FILTERED.has(err.code)) return result('filtered', err.elapsedMs, err.reason);
+      // EADDRNOTAVAIL and unknown failures are this machine's trouble, not the port's state:
+      // a 500 the operator sees beats a port silently reported wrong.
+      throw err;
+    } finally {
+      releaseGlobal();
+      releaseScan();
+    }
+  }
+}
+
+/** "3 open, 995 closed, 2 filtered". */
+export function countStates(results: readonly PortResult[]): string {
+  const count = (s: PortState): number => results.filter((r) => r.state === s).length;
+  return `${count('open')} open, ${count('closed')} closed, ${count('filtered')} filtered`;
+}

@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { TargetForbiddenError } from '../../errors.js';
+import { ResolveError, type CheckedAddress, type ConnectionLimiter, type Dialer } from '../../infra/net/index.js';
+import { judgeAnonymity } from './anonymity.js';
+import {
+  PROXY_BULK_CONCURRENCY,
+  PROXY_BULK_SOCKETS,
+  PROXY_CONNECT_TIMEOUT_MS,
+  PROXY_PROTOCOL_TIMEOUT_MS,
+  PROXY_RESOLVE_CONCURRENCY,
+  PROXY_SINGLE_SOCKETS,
+  PROXY_SPEED_TIMEOUT_MS,
+  PROXY_SSL_TIMEOUT_MS,
+  PROXY_TRY_HEAD_START_MS,
+  SPEED_UPLOAD_BYTES,
+} from './defaults.js';
+import { detectProtocol, type Timeouts } from './detect.js';
+import { Judge } from './judge.js';
+import { defaultJudgeUrl, JudgeTarget, OwnAddresses } from './judge-client.js';
+import { locate } from './location.js';
+import { parseProxy } from './parse.js';
+import { measureSpeed } from './speed.js';
+import { checkSsl } from './ssl.js';
+import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
+import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyCheckResult, type ProxySpec } from './types.js';
+
+export interface ProxyCheckerOptions {
+  dialer: Pick<Dialer, 'resolve' | 'connect' | 'limiter'>;
+  /** NETDIAG_JUDGE_URL; unset: this server's own /judge, known once it listens. */
+  judgeUrl?: string | undefined;
+  /** NETDIAG_SSL_CHECK_TARGET. */
+  sslTarget: Destination;
+  geo?: GeoLookup | null;
+  timeouts?: Partial<Timeouts>;
+  judge?: Judge;
+  now?: () => Date;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  headStartMs: PROXY_TRY_HEAD_START_MS,
+  connectMs: PROXY_CONNECT_TIMEOUT_MS,
+  protocolMs: PROXY_PROTOCOL_TIMEOUT_MS,
+  sslMs: PROXY_SSL_TIMEOUT_MS,
+  speedMs: PROXY_SPEED_TIMEOUT_MS,
+};
+
+type Resolved = { address: CheckedAddress } | { error: string };
+
+/** Runs `fn` over `items` with at most `limit` at once; results keep the input order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * The proxy checker: parse, resolve through the target policy, detect the protocol with the
+ * judge, then (as asked) judge anonymity, check SSL, measure speed and locate the exit.
+ */
+export class ProxyChecker {
+  readonly judge: Judge;
+  readonly ownAddresses: OwnAddresses;
+  readonly #dialer: ProxyCheckerOptions['dialer'];
+  readonly #configuredJudge: string | undefined;
+  #judgeTarget: JudgeTarget | null;
+  readonly #sslTarget: Destination;
+  readonly #geo: GeoLookup | null;
+  readonly #timeouts: Timeouts;
+  readonly #now: () => Date;
+  readonly #upload = randomBytes(SPEED_UPLOAD_BYTES);
+
+  constructor(opts: ProxyCheckerOptions) {
+    this.#dialer = opts.dialer;
+    this.judge = opts.judge ?? new Judge();
+    this.#configuredJudge = opts.judgeUrl;
+    this.#judgeTarget = opts.judgeUrl ? new JudgeTarget(opts.judgeUrl) : null;
+    this.#sslTarget = opts.sslTarget;
+    this.#geo = opts.geo ?? null;
+    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+    this.#now = opts.now ?? (() => new Date());
+    this.ownAddresses = new OwnAddresses({ judge: () => this.#judgeTarget, nonces: this.judge });
+  }
+
+  get judgeUrl(): string | null {
+    return this.#judgeTarget?.url.href ?? null;
+  }
+
+  /** The server listens: its own /judge becomes the judge (unless configured), and it learns our address. */
+  listening(bound: { address: string; port: number }): Promise<void> {
+    if (!this.#configuredJudge) this.#judgeTarget = new JudgeTarget(defaultJudgeUrl(bound));
+    return this.ownAddresses.refresh();
+  }
+
+  async check(input: string, flags: CheckFlags = ALL_CHECKS): Promise<ProxyCheckResult> {
+    const spec = parseProxy(input, 'proxy');
+    const resolved = await this.#resolve(spec, 'proxy');
+    return this.#run(spec, resolved, flags, this.#dialer.limiter(PROXY_SINGLE_SOCKETS));
+  }
+
+  async checkBulk(inputs: readonly string[], flags: CheckFlags = ALL_CHECKS): Promise<ProxyCheckResult[]> {
+    const specs = inputs.map((input, i) => parseProxy(input, `proxies[${i}]`));
+    // Every proxy passes the target policy before any of them is sent a packet.
+    const resolved = await mapBounded(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
+    const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);
+    return mapBounded(specs, PROXY_BULK_CONCURRENCY, (spec, i) => this.#run(spec, resolved[i]!, flags, limiter));
+  }
+
+  async #resolve(spec: ProxySpec, field: string): Promise<Resolved> {
+    try {
+      const { addresses } = await this.#dialer.resolve(spec.host, { field });
+      return { address: addresses[0]! };
+    } catch (err) {
+      if (err instanceof ResolveError) return { error: `the proxy's host does not resolve (${err.code})` };
+      if (err instanceof TargetForbiddenError) throw err;
+      throw err;
+    }
+  }
+
+  async #run(spec: ProxySpec, resolved: Resolved, flags: CheckFlags, limiter: ConnectionLimiter): Promise<ProxyCheckResult> {
+    const checkedAt = this.#now().toISOString();
+    const result: ProxyCheckResult = {
+      proxy: spec.input,
+      status: 'failed',
+      protocol: null,
+      response_time: null,
+      ...(flags.anonymity ? { anonymity_level: null } : {}),
+      ...(flags.ssl ? { ssl_support: null } : {}),
+      ...(flags.location ? { location: null } : {}),
+      ...(flags.speed ? { speed: null } : {}),
+      exit_ip: null,
+      error: null,
+      checked_at: checkedAt,
+      host: spec.host,
+      port: spec.port,
+      checks: { protocol: { status: 'failed', error: null, time: 0, tried: [] } },
+    };
+    if ('error' in resolved) {
+      result.error = resolved.error;
+      result.checks.protocol.error = resolved.error;
+      return result;
+    }
+    const judge = this.#judgeTarget;
+    if (!judge) {
+      result.error = 'no judge to check against: the server is not listening yet and NETDIAG_JUDGE_URL is unset';
+      result.checks.protocol.error = result.error;
+      return result;
+    }
+
+    const ep = { dialer: this.#dialer, address: resolved.address, spec, limiter };
+    const started = performance.now();
+    const nonce = this.judge.issue();
+    const signal = new AbortController().signal;
+    try {
+      // Learning our own address (rarely needed) overlaps with the detection.
+      const own = flags.anonymity ? this.ownAddresses.get() : null;
+      const { result: detected, tried } = await detectProtocol(ep, judge, nonce, this.#timeouts, this.#timeouts.headStartMs, signal);
+      if (!detected.ok) {
+        const status = TIMEOUT_KINDS.has(detected.kind) ? 'timeout' : 'failed';
+        let error = detected.error;
+        if (detected.kind === 'relay' || detected.kind === 'relay_timeout') {
+          // A proxy that cannot reach the judge may be fine and the judge dead: say so when it is.
+          await (own ?? this.ownAddresses.get());
+          const judgeError = this.ownAddresses.error;
+          if (judgeError !== null) error += `; the judge ${judge.url.href} does not answer us directly either (${judgeError}): check NETDIAG_JUDGE_URL`;
+        }
+        await own;
+        result.status = status;
+        result.error = error;
+        result.checks.protocol = { status, error, time: Math.round((performance.now() - started) * 100) / 100, tried };
+        return result;
+      }
+      result.status = 'working';
+      result.protocol = detected.protocol;
+      result.response_time = detected.responseTime;
+      result.exit_ip = detected.echo.remote_address;
+      result.checks.protocol = { status: 'ok', error: null, time: detected.responseTime, tried };
+
+      const [ssl, speed, ownAddresses] = await Promise.all([
+        flags.ssl ? checkSsl(ep, detected.protocol, this.#sslTarget, this.#timeouts, signal) : null,
+        flags.speed ? measureSpeed(ep, detected.protocol, judge, nonce, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal) : null,
+        own,
+      ]);
+      if (ownAddresses) {
+        // Our side of the connection is ours too, but only once the public one is known.
+        const mine = new Set(ownAddresses);
+        if (mine.size > 0 && detected.localAddress) mine.add(detected.localAddress);
+        const verdict = judgeAnonymity(detected.echo, mine);
+        result.anonymity_level = verdict.level;
+        result.proxy_headers = verdict.headers;
+        result.checks.anonymity = { status: verdict.level ? 'ok' : 'failed', error: verdict.level ? null : verdict.reason, time: 0 };
+      }
+      if (ssl) {
+        result.ssl_support = ssl.supported;
+        result.checks.ssl = ssl.report;
+      }
+      if (speed) {
+        result.speed = speed.speed;
+        result.checks.speed = speed.report;
+      }
+      if (flags.location) result.location = locate(this.#geo, result.exit_ip);
+      return result;
+    } finally {
+      this.judge.revoke(nonce);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Every default, bound and timeout of the proxy checker, in one place.
+ * Each check has its own timeout, so one slow step yields `timeout` for that step instead of
+ * holding the whole request; the worst case of one check is roughly
+ * CONNECT + PROTOCOL + max(SSL, SPEED).
+ */
+
+/** TCP connect to the proxy itself. */
+export const PROXY_CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * After the TCP connect: the proxy handshake (CONNECT / SOCKS) plus the judge's answer relayed
+ * through it. The anonymity verdict is read from that same answer, so this bounds it too.
+ */
+export const PROXY_PROTOCOL_TIMEOUT_MS = 8_000;
+
+/**
+ * Protocol tries start one after another in order of preference; the next one starts when the
+ * previous failed or after this long without an answer. A proxy that answers quickly costs
+ * one connection; a slow one still has all four protocols tried in parallel after 3 × this.
+ */
+export const PROXY_TRY_HEAD_START_MS = 250;
+
+/** Tunnel to NETDIAG_SSL_CHECK_TARGET plus its TLS handshake, connect included. */
+export const PROXY_SSL_TIMEOUT_MS = 8_000;
+
+/** The whole speed test (download, then upload), connects included. */
+export const PROXY_SPEED_TIMEOUT_MS = 15_000;
+
+/** The direct request to our own judge that tells us our public address. */
+export const OWN_ADDRESS_TIMEOUT_MS = 5_000;
+
+/** A learned own address is asked again after this long (dynamic public addresses change). */
+export const OWN_ADDRESS_REFRESH_MS = 10 * 60_000;
+
+/** After a failed attempt to learn our own address, the next check tries again no sooner. */
+export const OWN_ADDRESS_RETRY_MS = 30_000;
+
+/**
+ * A judge nonce lives while its check runs and is revoked when the check ends; this only
+ * bounds a nonce whose check somehow never finished. Longer than the worst case above.
+ */
+export const JUDGE_NONCE_TTL_MS = 60_000;
+
+/** Nonces alive at once; the oldest go first beyond this, so the judge cannot be used to fill memory. */
+export const JUDGE_MAX_NONCES = 10_000;
+
+/**
+ * Bytes the judge serves for the download half of the speed test: 0.2 s at 10 Mbps, enough to
+ * get past TCP slow start on a typical proxy without making a bulk of 100 move 100× a lot.
+ */
+export const SPEED_DOWNLOAD_BYTES = 256 * 1024;
+
+/** Bytes sent to the judge for the upload half (under the 1 MiB body limit). */
+export const SPEED_UPLOAD_BYTES = 128 * 1024;
+
+/** Largest judge echo we read; a real one is a few hundred bytes. */
+export const MAX_ECHO_BYTES = 64 * 1024;
+
+/** `proxies` in one bulk request (the specification's bound). */
+export const PROXY_BULK_MAX = 100;
+
+/**
+ * Checks running at once in one bulk request. Equal to PROXY_BULK_MAX so 100 proxies take about
+ * as long as the slowest one; sockets are bounded separately below.
+ */
+export const PROXY_BULK_CONCURRENCY = 100;
+
+/**
+ * Sockets one bulk request may hold at once (up to four protocol tries per proxy, then the
+ * ssl and speed connections); capped again by the dialer's per-request maximum.
+ */
+export const PROXY_BULK_SOCKETS = 400;
+
+/** Sockets one single check may hold at once (four parallel protocol tries). */
+export const PROXY_SINGLE_SOCKETS = 4;
+
+/** Proxy hosts resolved at once before a bulk check starts. */
+export const PROXY_RESOLVE_CONCURRENCY = 20;
+
+/** Longest proxy string accepted (host 253 + port + two 255-byte credentials + separators). */
+export const MAX_PROXY_INPUT_LENGTH = 800;
+
+/** SOCKS5 (RFC 1929) allows 1-255 bytes for each; the same bound is used for HTTP Basic. */
+export const MAX_CREDENTIAL_BYTES = 255;
+
+/** Sent to the judge; a fixed, honest User-Agent that carries no address. */
+export const CHECK_USER_AGENT = 'netdiag-proxy-check/1.0';

@@ -1,0 +1,186 @@
+import type { Duplex } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { CHECK_USER_AGENT, MAX_ECHO_BYTES } from './defaults.js';
+import { ExchangeError, exchange } from './exchange.js';
+import { parseEcho, type JudgeTarget } from './judge-client.js';
+import { dialProxy, FAIL_RANK, httpRefusal, openTunnel, ProxyStepError, proxyAuthorization, tlsHandshake, type FailKind, type ProxyEndpoint } from './tunnel.js';
+import { PROTOCOL_PREFERENCE, type JudgeEcho, type ProxyProtocol } from './types.js';
+
+/**
+ * Protocol detection: each candidate protocol asks the judge for this check's nonce through the
+ * proxy; it works when the judge's echo comes back. Candidates run in parallel, and the first
+ * in the order of preference that works is the answer (a better one still running is waited
+ * for; worse ones are cancelled). The echo of the winner is what anonymity is judged from.
+ */
+
+export interface Timeouts {
+  /** Head start of each protocol try over the next (PROXY_TRY_HEAD_START_MS). */
+  headStartMs: number;
+  connectMs: number;
+  protocolMs: number;
+  sslMs: number;
+  speedMs: number;
+}
+
+export interface Detected {
+  ok: true;
+  protocol: ProxyProtocol;
+  echo: JudgeEcho;
+  /** ms: connect + handshake + the judge's answer. */
+  responseTime: number;
+  /** Our side of the connection to the proxy (an address of ours the proxy saw). */
+  localAddress: string | null;
+}
+
+export interface NotDetected {
+  ok: false;
+  kind: FailKind;
+  error: string;
+}
+
+export type TryOutcome = Detected | (NotDetected & { protocol: ProxyProtocol });
+
+const round2 = (ms: number): number => Math.round(ms * 100) / 100;
+
+/** Abort reasons made once: a reason-less abort() builds a DOMException (with a stack) every time. */
+const FINISHED = Object.freeze({ reason: 'finished' });
+const SUPERSEDED = Object.freeze({ reason: 'a more preferred protocol works' });
+
+export function judgeHeaders(judge: JudgeTarget): Record<string, string> {
+  return { host: judge.authority, 'user-agent': CHECK_USER_AGENT, accept: 'application/json' };
+}
+
+/** A channel to the judge through the proxy: the proxy socket itself (http) or a tunnel. */
+export async function judgeChannel(
+  socket: import('node:net').Socket,
+  ep: ProxyEndpoint,
+  protocol: ProxyProtocol,
+  judge: JudgeTarget,
+  signal: AbortSignal,
+): Promise<{ channel: Duplex; path: (nonce: string, suffix?: string) => string; extraHeaders: Record<string, string> }> {
+  if (protocol === 'http') {
+    return { channel: socket, path: (n, s) => judge.absolute(n, s), extraHeaders: proxyAuthorization(ep.spec) };
+  }
+  let channel = await openTunnel(socket, ep, protocol, { host: judge.host, port: judge.port }, signal);
+  if (judge.tls) channel = await tlsHandshake(channel, judge.host, true, signal);
+  return { channel, path: (n, s) => judge.path(n, s), extraHeaders: {} };
+}
+
+/** One protocol, one connection: does the judge's echo come back through it? */
+export async function tryProtocol(
+  ep: ProxyEndpoint,
+  protocol: ProxyProtocol,
+  judge: JudgeTarget,
+  nonce: string,
+  timeouts: Timeouts,
+  outer: AbortSignal,
+): Promise<TryOutcome> {
+  const started = performance.now();
+  const ac = new AbortController();
+  const onOuter = (): void => ac.abort();
+  outer.addEventListener('abort', onOuter, { once: true });
+  let socket: import('node:net').Socket | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  // Where we were when time ran out tells silence apart from a proxy that could not reach the judge.
+  let stage: 'handshake' | 'relay' = 'handshake';
+  try {
+    socket = await dialProxy(ep, timeouts.connectMs, ac.signal);
+    timer = setTimeout(() => ac.abort(), timeouts.protocolMs);
+    const localAddress = socket.localAddress ?? null;
+    const { channel, path, extraHeaders } = await judgeChannel(socket, ep, protocol, judge, ac.signal);
+    stage = 'relay';
+    const res = await exchange(channel, {
+      method: 'GET',
+      path: path(nonce),
+      headers: { ...judgeHeaders(judge), ...extraHeaders },
+      signal: ac.signal,
+      keepBytes: MAX_ECHO_BYTES,
+    });
+    const echo = res.status === 200 ? parseEcho(res.body, nonce) : null;
+    if (echo) return { ok: true, protocol, echo, responseTime: round2(performance.now() - started), localAddress };
+    if (protocol === 'http') {
+      // A 5xx from an HTTP proxy is its way of saying it could not reach the judge.
+      if (res.status === 407 || res.status >= 500) throw httpRefusal(ep.spec, res.status, 'relay our request to the judge');
+      throw new ProxyStepError('protocol', `answered HTTP ${res.status} itself instead of relaying to the judge`);
+    }
+    throw new ProxyStepError('relay', `the tunnel led to something that is not our judge (HTTP ${res.status})`);
+  } catch (err) {
+    if (err instanceof ProxyStepError && err.kind.startsWith('connect')) return { ok: false, protocol, kind: err.kind, error: err.message };
+    if (ac.signal.aborted) {
+      if (outer.aborted) return { ok: false, protocol, kind: 'timeout', error: 'cancelled' };
+      // For an HTTP proxy, bytes read mean it started answering: it was reaching the judge.
+      const relaying = stage === 'relay' && (protocol !== 'http' || (socket?.bytesRead ?? 0) > 0);
+      return relaying
+        ? { ok: false, protocol, kind: 'relay_timeout', error: `the proxy accepted the request but the judge's answer did not come back within ${timeouts.protocolMs} ms` }
+        : { ok: false, protocol, kind: 'timeout', error: `the proxy accepted the connection but did not answer within ${timeouts.protocolMs} ms` };
+    }
+    if (err instanceof ProxyStepError) return { ok: false, protocol, kind: err.kind, error: err.message };
+    if (err instanceof ExchangeError) {
+      // Through an established tunnel, a hang-up is the proxy failing to relay, not a wrong protocol.
+      return { ok: false, protocol, kind: protocol === 'http' ? 'protocol' : 'relay', error: err.message };
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    outer.removeEventListener('abort', onOuter);
+    ac.abort(FINISHED);
+    socket?.destroy();
+  }
+}
+
+/**
+ * Tries the candidates in order of preference, each with a head start: the next one starts when
+ * the previous failed or has had `headStartMs` without an answer, so a quick proxy costs one
+ * connection and a slow or silent one still has every protocol tried in about the same time.
+ * Resolves the most preferred working one, or the most telling failure.
+ */
+export async function detectProtocol(
+  ep: ProxyEndpoint,
+  judge: JudgeTarget,
+  nonce: string,
+  timeouts: Timeouts,
+  headStartMs: number,
+  signal: AbortSignal,
+): Promise<{ result: Detected | NotDetected; tried: ProxyProtocol[] }> {
+  const candidates = ep.spec.protocol ? [ep.spec.protocol] : [...PROTOCOL_PREFERENCE];
+  const cancel = new AbortController();
+  const onOuter = (): void => cancel.abort();
+  signal.addEventListener('abort', onOuter, { once: true });
+  const tried: ProxyProtocol[] = [];
+  try {
+    const outcomes: Array<TryOutcome | undefined> = [];
+    // Once a working protocol has only failed ones before it, nothing else can beat it.
+    const settle = (): void => {
+      const first = candidates.findIndex((_, i) => outcomes[i] === undefined || outcomes[i]!.ok);
+      if (first >= 0 && outcomes[first]?.ok) cancel.abort(SUPERSEDED);
+    };
+    const runs: Array<Promise<void>> = [];
+    for (const [i, protocol] of candidates.entries()) {
+      if (cancel.signal.aborted) break;
+      tried.push(protocol);
+      const run = tryProtocol(ep, protocol, judge, nonce, timeouts, cancel.signal).then((o) => {
+        outcomes[i] = o;
+        settle();
+      });
+      runs.push(run);
+      if (i < candidates.length - 1) {
+        let timer: NodeJS.Timeout | undefined;
+        const headStart = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, headStartMs);
+          cancel.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        await Promise.race([run, headStart]);
+        clearTimeout(timer);
+      }
+    }
+    await Promise.all(runs);
+    const winner = outcomes.find((o): o is Detected => o !== undefined && o.ok);
+    if (winner) return { result: winner, tried };
+    const failures = outcomes.filter((o): o is NotDetected & { protocol: ProxyProtocol } => o !== undefined && !o.ok && o.error !== 'cancelled');
+    failures.sort((a, b) => FAIL_RANK[b.kind] - FAIL_RANK[a.kind]);
+    const best = failures[0] ?? { kind: 'timeout' as const, error: 'the check was cancelled' };
+    return { result: { ok: false, kind: best.kind, error: best.error }, tried };
+  } finally {
+    signal.removeEventListener('abort', onOuter);
+  }
+}

@@ -1,0 +1,9 @@
+/** The proxy checker: input forms, protocol detection, judge, anonymity, ssl, speed, location, bulk. */
+export { ProxyChecker, DEFAULT_TIMEOUTS, type ProxyCheckerOptions } from './checker.js';
+export { Judge, normalizeAddress } from './judge.js';
+export { JudgeTarget, OwnAddresses, defaultJudgeUrl, parseEcho } from './judge-client.js';
+export { judgeAnonymity, addressesIn, announcesProxy, type AnonymityVerdict } from './anonymity.js';
+export { parseProxy, hostPortText } from './parse.js';
+export type { Timeouts } from './detect.js';
+export * from './defaults.js';
+export * from './types.js';

@@ -1,0 +1,177 @@
+import ipaddr from 'ipaddr.js';
+import http from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
+import { MAX_ECHO_BYTES, OWN_ADDRESS_REFRESH_MS, OWN_ADDRESS_RETRY_MS, OWN_ADDRESS_TIMEOUT_MS } from './defaults.js';
+import { normalizeAddress, type Judge } from './judge.js';
+import type { JudgeEcho } from './types.js';
+
+/** Where proxies are sent: NETDIAG_JUDGE_URL, or this server's own /judge once it listens. */
+export class JudgeTarget {
+  readonly url: URL;
+  /** Hostname or address, IPv6 without brackets. */
+  readonly host: string;
+  readonly port: number;
+  readonly tls: boolean;
+  readonly #base: string;
+
+  constructor(url: string) {
+    this.url = new URL(url);
+    if (this.url.protocol !== 'http:' && this.url.protocol !== 'https:') throw new TypeError(`judge URL must be http(s), got ${url}`);
+    this.tls = this.url.protocol === 'https:';
+    this.host = this.url.hostname.replace(/^\[|\]$/g, '');
+    this.port = this.url.port ? Number(this.url.port) : this.tls ? 443 : 80;
+    this.#base = this.url.pathname.replace(/\/+$/, '');
+  }
+
+  /** `Host` header value. */
+  get authority(): string {
+    return this.url.host;
+  }
+
+  /** Origin-form path of a judge resource for one nonce (`suffix` '' | '/download' | '/upload'). */
+  path(nonce: string, suffix = ''): string {
+    return `${this.#base}/${nonce}${suffix}`;
+  }
+
+  /** Absolute-form, as an HTTP proxy is asked. */
+  absolute(nonce: string, suffix = ''): string {
+    return `${this.url.protocol}//${this.url.host}${this.path(nonce, suffix)}`;
+  }
+}
+
+/**
+ * The judge URL of a server listening on `bound`: a wildcard listener is reached by its first
+ * public interface address, else its first non-internal one, else loopback. Operators behind
+ * NAT or a reverse proxy set NETDIAG_JUDGE_URL instead.
+ */
+export function defaultJudgeUrl(bound: { address: string; port: number }, interfaces = os.networkInterfaces()): string {
+  let host = bound.address;
+  if (host === '0.0.0.0' || host === '::') {
+    const all = Object.values(interfaces).flatMap((list) => list ?? []);
+    const external = all.filter((i) => !i.internal && (i.family === 'IPv4' || host === '::') && !i.address.startsWith('fe80'));
+    const isPublic = (a: string): boolean => ipaddr.isValid(a) && ipaddr.process(a).range() === 'unicast';
+    host = (external.find((i) => isPublic(i.address)) ?? external[0])?.address ?? (host === '::' ? '::1' : '127.0.0.1');
+  }
+  host = normalizeAddress(host);
+  return `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/judge`;
+}
+
+/** A judge answer for this nonce, or null when the body is not one. */
+export function parseEcho(body: Buffer, nonce: string): JudgeEcho | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const v = value as Record<string, unknown>;
+  if (v.nonce !== nonce || typeof v.remote_address !== 'string' || typeof v.method !== 'string' || !Array.isArray(v.headers)) return null;
+  const headers = v.headers.filter(
+    (h): h is [string, string] => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string',
+  );
+  return { nonce, remote_address: v.remote_address, method: v.method, headers };
+}
+
+/** A direct (no proxy) GET of the judge; the judge URL is the operator's, not a user's target. */
+function directEcho(judge: JudgeTarget, nonce: string, timeoutMs: number): Promise<JudgeEcho> {
+  return new Promise((resolve, reject) => {
+    const get = judge.tls ? https.get : http.get;
+    const req = get(judge.absolute(nonce), { agent: false, timeout: timeoutMs, headers: { accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= MAX_ECHO_BYTES) chunks.push(c);
+      });
+      res.on('end', () => {
+        const echo = res.statusCode === 200 ? parseEcho(Buffer.concat(chunks), nonce) : null;
+        if (echo) resolve(echo);
+        else reject(new Error(`the judge answered HTTP ${res.statusCode} without an echo`));
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer from the judge within ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * Our own public address(es), as our judge sees us when we call it directly. Learned when the
+ * server starts listening and refreshed now and then; while unknown, `get()` tries again
+ * (not more often than OWN_ADDRESS_RETRY_MS) and otherwise returns an empty set, which keeps
+ * every verdict away from `transparent` rather than guessing.
+ */
+export class OwnAddresses {
+  #known = new Set<string>();
+  #learnedAt = -Infinity;
+  #triedAt = -Infinity;
+  #pending: Promise<void> | null = null;
+  #lastError: string | null = 'not learned yet';
+  readonly #judge: () => JudgeTarget | null;
+  readonly #nonces: Pick<Judge, 'issue' | 'revoke'>;
+  readonly #timeoutMs: number;
+  readonly #now: () => number;
+  /** Addresses from configuration or tests, always included. */
+  readonly #fixed: ReadonlySet<string>;
+
+  constructor(opts: {
+    judge: () => JudgeTarget | null;
+    nonces: Pick<Judge, 'issue' | 'revoke'>;
+    timeoutMs?: number;
+    now?: () => number;
+    fixed?: Iterable<string>;
+  }) {
+    this.#judge = opts.judge;
+    this.#nonces = opts.nonces;
+    this.#timeoutMs = opts.timeoutMs ?? OWN_ADDRESS_TIMEOUT_MS;
+    this.#now = opts.now ?? Date.now;
+    this.#fixed = new Set([...(opts.fixed ?? [])].map(normalizeAddress));
+  }
+
+  /** Why the address is unknown, or null when it is known. */
+  get error(): string | null {
+    return this.known.size > 0 ? null : this.#lastError;
+  }
+
+  get known(): ReadonlySet<string> {
+    return new Set([...this.#fixed, ...this.#known]);
+  }
+
+  /** Asks the judge now (deduplicated with a request already in flight). */
+  refresh(): Promise<void> {
+    if (this.#pending) return this.#pending;
+    const judge = this.#judge();
+    if (!judge) {
+      this.#lastError = 'no judge URL yet (the server is not listening and NETDIAG_JUDGE_URL is unset)';
+      return Promise.resolve();
+    }
+    this.#triedAt = this.#now();
+    const nonce = this.#nonces.issue();
+    this.#pending = directEcho(judge, nonce, this.#timeoutMs)
+      .then((echo) => {
+        this.#known = new Set([normalizeAddress(echo.remote_address)]);
+        this.#learnedAt = this.#now();
+        this.#lastError = null;
+      })
+      .catch((err: unknown) => {
+        this.#lastError = `our own address could not be learned from the judge: ${err instanceof Error ? err.message : String(err)}`;
+      })
+      .finally(() => {
+        this.#nonces.revoke(nonce);
+        this.#pending = null;
+      });
+    return this.#pending;
+  }
+
+  /** The known addresses, learning them first when unknown or stale. */
+  async get(): Promise<ReadonlySet<string>> {
+    const now = this.#now();
+    if (this.#pending) await this.#pending;
+    else if (this.#known.size === 0 ? now - this.#triedAt >= OWN_ADDRESS_RETRY_MS : now - this.#learnedAt >= OWN_ADDRESS_REFRESH_MS) {
+      await this.refresh();
+    }
+    return this.known;
+  }
+}

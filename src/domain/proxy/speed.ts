@@ -1,0 +1,88 @@
+import { performance } from 'node:perf_hooks';
+import { judgeChannel, judgeHeaders, type Timeouts } from './detect.js';
+import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
+import type { JudgeTarget } from './judge-client.js';
+import { dialProxy, ProxyStepError, TIMEOUT_KINDS, type ProxyEndpoint } from './tunnel.js';
+import type { ProxyProtocol, ProxySpeed, StepReport } from './types.js';
+
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+/** Mbps of `bytes` moved in `ms`; a floor of 0.01 ms keeps loopback from dividing by zero. */
+export function mbps(bytes: number, ms: number): string {
+  return `${round2((bytes * 8) / (Math.max(ms, 0.01) / 1000) / 1e6)} Mbps`;
+}
+
+/**
+ * Speed through the proxy, each half on a connection of its own: the judge's fixed download
+ * payload (latency = time to its first byte, download = the rest of it), then a fixed upload
+ * the judge counts. Whatever finished before the timeout is reported; the rest is null.
+ */
+export async function measureSpeed(
+  ep: ProxyEndpoint,
+  protocol: ProxyProtocol,
+  judge: JudgeTarget,
+  nonce: string,
+  upload: Buffer,
+  expectedDownload: number,
+  timeouts: Timeouts,
+  signal: AbortSignal,
+): Promise<{ speed: ProxySpeed; report: StepReport }> {
+  const started = performance.now();
+  const ac = new AbortController();
+  const onOuter = (): void => ac.abort();
+  signal.addEventListener('abort', onOuter, { once: true });
+  const timer = setTimeout(() => ac.abort(), timeouts.speedMs);
+  const speed: ProxySpeed = { download: null, upload: null, latency: null };
+  const sockets: Array<import('node:net').Socket> = [];
+
+  const through = async (method: 'GET' | 'POST', suffix: string, body?: Buffer): Promise<ExchangeResponse> => {
+    const socket = await dialProxy(ep, timeouts.connectMs, ac.signal);
+    sockets.push(socket);
+    try {
+      const { channel, path, extraHeaders } = await judgeChannel(socket, ep, protocol, judge, ac.signal);
+      return await exchange(channel, {
+        method,
+        path: path(nonce, suffix),
+        headers: { ...judgeHeaders(judge), ...extraHeaders, ...(body ? { 'content-type': 'application/octet-stream' } : {}) },
+        ...(body ? { body } : {}),
+        signal: ac.signal,
+        keepBytes: body ? 1024 : 0,
+      });
+    } finally {
+      socket.destroy();
+    }
+  };
+  const report = (status: StepReport['status'], error: string | null): StepReport => ({ status, error, time: round2(performance.now() - started) });
+
+  try {
+    const down = await through('GET', '/download');
+    if (down.status !== 200 || down.bytes !== expectedDownload) {
+      return { speed, report: report('failed', `the download arrived incomplete (HTTP ${down.status}, ${down.bytes} of ${expectedDownload} bytes)`) };
+    }
+    const latency = down.firstByteAt - down.sentAt;
+    speed.latency = `${round2(latency)}ms`;
+    speed.download = mbps(down.bytes, down.endAt - down.firstByteAt);
+    const up = await through('POST', '/upload', upload);
+    let counted = -1;
+    try {
+      counted = (JSON.parse(up.body.toString('utf8')) as { bytes?: number }).bytes ?? -1;
+    } catch {
+      counted = -1;
+    }
+    if (up.status !== 200 || counted !== upload.length) {
+      return { speed, report: report('failed', `the upload did not arrive whole (HTTP ${up.status})`) };
+    }
+    // The judge answers once the last byte is in: one round trip of that is latency, not transfer.
+    speed.upload = mbps(upload.length, up.endAt - up.sentAt - latency);
+    return { speed, report: report('ok', null) };
+  } catch (err) {
+    if (ac.signal.aborted) return { speed, report: report('timeout', `the speed test did not finish within ${timeouts.speedMs} ms`) };
+    if (err instanceof ProxyStepError) return { speed, report: report(TIMEOUT_KINDS.has(err.kind) ? 'timeout' : 'failed', err.message) };
+    if (err instanceof ExchangeError) return { speed, report: report('failed', `the proxy ${err.message} during the speed test`) };
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onOuter);
+    for (const s of sockets) s.destroy();
+  }
+}

@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SPEED_UPLOAD_BYTES, type ProxyChecker } from '../../domain/proxy/index.js';
+import { NotFoundError } from '../../errors.js';
+
+/** Room for the upload payload plus whatever a proxy pads a body with. */
+const UPLOAD_BODY_LIMIT = SPEED_UPLOAD_BYTES + 64 * 1024;
+
+/**
+ * The judge: outside /api and without a token, because proxies fetch it. It echoes the peer
+ * address and the headers that reached it, and serves the speed-test payloads, but only for a
+ * nonce of a check that is running; anything else is the same 404 as an unknown path, so it
+ * is no open echo service. When the server starts listening, the proxy checker learns its own
+ * judge URL (unless NETDIAG_JUDGE_URL names one) and, through it, our own public address.
+ */
+export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChecker }): Promise<void> {
+  const { judge } = deps.proxy;
+  app.addHook('onListen', async () => {
+    const bound = app.server.address();
+    if (typeof bound === 'object' && bound) void deps.proxy.listening({ address: bound.address, port: bound.port });
+  });
+
+  const nonceOf = (request: FastifyRequest): string => {
+    const { nonce } = request.params as { nonce: string };
+    if (!judge.accepts(nonce)) throw new NotFoundError(request.method, request.url.split('?')[0] ?? request.url);
+    return nonce;
+  };
+
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: UPLOAD_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    // Before any body is read: an upload without a live nonce costs us nothing.
+    scope.addHook('onRequest', async (request) => {
+      nonceOf(request);
+    });
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+    });
+    scope.get('/judge/:nonce', { schema: { hide: true } }, async (request) => {
+      const { nonce } = request.params as { nonce: string };
+      return judge.echo(nonce, request.ip, request.method, request.raw.rawHeaders);
+    });
+    scope.get('/judge/:nonce/download', { schema: { hide: true } }, async (_request, reply) => {
+      return reply.type('application/octet-stream').send(judge.downloadPayload);
+    });
+    scope.post('/judge/:nonce/upload', { schema: { hide: true }, bodyLimit: UPLOAD_BODY_LIMIT }, async (request) => {
+      return { bytes: Buffer.isBuffer(request.body) ? request.body.length : 0 };
+    });
+  });
+}

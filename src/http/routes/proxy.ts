@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import type { CheckFlags } from '../../domain/proxy/index.js';
+import { ok } from '../reply.js';
+import { responses } from '../schemas/common.js';
+import { ProxyBulkBody, ProxyCheckBody, ProxyCheckResult } from '../schemas/proxy.js';
+import type { RouteDeps } from './deps.js';
+
+function flagsOf(body: Static<typeof ProxyCheckBody> | Static<typeof ProxyBulkBody>): CheckFlags {
+  return {
+    ssl: body.check_ssl ?? true,
+    anonymity: body.check_anonymity ?? true,
+    speed: body.check_speed ?? true,
+    location: body.check_location ?? true,
+  };
+}
+
+export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  app.post(
+    '/proxy/check',
+    { schema: { summary: 'Check one proxy: protocol, anonymity, SSL, speed, location', tags: ['proxy'], body: ProxyCheckBody, response: responses(ProxyCheckResult) } },
+    async (request) => {
+      const body = request.body as Static<typeof ProxyCheckBody>;
+      const result = await deps.proxy.check(body.proxy, flagsOf(body));
+      return ok(result, `${result.proxy}: ${result.status}${result.protocol ? ` (${result.protocol})` : ''}`);
+    },
+  );
+  app.post(
+    '/proxy/check-bulk',
+    { schema: { summary: 'Check up to 100 proxies at once', tags: ['proxy'], body: ProxyBulkBody, response: responses(Type.Array(ProxyCheckResult)) } },
+    async (request) => {
+      const body = request.body as Static<typeof ProxyBulkBody>;
+      const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body));
+      const working = results.filter((r) => r.status === 'working').length;
+      return ok(results, `${results.length} proxies checked, ${working} working`);
+    },
+  );
+}

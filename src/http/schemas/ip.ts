@@ -1,0 +1,63 @@
+import { Type, type TProperties } from 'typebox';
+import { IP_BULK_MAX } from '../../domain/ip/index.js';
+import { Nullable } from './common.js';
+
+const IpText = Type.String({ minLength: 1, maxLength: 100, description: 'an IPv4 or IPv6 address' });
+const Flags = {
+  detailed: Type.Optional(Type.Boolean({ default: false, description: 'add PTR hostname, continent, accuracy radius, networks' })),
+  security_check: Type.Optional(Type.Boolean({ default: false, description: 'add Tor exit, DNSBL, hosting and bogon checks with a risk score' })),
+};
+
+export const IpLookupBody = Type.Object({ ip: IpText, ...Flags });
+export const IpBulkBody = Type.Object({ ips: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: IP_BULK_MAX }), ...Flags });
+
+const NullableString = Nullable(Type.String());
+const NullableNumber = Nullable(Type.Number());
+
+const Location = Type.Object({
+  country: NullableString,
+  country_code: NullableString,
+  region: NullableString,
+  city: NullableString,
+  postal_code: NullableString,
+  latitude: NullableNumber,
+  longitude: NullableNumber,
+  timezone: NullableString,
+  isp: NullableString,
+  continent: Type.Optional(NullableString),
+  accuracy_radius: Type.Optional(Nullable(Type.Integer({ description: 'km' }))),
+  network: Type.Optional(NullableString),
+  registered_country: Type.Optional(NullableString),
+  registered_country_code: Type.Optional(NullableString),
+});
+
+const Asn = Type.Object({ number: Nullable(Type.Integer()), organization: NullableString, network: NullableString });
+
+const Security = Type.Object({
+  is_tor: Nullable(Type.Boolean({ description: 'null: unknown (the list did not answer, or IPv6)' })),
+  is_proxy: Nullable(Type.Boolean()),
+  is_hosting: Type.Boolean(),
+  is_bogon: Type.Boolean(),
+  blacklists: Type.Array(Type.Object({ list: Type.String(), listed: Nullable(Type.Boolean()), response: Type.Array(Type.String()) })),
+  risk_score: Type.Integer({ minimum: 0, maximum: 100, description: 'see docs/risk-score.md' }),
+  threats: Type.Array(Type.String()),
+});
+
+const resultFields = {
+  ip: Type.String(),
+  version: Type.Integer({ description: '4 or 6' }),
+  type: Type.String({ description: 'public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved' }),
+  hostname: NullableString,
+  location: Location,
+  asn: Asn,
+  range: Type.Optional(NullableString),
+  security: Type.Optional(Security),
+} satisfies TProperties;
+
+export const IpLookupResult = Type.Object(resultFields);
+
+/** A bulk item is a result, or `{ip, error}` for an entry that is not an address. */
+export const IpBulkItem = Type.Object({
+  ...Object.fromEntries(Object.entries(resultFields).map(([k, v]) => [k, k === 'ip' ? v : Type.Optional(v)])),
+  error: Type.Optional(Type.String({ description: 'why this entry was not looked up' })),
+});

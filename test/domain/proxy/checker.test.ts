@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { Judge, ProxyChecker } from '../../../src/domain/proxy/index.js';
+import { createDialer } from '../../../src/infra/net/dialer.js';
+import { loadConfig } from '../../../src/config.js';
+import { EXIT_ADDRESS, startHttpProxy, startSocksProxy, startTlsTarget } from '../../fixtures/proxies.js';
+
+/**
+ * The checker on its own, against a judge named by hostname (as NETDIAG_JUDGE_URL would name
+ * one): proxies must then resolve the judge themselves, which is SOCKS4a and SOCKS5's domain
+ * address type. The judge here is a bare node:http server around the same Judge the route uses.
+ */
+async function judgeServer(t: import('node:test').TestContext, judge: Judge): Promise<number> {
+  const server = http.createServer((req, res) => {
+    const [, , nonce, what] = (req.url ?? '').split('/');
+    if (!nonce || !judge.accepts(nonce)) return void res.writeHead(404).end();
+    if (what === 'download') return void res.end(judge.downloadPayload);
+    if (what === 'upload') {
+      let bytes = 0;
+      req.on('data', (c: Buffer) => (bytes += c.length));
+      req.on('end', () => res.end(JSON.stringify({ bytes })));
+      return;
+    }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(judge.echo(nonce, req.socket.remoteAddress ?? '', req.method ?? '', req.rawHeaders)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as AddressInfo).port;
+}
+
+test('SOCKS4a and SOCKS5 reach a judge named by hostname; every check runs', async (t) => {
+  const judge = new Judge();
+  const port = await judgeServer(t, judge);
+  const tlsTarget = await startTlsTarget();
+  const socks4 = await startSocksProxy({ version: 4 });
+  const socks5 = await startSocksProxy({ version: 5 });
+  const elite = await startHttpProxy({ kind: 'elite' });
+  t.after(() => Promise.all([tlsTarget.close(), socks4.close(), socks5.close(), elite.close()]));
+  const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
+  const checker = new ProxyChecker({ dialer, judge, judgeUrl: `http://localhost:${port}/judge`, sslTarget: { host: '127.0.0.1', port: tlsTarget.port } });
+  await checker.listening({ address: '127.0.0.1', port });
+  assert.deepEqual([...checker.ownAddresses.known], ['127.0.0.1'], 'learned from a direct request to the judge');
+
+  const results = await checker.checkBulk([`socks4a://${socks4.address}`, `socks5://${socks5.address}`, elite.address]);
+  assert.deepEqual(results.map((r) => [r.protocol, r.status, r.anonymity_level, r.ssl_support, r.exit_ip]), [
+    ['socks4', 'working', 'elite', true, EXIT_ADDRESS],
+    ['socks5', 'working', 'elite', true, EXIT_ADDRESS],
+    ['http', 'working', 'elite', true, EXIT_ADDRESS],
+  ]);
+  for (const r of results) assert.equal(r.checks.speed?.status, 'ok', r.checks.speed?.error ?? '');
+  assert.equal(judge.active, 0, 'every nonce is revoked when its check ends');
+});
+
+test('a speed test that cannot finish in time is a timeout of that step; the proxy is still working', async (t) => {
+  const judge = new Judge();
+  const port = await judgeServer(t, judge);
+  // Each tunnel takes 200 ms to open: detection (8 s allowed) waits for it, a 100 ms speed test cannot.
+  const slow = await startSocksProxy({ version: 5, delayMs: 200 });
+  t.after(() => slow.close());
+  const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
+  const checker = new ProxyChecker({
+    dialer,
+    judge,
+    judgeUrl: `http://127.0.0.1:${port}/judge`,
+    sslTarget: { host: '127.0.0.1', port: 1 },
+    timeouts: { speedMs: 100 },
+  });
+  const r = await checker.check(slow.address, { ssl: false, anonymity: false, speed: true, location: false });
+  assert.equal(r.status, 'working');
+  assert.equal(r.checks.speed?.status, 'timeout');
+  assert.match(r.checks.speed?.error ?? '', /did not finish within 100 ms/);
+  assert.deepEqual(r.speed, { download: null, upload: null, latency: null });
+});
