@@ -81,6 +81,15 @@ test('/ip/lookup answers what the shipped database holds; special ranges give th
   assert.equal((await api('/api/ip/lookup', { json: { ip: '8.8.8.8', detailed: 'yes' } })).status, 400);
 });
 
+test("the OpenAPI document names the GeoIP data's build dates and the attribution its licences ask for", async (t) => {
+  const { url } = await build(t, { deps: { geo } });
+  const doc = (await (await fetch(`${url}/api/openapi.json`)).json()) as { info: { description: string } };
+  assert.ok(geo.info.cityBuildDate);
+  assert.match(doc.info.description, new RegExp(`IP location data built ${geo.info.cityBuildDate}`));
+  assert.match(doc.info.description, /GeoLite2 data created by MaxMind/);
+  assert.match(doc.info.description, /DB-IP/);
+});
+
 test('/ip/lookup-bulk keeps input order; invalid entries get an error while the rest answer', async (t) => {
   const { api, app } = await build(t, { deps: { geo } });
   const ips = ['8.8.8.8', 'nonsense', '10.0.0.1', '2001:4860:4860::8888', '300.1.1.1', '8.8.8.8'];

@@ -198,13 +198,15 @@ export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoRead
     return assemble(city, asn, data.asnCsvBuildDate);
   }
 
+  const NOT_LOADED: GeoReaderInfo = { cityBuildDate: null, asnBuildDate: null, sources: [] };
   const current = (): Loaded => (loaded ??= loadSync());
 
   const reader: LoadableGeoReader = {
     city: (ip) => current().city?.city(ip) ?? null,
     asn: (ip) => current().asn?.asn(ip) ?? null,
+    // Asking what the data is must not load it (the app asks while it is being built).
     get info() {
-      return current().info;
+      return loaded?.info ?? NOT_LOADED;
     },
     load() {
       if (loaded) return Promise.resolve();
