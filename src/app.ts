@@ -4,7 +4,7 @@ import { AccountService, type Clock } from './domain/accounts/service.js';
 import type { Store } from './infra/store/store.js';
 import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
-import { API_PREFIX, registerAccess } from './http/plugins/auth.js';
+import { API_PREFIX, daySeedFromUsage, registerAccess } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
 import type { RouteDeps } from './http/routes/deps.js';
@@ -80,7 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const clock = deps.clock ?? (() => new Date());
   const accounts = new AccountService(deps.store, clock);
-  const limiter = deps.limiter ?? new MemoryRateLimiter();
+  const limiter = deps.limiter ?? new MemoryRateLimiter(daySeedFromUsage(deps.store.usage));
   const recorder = new GroupCommitRecorder(deps.store.usage);
   const dialer = deps.dialer ?? createDialer(deps.config);
   const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { daySeedFromUsage } from './http/plugins/auth.js';
 import type { Config } from './config.js';
 import { AccountService } from './domain/accounts/service.js';
 import { openStore } from './infra/store/index.js';
@@ -13,7 +14,7 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 /** Listens, prints the first token on an empty database, and shuts down gracefully. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const store = await openStore(config.databaseUrl);
-  const limiter = createRateLimiter(config.redisUrl);
+  const limiter = createRateLimiter(config.redisUrl, daySeedFromUsage(store.usage));
   // The GeoIP data is read before the first request, so no lookup waits for it.
   const geo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
   const geoStart = performance.now();

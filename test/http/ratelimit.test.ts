@@ -215,3 +215,25 @@ test('export: JSON and CSV agree row for row; CSV is an RFC 4180 attachment', as
   // the default format is JSON
   assert.match((await api('/api/usage/export')).headers.get('content-type') ?? '', /application\/json/);
 });
+
+test('after a restart the in-process limiter picks the day up from the recorded usage', async (t) => {
+  const clock = testClock(Date.UTC(2026, 6, 1, 9, 0, 0));
+  const first = await build(t, { plan: 'free', deps: { clock: clock.fn } });
+  for (let minute = 0; minute < 3; minute++) {
+    clock.now = Date.UTC(2026, 6, 1, 9, minute, 0);
+    for (let i = 0; i < 10; i++) assert.equal((await first.api('/api/user')).status, 200);
+  }
+  await first.app.close();
+  // a new process over the same database: fresh memory, same store
+  const { buildApp } = await import('../../src/app.js');
+  const second = await buildApp({ config: first.config, store: first.store, logger: false, clock: clock.fn });
+  t.after(() => second.close());
+  clock.now = Date.UTC(2026, 6, 1, 10, 0, 0);
+  const concurrent = await Promise.all(
+    Array.from({ length: 12 }, () => second.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${first.token}` } })),
+  );
+  assert.equal(concurrent.filter((r) => r.statusCode === 200).length, 10, 'still exact while the seed loads');
+  const counts = concurrent.filter((r) => r.statusCode === 200).map((r) => r.json().data.api_calls_used).sort((a: number, b: number) => a - b);
+  assert.deepEqual(counts, [31, 32, 33, 34, 35, 36, 37, 38, 39, 40], 'the 30 calls before the restart still count');
+  assert.equal(concurrent[0]!.headers['ratelimit-policy'], '10;w=60, 100;w=3600, 500;w=86400');
+});

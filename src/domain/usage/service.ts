@@ -55,14 +55,6 @@ function dayRange(now: Date, days: number): string[] {
 export class UsageService {
   constructor(private readonly usage: UsageRepository) {}
 
-  /**
-   * Calls of the current UTC day, the asking request included: it passed the limiter and is a
-   * call, though its record is written only as its response leaves.
-   */
-  async callsToday(accountId: number, now: Date): Promise<number> {
-    return (await this.usage.callsOn(accountId, utcDay(now))) + 1;
-  }
-
   /** Today's figures, the asking request included as a successful call of `currentEndpoint`. */
   async stats(account: { id: number; plan: string }, windows: WindowState[], now: Date, currentEndpoint: string): Promise<UsageStats> {
     const today = utcDay(now);

@@ -2,10 +2,11 @@ import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PLANS, planLimits, type PlanLimits } from '../../domain/accounts/plans.js';
 import type { AccountService, Clock } from '../../domain/accounts/service.js';
-import { utcTimestamp } from '../../domain/usage/service.js';
 import { AppError, RateLimitError } from '../../errors.js';
 import { headlineWindow, type Decision, type RateLimiter, type WindowLimits } from '../../infra/ratelimit/limiter.js';
-import type { Account } from '../../infra/store/store.js';
+import type { Account, UsageRepository } from '../../infra/store/store.js';
+import type { DaySeed } from '../../infra/ratelimit/memory.js';
+import { utcDay, utcTimestamp } from '../../domain/usage/service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,6 +33,19 @@ export const ANONYMOUS_LIMITS: PlanLimits = PLANS.free;
 export function isApiRequest(request: FastifyRequest): boolean {
   const url = request.url;
   return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
+}
+
+const ACCOUNT_KEY = /^acct:(\d+)$/;
+function accountKey(id: number): string {
+  return `acct:${id}`;
+}
+
+/** An account's calls of the day, as recorded, seed the in-process limiter after a restart. */
+export function daySeedFromUsage(usage: UsageRepository): DaySeed {
+  return async (key, now) => {
+    const id = ACCOUNT_KEY.exec(key)?.[1];
+    return id ? usage.callsOn(Number(id), utcDay(now)) : 0;
+  };
 }
 
 function windowLimits(limits: PlanLimits): WindowLimits {
@@ -95,7 +109,7 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
       try {
         const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization);
         const limits = windowLimits(planLimits(account.plan));
-        const decision = await deps.limiter.consume(`acct:${account.id}`, limits, now);
+        const decision = await deps.limiter.consume(accountKey(account.id), limits, now);
         setRateHeaders(reply, decision, limits);
         request.account = account;
         request.tokenId = tokenId;
@@ -114,4 +128,14 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
     if (!decision.allowed) throw rateLimitError(decision, 'free', limits, now, true);
     if (authError) throw authError;
   });
+}
+
+/**
+ * Calls of the current UTC day, this request included: the account's day window counts every
+ * request that passed the limiter, which is what a call is. The in-process limiter is seeded
+ * from the recorded usage after a restart, the Redis one keeps its counts, so this agrees with
+ * /usage/stats without a database read on every request.
+ */
+export function callsToday(request: FastifyRequest): number {
+  return request.rateDecision?.windows.find((w) => w.window === 'day')?.used ?? 0;
 }

@@ -4,6 +4,7 @@ import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import { User } from '../schemas/user.js';
 import type { RouteDeps } from './deps.js';
+import { callsToday } from '../plugins/auth.js';
 
 export async function userRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.get(
@@ -17,7 +18,7 @@ export async function userRoutes(app: FastifyInstance, deps: RouteDeps): Promise
         name: account.name,
         email: account.email,
         plan: account.plan,
-        api_calls_used: await deps.usage.callsToday(account.id, request.receivedAt),
+        api_calls_used: callsToday(request),
         api_calls_limit: limits.requests_per_day,
         rate_limit: { ...limits },
         created_at: account.created_at,

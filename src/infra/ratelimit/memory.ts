@@ -8,13 +8,44 @@ interface Bucket {
   counts: number[];
 }
 
+/** Where a key's day count comes from when this process first sees the key (after a restart). */
+export type DaySeed = (key: string, now: number) => Promise<number>;
+
 /**
  * In-process limiter: exact under concurrency because JavaScript runs one consume at a time.
- * Counts live in memory, so they restart from zero with the process; REDIS_URL shares and keeps them.
+ * Counts live in memory; `seedDay` lets a restarted process pick the day's count up again from
+ * what was recorded, so a restart does not hand out a second daily allowance. REDIS_URL shares
+ * the counts between instances and keeps them.
  */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  private readonly seeding = new Map<string, Promise<void>>();
   private sinceSweep = 0;
+
+  constructor(private readonly seedDay?: DaySeed) {}
+
+  /** Loads a key's day count once; concurrent first requests wait for the same load. */
+  private seed(key: string, now: number): Promise<void> | undefined {
+    if (!this.seedDay || this.buckets.has(key)) return undefined;
+    let pending = this.seeding.get(key);
+    if (!pending) {
+      pending = this.seedDay(key, now).then(
+        (dayCount) => {
+          // Stored even at 0, so the key is not asked about again.
+          if (!this.buckets.has(key)) {
+            this.buckets.set(key, { starts: WINDOWS.map((w) => windowStart(w, now)), counts: [0, 0, dayCount] });
+          }
+          this.seeding.delete(key);
+        },
+        (err: unknown) => {
+          this.seeding.delete(key);
+          throw err;
+        },
+      );
+      this.seeding.set(key, pending);
+    }
+    return pending;
+  }
 
   private current(key: string, now: number): number[] {
     const bucket = this.buckets.get(key);
@@ -23,6 +54,8 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+    const seeding = this.seed(key, now);
+    if (seeding) await seeding;
     if (++this.sinceSweep >= MEMORY_SWEEP_EVERY) this.sweep(now);
     const counts = this.current(key, now);
     const allowed = WINDOWS.every((w, i) => counts[i]! < limits[w]);
