@@ -1,17 +1,41 @@
+import type { Result } from 'autocannon';
 import { load, startServer, summary } from './lib.js';
 
 /**
- * Issue 2's figure: requests/s of an authenticated GET /api/user against bare Fastify answering
- * the same JSON, in the same run. Run: node --import tsx bench/auth-overhead.ts
+ * Issues 2 and 3: requests/s of cheap authenticated requests through the whole pipeline
+ * (authentication, rate limiting, usage recording with group commit, the envelope) against bare
+ * Fastify answering the same JSON, in the same run. Rounds alternate between the servers and
+ * the median is reported, so background noise hits both alike.
+ *   node --import tsx bench/auth-overhead.ts            (BENCH_SECONDS, BENCH_ROUNDS to change)
  */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
 const bare = await startServer('./servers/bare.ts');
-const baseline = await load(`${bare.url}/api/user`);
-await bare.stop();
-
 const nd = await startServer('./servers/netdiag.ts');
-const authed = await load(`${nd.url}/api/user`, { authorization: `Bearer ${nd.info.token}` });
-await nd.stop();
+const ndLog = await startServer('./servers/netdiag.ts', { BENCH_LOG: '1' });
+const auth = (token: string | undefined) => ({ authorization: `Bearer ${token}` });
+const expandBody = JSON.stringify({ ipv6: '2001:db8::1' });
 
-console.log(summary('bare Fastify          ', baseline));
-console.log(summary('netdiag GET /api/user ', authed));
-console.log(`ratio: ${(authed.requests.average / baseline.requests.average).toFixed(3)} of bare Fastify's requests/s`);
+const cases: Array<{ name: string; run: () => Promise<Result> }> = [
+  { name: 'bare Fastify GET /api/user (same JSON)', run: () => load(`${bare.url}/api/user`) },
+  { name: 'netdiag GET /api/user', run: () => load(`${nd.url}/api/user`, auth(nd.info.token)) },
+  {
+    name: 'netdiag POST /api/ipv6/expand',
+    run: () => load(`${nd.url}/api/ipv6/expand`, { ...auth(nd.info.token), 'content-type': 'application/json' }, undefined, { method: 'POST', body: expandBody }),
+  },
+  { name: 'netdiag GET /api/user, request log on', run: () => load(`${ndLog.url}/api/user`, auth(ndLog.info.token)) },
+];
+
+const results = new Map<string, Result[]>(cases.map((c) => [c.name, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  for (const c of cases) results.get(c.name)!.push(await c.run());
+}
+await Promise.all([bare.stop(), nd.stop(), ndLog.stop()]);
+
+const median = (rs: Result[]) => [...rs].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(rs.length / 2)]!;
+const baseline = median(results.get(cases[0]!.name)!);
+for (const c of cases) {
+  const m = median(results.get(c.name)!);
+  const ratio = (m.requests.average / baseline.requests.average).toFixed(3);
+  console.log(`${summary(c.name.padEnd(40), m)}  ratio ${ratio}  (rounds: ${results.get(c.name)!.map((r) => Math.round(r.requests.average)).join(', ')})`);
+}

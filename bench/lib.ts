@@ -29,6 +29,9 @@ export function startServer(script: string, env: Record<string, string> = {}): P
       out += chunk;
       const line = out.split('\n').find((l) => l.startsWith('{"url"'));
       if (line) {
+        // From here on the server's output is discarded unread, as a log collector would take it.
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
         const info = JSON.parse(line) as Record<string, string>;
         resolve({
           url: info.url!,

@@ -105,7 +105,7 @@ export class AccountService {
     if (found.account.status !== 'active') {
       throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);
     }
-    this.store.tokens.touch(found.token.id, this.now());
+    this.store.tokens.touch(found.token.id, this.clock().getTime());
     return { account: found.account, tokenId: found.token.id };
   }
 }

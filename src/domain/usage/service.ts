@@ -12,8 +12,18 @@ export function outcomeOf(status: number): UsageOutcome {
   return status >= 200 && status < 300 ? 'successful' : 'failed';
 }
 
+const DAY_MS = 86_400_000;
+let memoDay = -1;
+let memoText = '';
+
+/** YYYY-MM-DD of a UTC instant; called for every request, so the text of the current day is kept. */
 export function utcDay(at: Date | number): string {
-  return new Date(at).toISOString().slice(0, 10);
+  const day = Math.floor((typeof at === 'number' ? at : at.getTime()) / DAY_MS);
+  if (day !== memoDay) {
+    memoDay = day;
+    memoText = new Date(day * DAY_MS).toISOString().slice(0, 10);
+  }
+  return memoText;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, the form of the specification's reset_at. */

@@ -88,7 +88,7 @@ export function kyselyTokens(db: Kysely<DatabaseSchema>, onWrite: () => void = (
 
 /** last_used_at is informational: updates are collected and written in one go now and then. */
 export class TouchBuffer {
-  private readonly pending = new Map<number, string>();
+  private readonly pending = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -99,13 +99,13 @@ export class TouchBuffer {
     this.timer.unref();
   }
 
-  touch(id: number, at: string): void {
+  touch(id: number, at: number): void {
     this.pending.set(id, at);
   }
 
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
-    const touches = [...this.pending];
+    const touches = [...this.pending].map(([id, at]): [number, string] => [id, new Date(at).toISOString()]);
     this.pending.clear();
     await this.write(touches);
   }

@@ -42,15 +42,22 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
   );
   // Authentication results are cached in memory. Another process (the CLI revoking a token or
   // suspending an account) commits through its own connection, which bumps SQLite's
-  // data_version; checking that one cheap pragma per lookup keeps revocation immediate.
+  // data_version. It is read once per turn of the event loop: every request handled in a turn
+  // was received before that read, so a revocation that completed before a request was sent is
+  // always seen by it.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   let seenVersion = dataVersion.get() as number;
+  let checkedThisTurn = false;
   const authCache = new Map<string, { token: Token; account: Account } | undefined>();
   const freshCache = () => {
-    const version = dataVersion.get() as number;
-    if (version !== seenVersion) {
-      seenVersion = version;
-      authCache.clear();
+    if (!checkedThisTurn) {
+      checkedThisTurn = true;
+      setImmediate(() => (checkedThisTurn = false));
+      const version = dataVersion.get() as number;
+      if (version !== seenVersion) {
+        seenVersion = version;
+        authCache.clear();
+      }
     }
     return authCache;
   };

@@ -46,8 +46,8 @@ export interface TokenRepository {
   findById(id: number): Promise<Token | undefined>;
   listByAccount(accountId: number): Promise<Token[]>;
   revoke(id: number, at: string): Promise<Token | undefined>;
-  /** Records use; implementations may batch these writes, they are informational only. */
-  touch(id: number, at: string): void;
+  /** Records use at `at` (epoch ms); implementations may batch these writes, they are informational only. */
+  touch(id: number, at: number): void;
 }
 
 export type UsageOutcome = 'successful' | 'failed' | 'rate_limited';

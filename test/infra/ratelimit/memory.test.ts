@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MemoryRateLimiter } from '../../../src/infra/ratelimit/memory.js';
 import { rateLimiterSuite } from './suite.js';
@@ -5,7 +6,6 @@ import { rateLimiterSuite } from './suite.js';
 rateLimiterSuite('memory', async () => new MemoryRateLimiter());
 
 test('memory: a day seed is loaded once per key, and admission stays exact while it loads', async () => {
-  const { default: assert } = await import('node:assert/strict');
   let seeds = 0;
   const limiter = new MemoryRateLimiter(async (key) => {
     seeds++;
