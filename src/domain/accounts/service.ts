@@ -8,6 +8,8 @@ export type Clock = () => Date;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_LABEL_LENGTH = 200;
+/** Bound on remembered token hashes; dropped wholesale when full. */
+export const HASH_MEMO_MAX_ENTRIES = 10_000;
 
 /** Raised for an unknown account or token: the CLI answers it with exit code 2. */
 export class NotFound extends Error {}
@@ -19,6 +21,12 @@ export interface Authenticated {
 
 /** Accounts and tokens: plain domain logic over the store interface. */
 export class AccountService {
+  /**
+   * Hashes of recently presented tokens: SHA-256 is the largest cost of authenticating a request
+   * whose account is cached. Bounded, and only tokens that matched an account are kept.
+   */
+  private readonly hashes = new Map<string, string>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock = () => new Date(),
@@ -99,8 +107,11 @@ export class AccountService {
     if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
     const token = match[1]!;
     if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
-    const found = await this.store.tokens.findByHash(hashToken(token));
+    const hash = this.hashes.get(token) ?? hashToken(token);
+    const found = await this.store.tokens.findByHash(hash);
     if (!found) throw new UnauthorizedError('the API token is not known');
+    if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
+    this.hashes.set(token, hash);
     if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
     if (found.account.status !== 'active') {
       throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);

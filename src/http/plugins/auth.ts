@@ -48,8 +48,21 @@ export function daySeedFromUsage(usage: UsageRepository): DaySeed {
   };
 }
 
-function windowLimits(limits: PlanLimits): WindowLimits {
-  return { minute: limits.requests_per_minute, hour: limits.requests_per_hour, day: limits.requests_per_day };
+interface Policy {
+  limits: WindowLimits;
+  /** The RateLimit-Policy header value, built once per plan rather than per request. */
+  header: string;
+}
+const policies = new WeakMap<PlanLimits, Policy>();
+
+function policyOf(plan: PlanLimits): Policy {
+  let policy = policies.get(plan);
+  if (!policy) {
+    const limits = { minute: plan.requests_per_minute, hour: plan.requests_per_hour, day: plan.requests_per_day };
+    policy = { limits, header: `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400` };
+    policies.set(plan, policy);
+  }
+  return policy;
 }
 
 /** The limiter key of an anonymous client: its IPv4 address, or its IPv6 /64. */
@@ -65,12 +78,14 @@ export function clientKey(ip: string): string {
   }
 }
 
-function setRateHeaders(reply: FastifyReply, decision: Decision, limits: WindowLimits): void {
+function setRateHeaders(reply: FastifyReply, decision: Decision, policy: Policy): void {
   const w = headlineWindow(decision);
-  reply.header('x-ratelimit-limit', w.limit);
-  reply.header('x-ratelimit-remaining', w.remaining);
-  reply.header('x-ratelimit-reset', Math.ceil(w.resetAt / 1000));
-  reply.header('ratelimit-policy', `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400`);
+  reply.headers({
+    'x-ratelimit-limit': w.limit,
+    'x-ratelimit-remaining': w.remaining,
+    'x-ratelimit-reset': Math.ceil(w.resetAt / 1000),
+    'ratelimit-policy': policy.header,
+  });
 }
 
 function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, now: number, anonymous: boolean): RateLimitError {
@@ -108,13 +123,13 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
     if (!request.routeOptions.config.public) {
       try {
         const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization);
-        const limits = windowLimits(planLimits(account.plan));
-        const decision = await deps.limiter.consume(accountKey(account.id), limits, now);
-        setRateHeaders(reply, decision, limits);
+        const policy = policyOf(planLimits(account.plan));
+        const decision = await deps.limiter.consume(accountKey(account.id), policy.limits, now);
+        setRateHeaders(reply, decision, policy);
         request.account = account;
         request.tokenId = tokenId;
         request.rateDecision = decision;
-        if (!decision.allowed) throw rateLimitError(decision, account.plan, limits, now, false);
+        if (!decision.allowed) throw rateLimitError(decision, account.plan, policy.limits, now, false);
         return;
       } catch (err) {
         if (!(err instanceof AppError) || (err.code !== 'unauthorized' && err.code !== 'forbidden')) throw err;
@@ -122,10 +137,10 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
       }
     }
 
-    const limits = windowLimits(ANONYMOUS_LIMITS);
-    const decision = await deps.limiter.consume(clientKey(request.ip), limits, now);
-    setRateHeaders(reply, decision, limits);
-    if (!decision.allowed) throw rateLimitError(decision, 'free', limits, now, true);
+    const policy = policyOf(ANONYMOUS_LIMITS);
+    const decision = await deps.limiter.consume(clientKey(request.ip), policy.limits, now);
+    setRateHeaders(reply, decision, policy);
+    if (!decision.allowed) throw rateLimitError(decision, 'free', policy.limits, now, true);
     if (authError) throw authError;
   });
 }
