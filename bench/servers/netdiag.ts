@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
+import { useProductionRuntime } from '../../src/server.js';
 import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
 import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
 
@@ -24,6 +25,7 @@ const BIG = { minute: 1e12, hour: 1e12, day: 1e12 };
  * The real app over a fresh SQLite file, with the plan in BENCH_PLAN (enterprise by default).
  * BENCH_LOG=1 keeps the per-request log line on (to /dev/null), as in production.
  */
+useProductionRuntime();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
 const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'silent' });
 const store = await openStore(config.databaseUrl);

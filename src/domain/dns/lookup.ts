@@ -1,3 +1,4 @@
+import { mapConcurrent } from '../concurrency.js';
 import { ValidationError } from '../../errors.js';
 import type { DnsClient, DnsRecord, DnsRecordType, DnsStatus } from '../../infra/dns/types.js';
 import { DNS_BULK_CONCURRENCY, DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE } from './defaults.js';
@@ -58,16 +59,9 @@ export class DnsLookupService {
     });
 
     const unique = [...new Set(names)];
-    const results = new Map<string, DnsLookupResult>();
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < unique.length) {
-        const name = unique[next++]!;
-        results.set(name, await this.#lookupName(name, rrtype));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.#concurrency, unique.length) }, worker));
-    return names.map((name) => results.get(name)!);
+    const answers = await mapConcurrent(unique, this.#concurrency, (name) => this.#lookupName(name, rrtype));
+    const byName = new Map(unique.map((name, i) => [name, answers[i]!]));
+    return names.map((name) => byName.get(name)!);
   }
 
   async #lookupName(name: string, type: DnsRecordType): Promise<DnsLookupResult> {

@@ -1,3 +1,4 @@
+import { mapConcurrent } from '../concurrency.js';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
 import { hostingList } from '../../infra/geoip/hosting.js';
@@ -182,20 +183,6 @@ export async function lookupIp(deps: IpLookupDeps, ip: string, opts: IpLookupOpt
   if (detailed) result.range = isPublic ? null : classification.range || null;
   if (security) result.security = security;
   return result;
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
-async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
-  return results;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { mapConcurrent } from '../concurrency.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { TargetForbiddenError } from '../../errors.js';
@@ -47,20 +48,6 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 
 type Resolved = { address: CheckedAddress } | { error: string };
 
-/** Runs `fn` over `items` with at most `limit` at once; results keep the input order. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 /**
  * The proxy checker: parse, resolve through the target policy, detect the protocol with the
  * judge, then (as asked) judge anonymity, check SSL, measure speed and locate the exit.
@@ -108,9 +95,9 @@ export class ProxyChecker {
   async checkBulk(inputs: readonly string[], flags: CheckFlags = ALL_CHECKS): Promise<ProxyCheckResult[]> {
     const specs = inputs.map((input, i) => parseProxy(input, `proxies[${i}]`));
     // Every proxy passes the target policy before any of them is sent a packet.
-    const resolved = await mapBounded(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
+    const resolved = await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
     const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);
-    return mapBounded(specs, PROXY_BULK_CONCURRENCY, (spec, i) => this.#run(spec, resolved[i]!, flags, limiter));
+    return mapConcurrent(specs, PROXY_BULK_CONCURRENCY, (spec, i) => this.#run(spec, resolved[i]!, flags, limiter));
   }
 
   async #resolve(spec: ProxySpec, field: string): Promise<Resolved> {

@@ -1,15 +1,7 @@
-import type { UsageRecord } from './store.js';
+import type { UsageRecord, UsageRow } from './store.js';
 
-export interface UsageIncrement {
-  account_id: number;
-  day: string;
-  endpoint: string;
-  requests: number;
-  successful: number;
-  failed: number;
-  rate_limited: number;
-  total_ms: number;
-}
+/** One row's worth of additions to usage_daily. */
+export type UsageIncrement = UsageRow & { account_id: number };
 
 /** Folds a batch into one increment per (account, day, endpoint), so a batch is a few upserts. */
 export function aggregateUsage(records: readonly UsageRecord[]): UsageIncrement[] {
