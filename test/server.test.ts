@@ -30,7 +30,7 @@ test('npm start on an empty database: serves, prints a token once, shuts down gr
   let answer = '';
   socket.setEncoding('utf8').on('data', (c: string) => (answer += c));
   socket.write(body.slice(5));
-  const [code] = (await once(first.child, 'exit')) as [number];
+  const code = await first.exited;
   assert.equal(code, 0);
   assert.match(answer, /^HTTP\/1\.1 \d{3}/);
   assert.match(answer, /"success":false/);
@@ -43,5 +43,5 @@ test('npm start on an empty database: serves, prints a token once, shuts down gr
   await new Promise((r) => setTimeout(r, 300));
   assert.doesNotMatch(second.stdout(), /nd_[0-9A-Za-z]{40}/);
   second.child.kill('SIGINT');
-  assert.equal(((await once(second.child, 'exit')) as [number])[0], 0);
+  assert.equal(await second.exited, 0);
 });

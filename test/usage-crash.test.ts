@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from './helpers/build.js';
@@ -36,7 +35,7 @@ test('kill -9 during a burst, then restart: usage counts exactly the responses t
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
-  await once(first.child, 'exit').catch(() => undefined);
+  await first.exited;
   const inFlightAtKill = started - received;
 
   const second = await serve(dbPath, false);
@@ -54,5 +53,5 @@ test('kill -9 during a burst, then restart: usage counts exactly the responses t
   assert.ok(recorded.successful >= (statuses.get(200) ?? 0));
   assert.ok(recorded.rate_limited >= (statuses.get(429) ?? 0));
   second.child.kill('SIGTERM');
-  await once(second.child, 'exit');
+  await second.exited;
 });

@@ -8,6 +8,8 @@ export interface Served {
   /** The token printed by a first start on an empty database. */
   token: string | null;
   stdout: () => string;
+  /** Settles with the exit code once the process has exited (listened for from the start). */
+  exited: Promise<number | null>;
 }
 
 /**
@@ -20,6 +22,7 @@ export function serve(dbPath: string, expectToken: boolean, env: Record<string, 
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const onData = (chunk: string) => {
       out += chunk;
@@ -27,7 +30,7 @@ export function serve(dbPath: string, expectToken: boolean, env: Record<string, 
       const token = /Try it:.*\b(nd_[0-9A-Za-z]+)/.exec(out)?.[1] ?? null;
       if (port && (!expectToken || token)) {
         child.off('exit', onExit);
-        resolve({ child, port: Number(port), token, stdout: () => out });
+        resolve({ child, port: Number(port), token, stdout: () => out, exited });
       }
     };
     const onExit = (code: number | null) => reject(new Error(`netdiag serve exited with ${code} before it was ready: ${out}`));
