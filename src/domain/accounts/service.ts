@@ -1,5 +1,6 @@
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, Store, Token } from '../../infra/store/store.js';
+import { andThen, type MaybePromise } from '../../maybe-promise.js';
 import { DEFAULT_PLAN, PLAN_NAMES, isPlanName } from './plans.js';
 import { TOKEN_PATTERN, generateToken, hashToken } from './tokens.js';
 
@@ -99,16 +100,20 @@ export class AccountService {
 
   /**
    * The account behind an `Authorization` header value. Missing, malformed, unknown or revoked
-   * → UnauthorizedError; a suspended account → ForbiddenError.
+   * → UnauthorizedError; a suspended account → ForbiddenError. Synchronous (value or throw) when
+   * the store answers at once, a promise otherwise.
    */
-  async authenticate(authorization: string | undefined): Promise<Authenticated> {
+  authenticate(authorization: string | undefined): MaybePromise<Authenticated> {
     if (!authorization) throw new UnauthorizedError();
     const match = /^Bearer ([^\s]+)$/.exec(authorization);
     if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
     const token = match[1]!;
     if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
     const hash = this.hashes.get(token) ?? hashToken(token);
-    const found = await this.store.tokens.findByHash(hash);
+    return andThen(this.store.tokens.findByHash(hash), (found) => this.admit(token, hash, found));
+  }
+
+  private admit(token: string, hash: string, found: { token: Token; account: Account } | undefined): Authenticated {
     if (!found) throw new UnauthorizedError('the API token is not known');
     if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
     this.hashes.set(token, hash);
@@ -119,4 +124,5 @@ export class AccountService {
     this.store.tokens.touch(found.token.id, this.clock().getTime());
     return { account: found.account, tokenId: found.token.id };
   }
+
 }

@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../../maybe-promise.js';
+
 /**
  * Fixed UTC windows (calendar minute, hour, day). A request is admitted only while every window
  * has room, and admission counts it in all three at once.
@@ -28,7 +30,7 @@ export interface Decision {
 
 export interface RateLimiter {
   /** Admits and counts one request for `key` when every window has room, atomically. */
-  consume(key: string, limits: WindowLimits, now: number): Promise<Decision>;
+  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision>;
   /** The windows as they stand, counting nothing. */
   peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]>;
   close(): Promise<void>;

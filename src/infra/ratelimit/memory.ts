@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../../maybe-promise.js';
 import { WINDOWS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
@@ -53,9 +54,13 @@ export class MemoryRateLimiter implements RateLimiter {
     return WINDOWS.map((w, i) => (bucket.starts[i] === windowStart(w, now) ? bucket.counts[i]! : 0));
   }
 
-  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+  /** Ready at once, except while a key's day count is being loaded. */
+  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision> {
     const seeding = this.seed(key, now);
-    if (seeding) await seeding;
+    return seeding ? seeding.then(() => this.count(key, limits, now)) : this.count(key, limits, now);
+  }
+
+  private count(key: string, limits: WindowLimits, now: number): Decision {
     if (++this.sinceSweep >= MEMORY_SWEEP_EVERY) this.sweep(now);
     const counts = this.current(key, now);
     const allowed = WINDOWS.every((w, i) => counts[i]! < limits[w]);
