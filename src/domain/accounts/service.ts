@@ -1,6 +1,5 @@
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, Store, Token } from '../../infra/store/store.js';
-import { andThen, type MaybePromise } from '../../maybe-promise.js';
 import { DEFAULT_PLAN, PLAN_NAMES, isPlanName } from './plans.js';
 import { TOKEN_PATTERN, generateToken, hashToken } from './tokens.js';
 
@@ -100,20 +99,16 @@ export class AccountService {
 
   /**
    * The account behind an `Authorization` header value. Missing, malformed, unknown or revoked
-   * → UnauthorizedError; a suspended account → ForbiddenError. Synchronous (value or throw) when
-   * the store answers at once, a promise otherwise.
+   * → UnauthorizedError; a suspended account → ForbiddenError.
    */
-  authenticate(authorization: string | undefined): MaybePromise<Authenticated> {
+  async authenticate(authorization: string | undefined): Promise<Authenticated> {
     if (!authorization) throw new UnauthorizedError();
     const match = /^Bearer ([^\s]+)$/.exec(authorization);
     if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
     const token = match[1]!;
     if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
     const hash = this.hashes.get(token) ?? hashToken(token);
-    return andThen(this.store.tokens.findByHash(hash), (found) => this.admit(token, hash, found));
-  }
-
-  private admit(token: string, hash: string, found: { token: Token; account: Account } | undefined): Authenticated {
+    const found = await this.store.tokens.findByHash(hash);
     if (!found) throw new UnauthorizedError('the API token is not known');
     if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
     this.hashes.set(token, hash);
@@ -124,5 +119,4 @@ export class AccountService {
     this.store.tokens.touch(found.token.id, this.clock().getTime());
     return { account: found.account, tokenId: found.token.id };
   }
-
 }

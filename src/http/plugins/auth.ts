@@ -5,7 +5,6 @@ import type { AccountService, Clock } from '../../domain/accounts/service.js';
 import { AppError, RateLimitError } from '../../errors.js';
 import { headlineWindow, type Decision, type RateLimiter, type WindowLimits } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
-import { andThen, attempt, isPromise, type MaybePromise } from '../../maybe-promise.js';
 import type { DaySeed } from '../../infra/ratelimit/memory.js';
 import { utcDay, utcTimestamp } from '../../domain/usage/service.js';
 
@@ -115,54 +114,34 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
   app.decorateRequest('rateDecision', null);
   app.decorateRequest('receivedAt', null as unknown as Date);
 
-  /** Per client IP at the free plan's figures; `authError`, when given, is the answer if admitted. */
-  const admitAnonymous = (request: FastifyRequest, reply: FastifyReply, now: number, authError: AppError | null): MaybePromise<void> => {
-    const policy = policyOf(ANONYMOUS_LIMITS);
-    return andThen(deps.limiter.consume(clientKey(request.ip), policy.limits, now), (decision) => {
-      setRateHeaders(reply, decision, policy);
-      if (!decision.allowed) throw rateLimitError(decision, 'free', policy.limits, now, true);
-      if (authError) throw authError;
-    });
-  };
+  app.addHook('onRequest', async (request, reply) => {
+    request.receivedAt = deps.clock();
+    if (!isApiRequest(request) || request.url.startsWith(DOCS_PREFIX)) return;
+    const now = request.receivedAt.getTime();
 
-  const admitAccount = (request: FastifyRequest, reply: FastifyReply, now: number): MaybePromise<void> =>
-    andThen(deps.accounts.authenticate(request.headers.authorization), ({ account, tokenId }) => {
-      const policy = policyOf(planLimits(account.plan));
-      return andThen(deps.limiter.consume(accountKey(account.id), policy.limits, now), (decision) => {
+    let authError: AppError | null = null;
+    if (!request.routeOptions.config.public) {
+      try {
+        const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization);
+        const policy = policyOf(planLimits(account.plan));
+        const decision = await deps.limiter.consume(accountKey(account.id), policy.limits, now);
         setRateHeaders(reply, decision, policy);
         request.account = account;
         request.tokenId = tokenId;
         request.rateDecision = decision;
         if (!decision.allowed) throw rateLimitError(decision, account.plan, policy.limits, now, false);
-      });
-    });
-
-  const admit = (request: FastifyRequest, reply: FastifyReply): MaybePromise<void> => {
-    request.receivedAt = deps.clock();
-    if (!isApiRequest(request) || request.url.startsWith(DOCS_PREFIX)) return;
-    const now = request.receivedAt.getTime();
-    if (request.routeOptions.config.public) return admitAnonymous(request, reply, now, null);
-    return attempt(
-      () => admitAccount(request, reply, now),
-      (err) => {
-        // A 429 of the account's own limiter and anything unexpected pass through; a failed
-        // authentication is judged by the per-IP limiter first, so guessing stays slow.
+        return;
+      } catch (err) {
         if (!(err instanceof AppError) || (err.code !== 'unauthorized' && err.code !== 'forbidden')) throw err;
-        return admitAnonymous(request, reply, now, err);
-      },
-    );
-  };
-
-  // Callback style, finishing synchronously when the store and the limiter answer at once.
-  app.addHook('onRequest', (request, reply, done) => {
-    let result: MaybePromise<void>;
-    try {
-      result = admit(request, reply);
-    } catch (err) {
-      return done(err as Error);
+        authError = err;
+      }
     }
-    if (isPromise(result)) result.then(() => done(), (err: Error) => done(err));
-    else done();
+
+    const policy = policyOf(ANONYMOUS_LIMITS);
+    const decision = await deps.limiter.consume(clientKey(request.ip), policy.limits, now);
+    setRateHeaders(reply, decision, policy);
+    if (!decision.allowed) throw rateLimitError(decision, 'free', policy.limits, now, true);
+    if (authError) throw authError;
   });
 }
 

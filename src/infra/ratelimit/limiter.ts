@@ -1,5 +1,3 @@
-import type { MaybePromise } from '../../maybe-promise.js';
-
 /**
  * Fixed UTC windows (calendar minute, hour, day). A request is admitted only while every window
  * has room, and admission counts it in all three at once.
@@ -30,7 +28,7 @@ export interface Decision {
 
 export interface RateLimiter {
   /** Admits and counts one request for `key` when every window has room, atomically. */
-  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision>;
+  consume(key: string, limits: WindowLimits, now: number): Promise<Decision>;
   /** The windows as they stand, counting nothing. */
   peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]>;
   close(): Promise<void>;

@@ -1,4 +1,3 @@
-import type { MaybePromise } from '../../maybe-promise.js';
 import { WINDOWS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
@@ -54,13 +53,9 @@ export class MemoryRateLimiter implements RateLimiter {
     return WINDOWS.map((w, i) => (bucket.starts[i] === windowStart(w, now) ? bucket.counts[i]! : 0));
   }
 
-  /** Ready at once, except while a key's day count is being loaded. */
-  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision> {
+  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
     const seeding = this.seed(key, now);
-    return seeding ? seeding.then(() => this.count(key, limits, now)) : this.count(key, limits, now);
-  }
-
-  private count(key: string, limits: WindowLimits, now: number): Decision {
+    if (seeding) await seeding;
     if (++this.sinceSweep >= MEMORY_SWEEP_EVERY) this.sweep(now);
     const counts = this.current(key, now);
     const allowed = WINDOWS.every((w, i) => counts[i]! < limits[w]);

@@ -74,7 +74,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
 
   const tokens: TokenRepository = {
     ...kyselyTokens(db, dropAuthCache),
-    findByHash(hash) {
+    async findByHash(hash) {
       const cache = freshCache();
       if (cache.has(hash)) return cache.get(hash);
       const r = byHash.get(hash) as Record<string, unknown> | undefined;

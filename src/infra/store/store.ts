@@ -1,5 +1,3 @@
-import type { MaybePromise } from '../../maybe-promise.js';
-
 /**
  * The store interface the domain talks to. SQLite implements it now; a PostgreSQL
  * implementation satisfies the same interface (and the same shared test suite) later.
@@ -43,8 +41,8 @@ export interface AccountRepository {
 
 export interface TokenRepository {
   create(token: { account_id: number; label: string; hash: string; created_at: string }): Promise<Token>;
-  /** The token and its account for a hash, revoked or not; the caller decides. Ready at once where the backend can. */
-  findByHash(hash: string): MaybePromise<{ token: Token; account: Account } | undefined>;
+  /** The token and its account for a hash, revoked or not; the caller decides. */
+  findByHash(hash: string): Promise<{ token: Token; account: Account } | undefined>;
   findById(id: number): Promise<Token | undefined>;
   listByAccount(accountId: number): Promise<Token[]>;
   revoke(id: number, at: string): Promise<Token | undefined>;

@@ -56,7 +56,7 @@ export function storeSuite(make: () => Backend): void {
     await new AccountService(cli).revokeToken(row!.id);
     // A request sent after the revocation completed is read in a later turn of the event loop.
     await new Promise((resolve) => setImmediate(resolve));
-    await assert.rejects(async () => service.authenticate(`Bearer ${token}`), /revoked/);
+    await assert.rejects(service.authenticate(`Bearer ${token}`), /revoked/);
     await new AccountService(cli).setStatus('c@example.com', 'suspended');
   });
 
