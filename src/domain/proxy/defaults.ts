@@ -86,3 +86,9 @@ export const MAX_CREDENTIAL_BYTES = 255;
 
 /** Sent to the judge; a fixed, honest User-Agent that carries no address. */
 export const CHECK_USER_AGENT = 'netdiag-proxy-check/1.0';
+
+/**
+ * The `socks` package's own handshake timer, set out of the way: each check's AbortSignal bounds
+ * the handshake instead, so the two never race.
+ */
+export const SOCKS_PACKAGE_TIMEOUT_MS = 24 * 60 * 60 * 1000;

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { SocksClient } from 'socks';
 import { DialError, type CheckedAddress, type ConnectionLimiter, type Dialer } from '../../infra/net/index.js';
-import { CHECK_USER_AGENT } from './defaults.js';
+import { CHECK_USER_AGENT, SOCKS_PACKAGE_TIMEOUT_MS } from './defaults.js';
 import { hostPortText } from './parse.js';
 import type { ProxyProtocol, ProxySpec } from './types.js';
 
@@ -171,8 +171,7 @@ async function socksTunnel(socket: net.Socket, ep: ProxyEndpoint, version: 4 | 5
         ...(spec.username !== null ? (version === 5 ? { userId: spec.username, password: spec.password ?? '' } : { userId: spec.username }) : {}),
       },
       destination: { host: dest.host, port: dest.port },
-      // Our own AbortSignal bounds the handshake; this only keeps the package's timer out of the way.
-      timeout: 24 * 60 * 60 * 1000,
+      timeout: SOCKS_PACKAGE_TIMEOUT_MS,
     });
     return tunnel;
   } catch (err) {
