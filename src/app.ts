@@ -6,6 +6,7 @@ import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
 import { API_PREFIX, daySeedFromUsage, registerAccess } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { RouteIndex } from './http/route-index.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
 import type { RouteDeps } from './http/routes/deps.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -111,9 +112,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerObservability(app);
-  registerErrorHandling(app);
-  registerAccess(app, { accounts, limiter, clock });
-  registerUsageRecording(app, recorder);
+  const routes = new RouteIndex(app);
+  registerErrorHandling(app, routes);
+  registerAccess(app, { accounts, limiter, clock, routes });
+  registerUsageRecording(app, recorder, routes);
   await registerOpenApi(app, { dataNotes: geoNotes(geo) });
 
   await app.register(async (api) => {

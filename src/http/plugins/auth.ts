@@ -5,6 +5,7 @@ import type { AccountService, Clock } from '../../domain/accounts/service.js';
 import { AppError, RateLimitError } from '../../errors.js';
 import { headlineWindow, type Decision, type RateLimiter, type WindowLimits } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
+import { pathOf, type RouteIndex } from '../route-index.js';
 import type { DaySeed } from '../../infra/ratelimit/memory.js';
 import { utcDay, utcTimestamp } from '../../domain/usage/service.js';
 
@@ -108,7 +109,7 @@ function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, 
  * guessing tokens is as slow as the free plan. Every response, errors included, carries the
  * X-RateLimit-* headers of whichever limiter judged the request.
  */
-export function registerAccess(app: FastifyInstance, deps: { accounts: AccountService; limiter: RateLimiter; clock: Clock }): void {
+export function registerAccess(app: FastifyInstance, deps: { accounts: AccountService; limiter: RateLimiter; clock: Clock; routes: RouteIndex }): void {
   app.decorateRequest('account', null);
   app.decorateRequest('tokenId', null);
   app.decorateRequest('rateDecision', null);
@@ -120,7 +121,7 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
     const now = request.receivedAt.getTime();
 
     let authError: AppError | null = null;
-    if (!request.routeOptions.config.public) {
+    if (!deps.routes.isPublic(pathOf(request.url))) {
       try {
         const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization);
         const policy = policyOf(planLimits(account.plan));

@@ -11,23 +11,16 @@ import {
 } from '../../errors.js';
 import { BODY_LIMIT_BYTES } from '../limits.js';
 import { validationErrorFromAjv } from '../validation.js';
+import { pathOf, type RouteIndex } from '../route-index.js';
 
 /** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
-export function registerErrorHandling(app: FastifyInstance): void {
-  const methodsByPath = new Map<string, Set<string>>();
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const set = methodsByPath.get(route.url) ?? new Set<string>();
-    for (const m of methods) set.add(m);
-    methodsByPath.set(route.url, set);
-  });
-
+export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    const path = request.url.split('?')[0] ?? request.url;
-    const allowed = methodsByPath.get(path);
+    const path = pathOf(request.url);
+    const allowed = routes.methodsOf(path);
     const error =
-      allowed && allowed.size > 0
-        ? new MethodNotAllowedError(request.method, path, [...allowed].filter((m) => m !== 'HEAD').sort())
+      allowed && allowed.length > 0
+        ? new MethodNotAllowedError(request.method, path, allowed)
         : new NotFoundError(request.method, path);
     return sendError(reply, error);
   });

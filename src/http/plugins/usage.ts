@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { outcomeOf, utcDay } from '../../domain/usage/service.js';
 import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
 import { API_PREFIX } from './auth.js';
+import { pathOf, type RouteIndex } from '../route-index.js';
 
 /** The endpoint name of a request that matched no route, so junk paths add one row, not many. */
 export const UNMATCHED_ENDPOINT = '(unmatched)';
@@ -10,12 +11,12 @@ export const UNMATCHED_ENDPOINT = '(unmatched)';
  * Records every authenticated request (429s included, as rate_limited) before its response
  * leaves: onSend waits for the group commit that holds the record.
  */
-export function registerUsageRecording(app: FastifyInstance, recorder: GroupCommitRecorder): void {
+export function registerUsageRecording(app: FastifyInstance, recorder: GroupCommitRecorder, routes: RouteIndex): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     const account = request.account;
     if (!account) return done(null, payload);
-    const route = request.routeOptions.url;
-    const endpoint = route && reply.statusCode !== 404 ? route.slice(API_PREFIX.length) || '/' : UNMATCHED_ENDPOINT;
+    const path = pathOf(request.url);
+    const endpoint = routes.matches(request.method, path) ? path.slice(API_PREFIX.length) || '/' : UNMATCHED_ENDPOINT;
     recorder
       .record({
         account_id: account.id,
