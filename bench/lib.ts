@@ -1,5 +1,19 @@
 import autocannon, { type Result } from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+
+/**
+ * On a 2-core machine the scheduler may put the server and the load generator on one core for a
+ * whole run, which halves a figure at random. Where `taskset` exists, servers get core 0 and this
+ * process (autocannon) core 1, so runs compare like with like.
+ */
+const PIN = (() => {
+  try {
+    execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /** Shared pieces of the HTTP benchmarks: child servers and autocannon runs. */
 
@@ -19,7 +33,8 @@ export interface ChildServer {
  * the other); the script prints one JSON line `{"url": ..., ...}` when it listens.
  */
 export function startServer(script: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname], {
+  const args = ['--import', 'tsx', new URL(script, import.meta.url).pathname];
+  const child = spawn(PIN ? 'taskset' : process.execPath, PIN ? ['-c', '0', process.execPath, ...args] : args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
