@@ -1,6 +1,6 @@
-import { Reader, type CityResponse } from 'maxmind';
-import { cidrOf, toLookupAddress } from './address.js';
-import { buildDateOf, LruCache, MMDB_CACHE_ENTRIES, nameOf, readMmdbSync } from './mmdb-file.js';
+import type { CityResponse, Reader } from 'maxmind';
+import { cidrOf } from './address.js';
+import { buildDateOf, lookupMmdb, nameOf, openMmdb, readMmdbSync } from './mmdb-file.js';
 import type { GeoRecord } from './types.js';
 
 /** A MaxMind City (or Country) database: GeoLite2-City bundled, or the operator's GeoIP2 file. */
@@ -11,14 +11,11 @@ export class MmdbCityReader {
   private constructor(private readonly reader: Reader<CityResponse>) {
     this.buildDate = buildDateOf(reader);
     this.databaseType = reader.metadata.databaseType;
-    if (!/City|Country|Enterprise/i.test(this.databaseType)) {
-      throw new Error(`database type is ${this.databaseType}, expected a City or Country database`);
-    }
   }
 
   /** `db` is the whole, inflated .mmdb file (see inflateMmdb). */
   static fromBuffer(db: Buffer): MmdbCityReader {
-    return new MmdbCityReader(new Reader<CityResponse>(db, { cache: new LruCache(MMDB_CACHE_ENTRIES) }));
+    return new MmdbCityReader(openMmdb<CityResponse>(db, /City|Country|Enterprise/i, 'a City or Country database'));
   }
 
   static openSync(path: string): MmdbCityReader {
@@ -26,11 +23,9 @@ export class MmdbCityReader {
   }
 
   city(ip: string): GeoRecord | null {
-    const address = toLookupAddress(ip);
-    // An IPv4-only database walked with IPv6 bits would answer for the wrong address.
-    if (!address || (address.version === 6 && this.reader.metadata.ipVersion === 4)) return null;
-    const [rec, prefix] = this.reader.getWithPrefixLength(address.text);
-    if (!rec) return null;
+    const found = lookupMmdb(this.reader, ip);
+    if (!found) return null;
+    const { rec, address, prefix } = found;
     const subdivision = rec.subdivisions?.[0];
     return {
       // No fallback to registered_country: that is where the ISP registered the block, not

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { gunzip, gunzipSync } from 'node:zlib';
-import type { Reader, Response } from 'maxmind';
+import { Reader, type Response } from 'maxmind';
+import { toLookupAddress, type LookupAddress } from './address.js';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -78,3 +79,22 @@ export function nameOf(names: { readonly en?: string } | undefined): string | nu
  * add GC work for random traffic. A few MiB.
  */
 export const MMDB_CACHE_ENTRIES = 4_096;
+
+/** An inflated .mmdb opened with the record cache; a database of another kind is refused. */
+export function openMmdb<T extends Response>(db: Buffer, accepts: RegExp, expected: string): Reader<T> {
+  const reader = new Reader<T>(db, { cache: new LruCache(MMDB_CACHE_ENTRIES) });
+  // A City file given as the ASN file (or the reverse) would open fine and answer null forever.
+  if (!accepts.test(reader.metadata.databaseType)) {
+    throw new Error(`database type is ${reader.metadata.databaseType}, expected ${expected}`);
+  }
+  return reader;
+}
+
+/** The record that covers `ip`, with the address as looked up and the record's prefix length. */
+export function lookupMmdb<T extends Response>(reader: Reader<T>, ip: string): { rec: T; address: LookupAddress; prefix: number } | null {
+  const address = toLookupAddress(ip);
+  // An IPv4-only database walked with IPv6 bits would answer for the wrong address.
+  if (!address || (address.version === 6 && reader.metadata.ipVersion === 4)) return null;
+  const [rec, prefix] = reader.getWithPrefixLength(address.text);
+  return rec ? { rec, address, prefix } : null;
+}
