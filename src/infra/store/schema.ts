@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { UsageRow } from './store.js';
 
 /** Table shapes as Kysely sees them. Timestamps are ISO 8601 UTC strings in both backends. */
 
@@ -21,16 +22,8 @@ export interface TokensTable {
   revoked_at: string | null;
 }
 
-export interface UsageDailyTable {
-  account_id: number;
-  day: string;
-  endpoint: string;
-  requests: number;
-  successful: number;
-  failed: number;
-  rate_limited: number;
-  total_ms: number;
-}
+/** One row per account, UTC day and endpoint: the aggregate the store interface reads back as UsageRow. */
+export type UsageDailyTable = UsageRow & { account_id: number };
 
 export interface DatabaseSchema {
   accounts: AccountsTable;

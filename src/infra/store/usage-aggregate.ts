@@ -1,11 +1,9 @@
-import type { UsageRecord, UsageRow } from './store.js';
-
-/** One row's worth of additions to usage_daily. */
-export type UsageIncrement = UsageRow & { account_id: number };
+import type { UsageDailyTable } from './schema.js';
+import type { UsageRecord } from './store.js';
 
 /** Folds a batch into one increment per (account, day, endpoint), so a batch is a few upserts. */
-export function aggregateUsage(records: readonly UsageRecord[]): UsageIncrement[] {
-  const byKey = new Map<string, UsageIncrement>();
+export function aggregateUsage(records: readonly UsageRecord[]): UsageDailyTable[] {
+  const byKey = new Map<string, UsageDailyTable>();
   for (const r of records) {
     const key = `${r.account_id}\u0000${r.day}\u0000${r.endpoint}`;
     let inc = byKey.get(key);
