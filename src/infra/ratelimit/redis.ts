@@ -3,6 +3,10 @@ import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimite
 
 /** Every key of this service starts with this, so one Redis can serve other things too. */
 export const REDIS_KEY_PREFIX = 'netdiag:rl:';
+/** How long a key outlives its window, so instances whose clocks are a little apart still agree. */
+export const REDIS_KEY_GRACE_MS = 60_000;
+/** Keys asked for per SCAN step when flushing. */
+export const REDIS_SCAN_COUNT = 1_000;
 /** How long a Redis command may take before the request fails instead of hanging. */
 export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
 
@@ -35,9 +39,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
-    // Relative expiries, from the caller's clock: keys outlive their window by a minute so that
-    // instances whose clocks are a little apart still agree.
-    const expiries = WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + 60_000);
+    // Relative expiries, from the caller's clock (tests run in the past).
+    const expiries = WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
     const run = (this.redis as unknown as { ndConsume: (...args: Array<string | number>) => Promise<number[]> }).ndConsume;
     const [allowed, ...counts] = await run.call(this.redis, ...this.keys(key, now), limits.minute, limits.hour, limits.day, ...expiries);
     return decide(allowed === 1, counts.map(Number), limits, now);
@@ -52,7 +55,7 @@ export class RedisRateLimiter implements RateLimiter {
   async flush(): Promise<void> {
     let cursor = '0';
     do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${REDIS_KEY_PREFIX}*`, 'COUNT', 1000);
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${REDIS_KEY_PREFIX}*`, 'COUNT', REDIS_SCAN_COUNT);
       cursor = next;
       if (keys.length > 0) await this.redis.del(...keys);
     } while (cursor !== '0');
