@@ -15,6 +15,14 @@ const PIN = (() => {
   }
 })();
 
+/**
+ * The V8 flags `npm start` and bin/netdiag.js give the server, given to every benchmark server
+ * (bare Fastify included) so both sides of a comparison run alike. See BENCHMARKS.md: with V8's
+ * default young generation, a server process falls at random into a mode where per-request
+ * objects are pretenured and half its CPU goes to garbage collection.
+ */
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
+
 /** Shared pieces of the HTTP benchmarks: child servers and autocannon runs. */
 
 export const BENCH_CONNECTIONS = 50;
@@ -33,7 +41,7 @@ export interface ChildServer {
  * the other); the script prints one JSON line `{"url": ..., ...}` when it listens.
  */
 export function startServer(script: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const args = ['--import', 'tsx', new URL(script, import.meta.url).pathname];
+  const args = [...SERVER_NODE_FLAGS, '--import', 'tsx', new URL(script, import.meta.url).pathname];
   const child = spawn(PIN ? 'taskset' : process.execPath, PIN ? ['-c', '0', process.execPath, ...args] : args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // Runs the TypeScript CLI through tsx, so a fresh clone needs no build step.
 import { register } from 'tsx/esm/api';
 import { fileURLToPath } from 'node:url';

@@ -114,7 +114,10 @@ test('X-Request-Id: a sane incoming id is kept, anything else replaced', async (
   const kept = await api('/api/user', { headers: { 'x-request-id': 'trace-123.abc' } });
   assert.equal(kept.headers.get('x-request-id'), 'trace-123.abc');
   const replaced = await api('/api/user', { headers: { 'x-request-id': 'x'.repeat(500) } });
-  assert.match(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  const made = replaced.headers.get('x-request-id') ?? '';
+  assert.match(made, /^[0-9a-f]{12}-[0-9a-z]+$/);
+  const next = (await api('/api/user')).headers.get('x-request-id');
+  assert.notEqual(next, made, 'every request gets its own id');
   const health = await fetch(kept.url.replace('/api/user', '/healthz'));
   assert.ok(health.headers.get('x-request-id'));
 });

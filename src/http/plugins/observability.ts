@@ -1,12 +1,21 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * Request ids this process makes: a random prefix drawn once at start, then a counter, e.g.
+ * `9f3c2a71d04e-1b`. Unique across restarts and instances (48 random bits) without a CSPRNG call
+ * per request, which was a tenth of the request pipeline's own CPU; an id is a log key, not a secret.
+ */
+const REQUEST_ID_PREFIX = `${randomBytes(6).toString('hex')}-`;
+let requestCounter = 0;
+
 /** A caller's own X-Request-Id is kept when it is sane, so traces join up across services. */
 export function genReqId(req: { headers: Record<string, string | string[] | undefined> }): string {
   const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  if (typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming)) return incoming;
+  return REQUEST_ID_PREFIX + (++requestCounter).toString(36);
 }
 
 /** X-Request-Id on every response; one pino line per request, which never carries a header. */
