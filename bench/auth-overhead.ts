@@ -1,5 +1,4 @@
-import type { Result } from 'autocannon';
-import { load, startServer, summary } from './lib.js';
+import { load, startServer, summary, type LoadResult } from './lib.js';
 
 /**
  * Issues 2 and 3: requests/s of cheap authenticated requests through the whole pipeline
@@ -16,26 +15,37 @@ const ndLog = await startServer('./servers/netdiag.ts', { BENCH_LOG: '1' });
 const auth = (token: string | undefined) => ({ authorization: `Bearer ${token}` });
 const expandBody = JSON.stringify({ ipv6: '2001:db8::1' });
 
-const cases: Array<{ name: string; run: () => Promise<Result> }> = [
-  { name: 'bare Fastify GET /api/user (same JSON)', run: () => load(`${bare.url}/api/user`) },
-  { name: 'netdiag GET /api/user', run: () => load(`${nd.url}/api/user`, auth(nd.info.token)) },
+const cases: Array<{ name: string; run: () => Promise<LoadResult> }> = [
+  { name: 'bare Fastify GET /api/user (same JSON)', run: () => load(`${bare.url}/api/user`, {}, undefined, {}, bare) },
+  { name: 'netdiag GET /api/user', run: () => load(`${nd.url}/api/user`, auth(nd.info.token), undefined, {}, nd) },
   {
     name: 'netdiag POST /api/ipv6/expand',
-    run: () => load(`${nd.url}/api/ipv6/expand`, { ...auth(nd.info.token), 'content-type': 'application/json' }, undefined, { method: 'POST', body: expandBody }),
+    run: () => load(`${nd.url}/api/ipv6/expand`, { ...auth(nd.info.token), 'content-type': 'application/json' }, undefined, { method: 'POST', body: expandBody }, nd),
   },
-  { name: 'netdiag GET /api/user, request log on', run: () => load(`${ndLog.url}/api/user`, auth(ndLog.info.token)) },
+  { name: 'netdiag GET /api/user, request log on', run: () => load(`${ndLog.url}/api/user`, auth(ndLog.info.token), undefined, {}, ndLog) },
 ];
 
-const results = new Map<string, Result[]>(cases.map((c) => [c.name, []]));
+const results = new Map<string, LoadResult[]>(cases.map((c) => [c.name, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const c of cases) results.get(c.name)!.push(await c.run());
 }
 await Promise.all([bare.stop(), nd.stop(), ndLog.stop()]);
 
-const median = (rs: Result[]) => [...rs].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(rs.length / 2)]!;
+const median = (rs: LoadResult[]) => [...rs].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(rs.length / 2)]!;
+const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const cpuOf = (rs: LoadResult[]) => {
+  const xs = rs.map((r) => r.serverCpuPerRequest).filter((x): x is number => x !== null);
+  return xs.length > 0 ? medianOf(xs) : null;
+};
 const baseline = median(results.get(cases[0]!.name)!);
+const baselineCpu = cpuOf(results.get(cases[0]!.name)!);
 for (const c of cases) {
-  const m = median(results.get(c.name)!);
+  const rs = results.get(c.name)!;
+  const m = median(rs);
   const ratio = (m.requests.average / baseline.requests.average).toFixed(3);
-  console.log(`${summary(c.name.padEnd(40), m)}  ratio ${ratio}  (rounds: ${results.get(c.name)!.map((r) => Math.round(r.requests.average)).join(', ')})`);
+  const cpu = cpuOf(rs);
+  // Bare Fastify's CPU per request over this case's: the same ratio as requests/s would be if
+  // the server alone were the bottleneck, without the load generator's noise.
+  const cpuText = cpu !== null && baselineCpu !== null ? `  server CPU ${cpu.toFixed(1)} µs/request (bare/this ${(baselineCpu / cpu).toFixed(3)})` : '';
+  console.log(`${summary(c.name.padEnd(40), m)}  ratio ${ratio}${cpuText}  (rounds: ${rs.map((r) => Math.round(r.requests.average)).join(', ')})`);
 }

@@ -50,8 +50,11 @@ export function decide(allowed: boolean, counts: readonly number[], limits: Wind
       resetAt: windowStart(window, now) + WINDOW_MS[window],
     };
   });
-  const full = windows.filter((w) => w.remaining === 0);
-  const exceeded = allowed ? null : (full[full.length - 1] ?? windows[0]!);
+  let exceeded: WindowState | null = null;
+  if (!allowed) {
+    const full = windows.filter((w) => w.remaining === 0);
+    exceeded = full[full.length - 1] ?? windows[0]!;
+  }
   return { allowed, windows, exceeded };
 }
 

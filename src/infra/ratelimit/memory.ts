@@ -57,12 +57,22 @@ export class MemoryRateLimiter implements RateLimiter {
     const seeding = this.seed(key, now);
     if (seeding) await seeding;
     if (++this.sinceSweep >= MEMORY_SWEEP_EVERY) this.sweep(now);
-    const counts = this.current(key, now);
-    const allowed = WINDOWS.every((w, i) => counts[i]! < limits[w]);
-    if (allowed) {
-      for (let i = 0; i < counts.length; i++) counts[i]! += 1;
-      this.buckets.set(key, { starts: WINDOWS.map((w) => windowStart(w, now)), counts });
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = { starts: [0, 0, 0], counts: [0, 0, 0] };
+      this.buckets.set(key, bucket);
     }
+    // The bucket is updated in place: one consume per request, so no garbage per request here.
+    const { starts, counts } = bucket;
+    for (let i = 0; i < WINDOWS.length; i++) {
+      const start = windowStart(WINDOWS[i]!, now);
+      if (starts[i] !== start) {
+        starts[i] = start;
+        counts[i] = 0;
+      }
+    }
+    const allowed = counts[0]! < limits.minute && counts[1]! < limits.hour && counts[2]! < limits.day;
+    if (allowed) for (let i = 0; i < counts.length; i++) counts[i]! += 1;
     return decide(allowed, counts, limits, now);
   }
 
