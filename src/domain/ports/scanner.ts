@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import type net from 'node:net';
 import { ValidationError } from '../../errors.js';
-import { ConnectionLimiter, DialError, ResolveError, type CheckedAddress, type Dialer } from '../../infra/net/dialer.js';
+import { ConnectionLimiter, DialError, ResolveError, describeDialError, type CheckedAddress, type Dialer } from '../../infra/net/dialer.js';
 import {
   MAX_PORT,
   MAX_PORTS_PER_SCAN,
@@ -44,7 +43,7 @@ export interface ScanOptions {
   signal?: AbortSignal;
 }
 
-export type ScanDialer = Pick<Dialer, 'resolve' | 'dial' | 'limiter'>;
+export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'limiter'>;
 
 export interface PortScannerOptions {
   /** Connects one scan keeps in flight. */
@@ -56,8 +55,6 @@ export interface PortScannerOptions {
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
 /** No answer, or an answer that says the port cannot be reached: nmap calls all of these filtered. */
 const FILTERED = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EACCES', 'EPERM']);
-
-const ignore = (): void => undefined;
 
 /** Validates `ports` and returns them without duplicates, in ascending order. */
 export function normalizePorts(ports: readonly number[], field = 'ports'): number[] {
@@ -76,15 +73,6 @@ function checkTimeout(timeoutMs: number): void {
   if (!Number.isFinite(timeoutMs) || timeoutMs < MIN_TIMEOUT_S * 1000 || timeoutMs > MAX_TIMEOUT_S * 1000) {
     throw new ValidationError('timeout', `must be ${MIN_TIMEOUT_S}-${MAX_TIMEOUT_S} seconds`);
   }
-}
-
-/**
- * Connecting from port P to the same address's port P is a TCP "simultaneous open" with
- * itself: it succeeds exactly when nothing listens there and the kernel happened to pick P
- * as the ephemeral port. Scans of loopback hit it now and then; it is a closed port.
- */
-function isSelfConnect(socket: net.Socket): boolean {
-  return socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress;
 }
 
 /**
@@ -180,21 +168,16 @@ export class PortScanner {
       reason,
     });
     try {
-      const { socket, elapsedMs } = await this.#dialer.dial(ip, port, { timeoutMs, signal });
-      const self = isSelfConnect(socket);
-      socket.on('error', ignore);
-      // A reset instead of a FIN: no TIME_WAIT left behind per open port, and the far end
-      // drops the connection at once instead of waiting for us to talk.
-      socket.resetAndDestroy();
-      return self ? result('closed', elapsedMs, 'connection refused (nothing listening)') : result('open', elapsedMs, 'connected');
-    } catch (err) {
-      if (!(err instanceof DialError)) throw err;
-      if (err.code === 'ABORT_ERR') throw signal?.reason ?? err;
-      if (REFUSED.has(err.code)) return result('closed', err.elapsedMs, err.reason);
-      if (err.code === 'ETIMEDOUT') return result('filtered', err.elapsedMs, `no answer within ${timeoutMs / 1000} s`);
-      if (FILTERED.has(err.code)) return result('filtered', err.elapsedMs, err.reason);
+      const { code, elapsedMs, selfConnect } = await this.#dialer.probe(ip, port, { timeoutMs, signal });
+      if (code === null) return selfConnect ? result('closed', elapsedMs, 'connection refused (nothing listening)') : result('open', elapsedMs, 'connected');
+      if (REFUSED.has(code)) return result('closed', elapsedMs, describeDialError(code));
+      if (code === 'ETIMEDOUT') return result('filtered', elapsedMs, `no answer within ${timeoutMs / 1000} s`);
+      if (FILTERED.has(code)) return result('filtered', elapsedMs, describeDialError(code));
       // EADDRNOTAVAIL and unknown failures are this machine's trouble, not the port's state:
       // a 500 the operator sees beats a port silently reported wrong.
+      throw new DialError(code, ip, port, elapsedMs);
+    } catch (err) {
+      if (err instanceof DialError && err.code === 'ABORT_ERR') throw signal?.reason ?? err;
       throw err;
     } finally {
       releaseGlobal();

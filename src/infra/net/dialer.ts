@@ -37,6 +37,7 @@ import { ConnectionLimiter } from './limiter.js';
 import { TargetPolicy } from './policy.js';
 import { DnsHostResolver, ResolveError, resolveErrorFor, type HostResolver } from './resolver.js';
 import { parseTarget } from './target.js';
+import { rawConnect } from './raw-connect.js';
 
 export { ConnectionLimiter } from './limiter.js';
 export { ResolveError, type HostResolver, type ResolveErrorCode } from './resolver.js';
@@ -109,7 +110,11 @@ const DESCRIPTIONS: Record<DialErrorCode, string> = {
   EDIAL: 'connection failed',
 };
 
-/** A TCP connect that did not succeed. */
+/** The short text of a dial error code, as results show it ("connection refused"). */
+export function describeDialError(code: DialErrorCode): string {
+  return DESCRIPTIONS[code];
+}
+
 /**
  * A refused or silent port is an answer, not a bug: a scan makes a thousand of these, and
  * capturing a stack trace for each was a measurable share of a loopback scan.
@@ -153,6 +158,21 @@ export interface DialResult {
   elapsedMs: number;
 }
 
+type ProbeCode = Exclude<DialErrorCode, 'ABORT_ERR'>;
+
+export interface ProbeResult {
+  /** null when the handshake completed; otherwise why not (an abort rejects instead). */
+  code: ProbeCode | null;
+  /** From the connect to its answer or the timeout, ms with two decimals. */
+  elapsedMs: number;
+  /**
+   * Connected to itself: connecting from port P to the same address's port P is a TCP
+   * "simultaneous open" that succeeds when nothing listens there and the kernel happened to
+   * pick P as the ephemeral port. Loopback scans hit it now and then; the port is closed.
+   */
+  selfConnect: boolean;
+}
+
 export interface DialerStats {
   /** Sockets created (connect attempts actually started). */
   readonly connectAttempts: number;
@@ -194,6 +214,8 @@ export class Dialer {
   readonly policy: TargetPolicy;
   readonly #resolver: HostResolver;
   readonly #connectFn: ConnectFn;
+  /** A connectFn was given: every connect goes through it, probes included. */
+  readonly #customConnect: boolean;
   readonly #global: ConnectionLimiter;
   readonly #counters = { connectAttempts: 0, active: 0 };
   readonly stats: DialerStats;
@@ -206,6 +228,7 @@ export class Dialer {
     this.policy = opts.policy;
     this.#resolver = opts.resolver;
     this.#connectFn = opts.connectFn ?? ((o) => net.connect(o));
+    this.#customConnect = opts.connectFn !== undefined;
     this.#global = new ConnectionLimiter(opts.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS);
     const counters = this.#counters;
     const global = this.#global;
@@ -301,19 +324,19 @@ export class Dialer {
     return (await this.dial(address, port, opts)).socket;
   }
 
-  /** `connect()` that also reports how long the connect took. */
-  async dial(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<DialResult> {
+  /**
+   * Everything before a connect, shared by dial() and probe(): the arguments, the policy check
+   * of the very address (a string cast into CheckedAddress is caught here), then this request's
+   * slot and the global one. `release` frees the slots once, whichever path calls it.
+   */
+  async #admit(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<{ host: string; family: 4 | 6; release: () => void }> {
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
       throw new RangeError(`Dialer: port must be an integer 1-65535, got ${port}`);
     }
     if (!(opts.timeoutMs > 0) || !Number.isFinite(opts.timeoutMs)) {
       throw new RangeError(`Dialer: timeoutMs must be a positive number, got ${opts.timeoutMs}`);
     }
-    const addr = parseIpStrict(address);
-    if (addr === null) throw new TypeError(`Dialer: ${JSON.stringify(address)} is not an address from resolve()`);
-    // The brand is a compile-time promise; a string cast into it is caught here.
-    this.policy.check(address, addr);
-    const { text: host, family } = dialText(addr);
+    const { host, family } = this.#checked(address);
     const { signal } = opts;
 
     const slots: Array<() => void> = [];
@@ -329,17 +352,70 @@ export class Dialer {
       releaseSlots();
       throw new DialError('ABORT_ERR', host, port, 0, err);
     }
-
-    let socketSlotFreed = false;
-    const freeSocketSlot = (): void => {
-      if (socketSlotFreed) return;
-      socketSlotFreed = true;
+    this.#counters.connectAttempts++;
+    this.#counters.active++;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
       this.#counters.active--;
       releaseSlots();
     };
+    return { host, family, release };
+  }
 
-    this.#counters.connectAttempts++;
-    this.#counters.active++;
+  /** The last address checked: a scan dials one address a thousand times. */
+  #lastChecked: { address: string; host: string; family: 4 | 6 } | null = null;
+
+  #checked(address: CheckedAddress): { host: string; family: 4 | 6 } {
+    const last = this.#lastChecked;
+    if (last !== null && last.address === address) return last;
+    const addr = parseIpStrict(address);
+    if (addr === null) throw new TypeError(`Dialer: ${JSON.stringify(address)} is not an address from resolve()`);
+    this.policy.check(address, addr);
+    const { text: host, family } = dialText(addr);
+    this.#lastChecked = { address, host, family };
+    return this.#lastChecked;
+  }
+
+  /**
+   * A connect scan's question: does `port` accept a connection? The same policy check and socket
+   * budget as dial(); a connection that is made is reset at once. It runs on the bare TCP handle
+   * (raw-connect.ts) unless a `connectFn` was given (tests watch every connect through it) or this
+   * Node lacks the handle, and then through dial(). Rejects only with DialError('ABORT_ERR').
+   */
+  async probe(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<ProbeResult> {
+    if (this.#customConnect || rawConnect === null) return this.#probeBySocket(address, port, opts);
+    const { host, family, release } = await this.#admit(address, port, opts);
+    try {
+      const r = await rawConnect(host, family, port, opts.timeoutMs, opts.signal);
+      if (r.code === null) return { code: null, elapsedMs: r.elapsedMs, selfConnect: r.localPort === port && r.localAddress === host };
+      const code = KNOWN_CODES.has(r.code) ? (r.code as ProbeCode) : 'EDIAL';
+      return { code, elapsedMs: r.elapsedMs, selfConnect: false };
+    } catch (err) {
+      throw new DialError('ABORT_ERR', host, port, 0, err);
+    } finally {
+      release();
+    }
+  }
+
+  async #probeBySocket(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<ProbeResult> {
+    try {
+      const { socket, elapsedMs } = await this.dial(address, port, opts);
+      const selfConnect = socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress;
+      socket.on('error', () => undefined);
+      socket.resetAndDestroy();
+      return { code: null, elapsedMs, selfConnect };
+    } catch (err) {
+      if (!(err instanceof DialError) || err.code === 'ABORT_ERR') throw err;
+      return { code: err.code, elapsedMs: err.elapsedMs, selfConnect: false };
+    }
+  }
+
+  /** `connect()` that also reports how long the connect took. */
+  async dial(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<DialResult> {
+    const { host, family, release: freeSocketSlot } = await this.#admit(address, port, opts);
+    const { signal } = opts;
     const started = performance.now();
     let socket: net.Socket;
     try {

@@ -11,6 +11,7 @@ import {
   type HostResolver,
 } from '../../../src/infra/net/dialer.js';
 import { closedPort, startListener } from './fixtures/connect-spy.js';
+import { rawConnect } from '../../../src/infra/net/raw-connect.js';
 
 const LOOP = '127.0.0.1' as CheckedAddress;
 const noDns: HostResolver = {
@@ -217,5 +218,46 @@ describe('dialer', () => {
     await assert.rejects(dialer.connect(LOOP, 80, { timeoutMs: 0 }), RangeError);
     assert.throws(() => dialer.limiter(0), RangeError);
     assert.equal(dialer.stats.connectAttempts, 0);
+  });
+
+  test('probe() on the bare TCP handle: open, refused, a forbidden address never dialled, slots freed', async () => {
+    assert.ok(rawConnect, 'this Node offers the tcp_wrap handle; without it scans fall back to net.connect');
+    const dialer = dialerWith();
+    const open = await dialer.probe(LOOP, listener.port, { timeoutMs: 2_000 });
+    assert.equal(open.code, null);
+    assert.equal(open.selfConnect, false);
+    assert.ok(open.elapsedMs >= 0);
+    const refused = await dialer.probe(LOOP, await closedPort('127.0.0.1'), { timeoutMs: 2_000 });
+    assert.equal(refused.code, 'ECONNREFUSED');
+    const v6 = await dialer.probe('::1' as CheckedAddress, await closedPort('::1'), { timeoutMs: 2_000 });
+    assert.equal(v6.code, 'ECONNREFUSED');
+    assert.equal(dialer.stats.connectAttempts, 3);
+    assert.equal(dialer.stats.active, 0);
+    // A string cast into CheckedAddress is still checked: no connect is attempted.
+    await assert.rejects(dialer.probe('10.0.0.1' as CheckedAddress, 80, { timeoutMs: 100 }), { name: 'TargetForbiddenError' });
+    assert.equal(dialer.stats.connectAttempts, 3);
+  });
+
+  test('probe() times out as ETIMEDOUT and rejects an abort, releasing its slot both times', async () => {
+    const dialer = dialerWith({ max: 1 });
+    // Loopback answers at once, so the abort lands while the probe waits: the real silent-port
+    // timeout is covered by the ports tests' black hole inside unshare -n.
+    const ac = new AbortController();
+    const held = dialer.probe(LOOP, listener.port, { timeoutMs: 2_000, signal: ac.signal });
+    ac.abort(new Error('client went away'));
+    await assert.rejects(held, (err: unknown) => err instanceof DialError && err.code === 'ABORT_ERR');
+    assert.equal(dialer.stats.active, 0);
+    const after = await dialer.probe(LOOP, listener.port, { timeoutMs: 2_000 });
+    assert.equal(after.code, null, 'the slot came back');
+  });
+
+  test('probe() goes through a given connectFn, so a spy sees every connect', async () => {
+    const counting = countingConnect();
+    const dialer = dialerWith({ connectFn: counting.fn });
+    assert.equal((await dialer.probe(LOOP, listener.port, { timeoutMs: 2_000 })).code, null);
+    assert.equal((await dialer.probe(LOOP, await closedPort('127.0.0.1'), { timeoutMs: 2_000 })).code, 'ECONNREFUSED');
+    assert.equal(counting.created.length, 2);
+    await settle(dialer);
+    assert.ok(counting.created.every((s) => s.destroyed));
   });
 });
