@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { startHttpProxy, startSocksProxy, startTlsTarget, type Running } from '../test/fixtures/proxies.js';
-import { startServer } from './lib.js';
+import { cpuMicros, startServer } from './lib.js';
 
 /**
  * Issue 8's figure: a bulk check of 100 working loopback proxies against one single check, in
@@ -63,6 +63,9 @@ async function measure(flags: Record<string, boolean>, label: string): Promise<v
   await post('/proxy/check-bulk', { proxies: proxies.slice(0, 10).map((p) => p.address), ...flags });
   const singles: number[] = [];
   const bulks: number[] = [];
+  /** CPU ms of each bulk: netdiag's server process, and this process (the proxies and the TLS target). */
+  const serverCpu: number[] = [];
+  const rigCpu: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     // One single check of each kind per round, so the median is not one kind's.
     for (let k = 0; k < 5; k++) {
@@ -70,7 +73,13 @@ async function measure(flags: Record<string, boolean>, label: string): Promise<v
       if ((one.data as { status: string }).status !== 'working') throw new Error(`single check not working: ${JSON.stringify(one.data)}`);
       singles.push(one.ms);
     }
+    const serverBefore = cpuMicros(server.child.pid);
+    const rigBefore = process.cpuUsage();
     const bulk = await post('/proxy/check-bulk', { proxies: proxies.map((p) => p.address), ...flags });
+    const rig = process.cpuUsage(rigBefore);
+    const serverAfter = cpuMicros(server.child.pid);
+    if (serverBefore !== null && serverAfter !== null) serverCpu.push((serverAfter - serverBefore) / 1000);
+    rigCpu.push((rig.user + rig.system) / 1000);
     const working = (bulk.data as Array<{ status: string }>).filter((d) => d.status === 'working').length;
     if (working !== COUNT) throw new Error(`bulk: only ${working} of ${COUNT} working`);
     bulks.push(bulk.ms);
@@ -79,6 +88,9 @@ async function measure(flags: Record<string, boolean>, label: string): Promise<v
   const b = median(bulks);
   console.log(
     `${label.padEnd(34)} one check median ${s.toFixed(1)} ms (n=${singles.length}); bulk of ${COUNT} median ${b.toFixed(1)} ms (n=${bulks.length}, min ${Math.min(...bulks).toFixed(1)}, max ${Math.max(...bulks).toFixed(1)}); ratio ${(b / s).toFixed(2)}×`,
+  );
+  console.log(
+    `${''.padEnd(34)} CPU during a bulk (median): netdiag ${serverCpu.length ? median(serverCpu).toFixed(0) : 'n/a'} ms, proxies + TLS target ${median(rigCpu).toFixed(0)} ms`,
   );
 }
 
