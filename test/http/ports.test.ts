@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { PRESETS, PRESET_NAMES, serviceName } from '../../src/domain/ports/index.js';
@@ -296,4 +298,36 @@ test('ports that drop SYNs are filtered after the timeout; the others open and c
   assert.equal(all.length, 1000);
   assert.ok(all.every((i) => i.state === 'filtered' && !i.open));
   assert.equal(silent!.body.message, '1000 ports of 127.0.0.3 (127.0.0.3): 0 open, 0 closed, 1000 filtered');
+});
+
+test('a client that hangs up mid-scan cancels it: every connect ends long before the timeout, the call is recorded', async (t) => {
+  // Connects that never answer (a socket never told to connect): each would wait the full 30 s.
+  const sockets: net.Socket[] = [];
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, {
+    connectFn: () => {
+      const s = new net.Socket();
+      sockets.push(s);
+      return s;
+    },
+  });
+  const b = await build(t, { deps: { dialer } });
+  const controller = new AbortController();
+  const pending = b
+    .api('/api/port/scan-range', { json: { host: '127.0.0.1', ports: Array.from({ length: 200 }, (_, i) => i + 1), timeout: 30 }, signal: controller.signal })
+    .catch((err: unknown) => err);
+  for (let i = 0; i < 200 && dialer.stats.active < 200; i++) await sleep(10);
+  assert.equal(dialer.stats.active, 200, 'the scan is under way');
+  const hungUpAt = Date.now();
+  controller.abort();
+  await pending;
+  for (let i = 0; i < 300 && dialer.stats.active > 0; i++) await sleep(10);
+  assert.equal(dialer.stats.active, 0, 'every connect was abandoned');
+  assert.ok(Date.now() - hungUpAt < 3_000, 'well before the 30 s timeout');
+  assert.ok(sockets.every((s) => s.destroyed));
+  // The call happened (it passed the limiter), so it is in the usage, as a failure.
+  const stats = (await (await b.api('/api/usage/stats')).json()) as {
+    data: { today: { failed: number }; by_endpoint: Record<string, number> };
+  };
+  assert.equal(stats.data.by_endpoint['/port/scan-range'], 1);
+  assert.equal(stats.data.today.failed, 1);
 });

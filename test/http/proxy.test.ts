@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createDialer } from '../../src/infra/net/dialer.js';
@@ -388,4 +389,27 @@ describe('each check has its own timeout, and a dead judge is named', () => {
     assert.match(body.data.error!, /check NETDIAG_JUDGE_URL/);
     assert.equal(body.data.anonymity_level, null);
   });
+});
+
+test('a client that hangs up mid-check cancels the checks: their sockets close long before the timeouts, the call is recorded', async (t) => {
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8', '::1/128'], dnsServers: [{ host: '127.0.0.1', port: 1 }] });
+  // The silent port accepts and never answers: each check would wait out its 20 s protocol timeout.
+  const b = await app(t, { deps: { dialer, proxyTimeouts: { protocolMs: 20_000, connectMs: 20_000 } } });
+  const controller = new AbortController();
+  const pending = b
+    .api('/api/proxy/check-bulk', { json: { proxies: Array.from({ length: 10 }, () => f('silent')) }, signal: controller.signal })
+    .catch((err: unknown) => err);
+  for (let i = 0; i < 300 && dialer.stats.active < 10; i++) await sleep(10);
+  assert.ok(dialer.stats.active >= 10, `the checks are under way (${dialer.stats.active} sockets)`);
+  const hungUpAt = Date.now();
+  controller.abort();
+  await pending;
+  for (let i = 0; i < 300 && dialer.stats.active > 0; i++) await sleep(10);
+  assert.equal(dialer.stats.active, 0, 'every socket of the checks was closed');
+  assert.ok(Date.now() - hungUpAt < 3_000, 'well before the 20 s timeouts');
+  const stats = (await (await b.api('/api/usage/stats')).json()) as {
+    data: { today: { failed: number }; by_endpoint: Record<string, number> };
+  };
+  assert.equal(stats.data.by_endpoint['/proxy/check-bulk'], 1);
+  assert.equal(stats.data.today.failed, 1);
 });

@@ -52,6 +52,18 @@ type Resolved = { address: CheckedAddress } | { error: string };
  * The proxy checker: parse, resolve through the target policy, detect the protocol with the
  * judge, then (as asked) judge anonymity, check SSL, measure speed and locate the exit.
  */
+/** Once `signal` has aborted, whatever the work ends with, the caller gets the signal's reason. */
+async function cancellable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  try {
+    const value = await work;
+    signal?.throwIfAborted();
+    return value;
+  } catch (err) {
+    signal?.throwIfAborted();
+    throw err;
+  }
+}
+
 export class ProxyChecker {
   readonly judge: Judge;
   readonly ownAddresses: OwnAddresses;
@@ -86,18 +98,22 @@ export class ProxyChecker {
     return this.ownAddresses.refresh();
   }
 
-  async check(input: string, flags: CheckFlags = ALL_CHECKS): Promise<ProxyCheckResult> {
+  /**
+   * `signal` ends the work early (the client went away): steps in flight stop, and the call
+   * rejects with the signal's reason instead of answering.
+   */
+  async check(input: string, flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult> {
     const spec = parseProxy(input, 'proxy');
     const resolved = await this.#resolve(spec, 'proxy');
-    return this.#run(spec, resolved, flags, this.#dialer.limiter(PROXY_SINGLE_SOCKETS));
+    return cancellable(this.#run(spec, resolved, flags, this.#dialer.limiter(PROXY_SINGLE_SOCKETS), signal), signal);
   }
 
-  async checkBulk(inputs: readonly string[], flags: CheckFlags = ALL_CHECKS): Promise<ProxyCheckResult[]> {
+  async checkBulk(inputs: readonly string[], flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult[]> {
     const specs = inputs.map((input, i) => parseProxy(input, `proxies[${i}]`));
     // Every proxy passes the target policy before any of them is sent a packet.
     const resolved = await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
     const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);
-    return mapConcurrent(specs, PROXY_BULK_CONCURRENCY, (spec, i) => this.#run(spec, resolved[i]!, flags, limiter));
+    return cancellable(mapConcurrent(specs, PROXY_BULK_CONCURRENCY, (spec, i) => this.#run(spec, resolved[i]!, flags, limiter, signal)), signal);
   }
 
   async #resolve(spec: ProxySpec, field: string): Promise<Resolved> {
@@ -111,7 +127,7 @@ export class ProxyChecker {
     }
   }
 
-  async #run(spec: ProxySpec, resolved: Resolved, flags: CheckFlags, limiter: ConnectionLimiter): Promise<ProxyCheckResult> {
+  async #run(spec: ProxySpec, resolved: Resolved, flags: CheckFlags, limiter: ConnectionLimiter, cancel?: AbortSignal): Promise<ProxyCheckResult> {
     const checkedAt = this.#now().toISOString();
     const result: ProxyCheckResult = {
       proxy: spec.input,
@@ -144,7 +160,7 @@ export class ProxyChecker {
     const ep = { dialer: this.#dialer, address: resolved.address, spec, limiter };
     const started = performance.now();
     const nonce = this.judge.issue();
-    const signal = new AbortController().signal;
+    const signal = cancel ?? new AbortController().signal;
     try {
       // Learning our own address (rarely needed) overlaps with the detection.
       const own = flags.anonymity ? this.ownAddresses.get() : null;

@@ -12,6 +12,7 @@ import {
 import { BODY_LIMIT_BYTES } from '../limits.js';
 import { validationErrorFromAjv } from '../validation.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
+import { CLIENT_GONE_STATUS, ClientGoneError } from '../client-gone.js';
 
 /** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
 export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
@@ -26,6 +27,10 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ClientGoneError) {
+      request.log.info({ reason: error.message }, 'client gone');
+      return reply.code(CLIENT_GONE_STATUS).send();
+    }
     const appError = toAppError(error);
     if (appError instanceof InternalError) {
       request.log.error({ err: error }, 'unhandled error');

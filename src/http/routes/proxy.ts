@@ -5,6 +5,7 @@ import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import { ProxyBulkBody, ProxyCheckBody, ProxyCheckResult } from '../schemas/proxy.js';
 import type { RouteDeps } from './deps.js';
+import { clientGoneSignal } from '../client-gone.js';
 
 function flagsOf(body: Static<typeof ProxyCheckBody> | Static<typeof ProxyBulkBody>): CheckFlags {
   return {
@@ -19,18 +20,18 @@ export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promis
   app.post(
     '/proxy/check',
     { schema: { summary: 'Check one proxy: protocol, anonymity, SSL, speed, location', tags: ['proxy'], body: ProxyCheckBody, response: responses(ProxyCheckResult) } },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body as Static<typeof ProxyCheckBody>;
-      const result = await deps.proxy.check(body.proxy, flagsOf(body));
+      const result = await deps.proxy.check(body.proxy, flagsOf(body), clientGoneSignal(reply));
       return ok(result, `${result.proxy}: ${result.status}${result.protocol ? ` (${result.protocol})` : ''}`);
     },
   );
   app.post(
     '/proxy/check-bulk',
     { schema: { summary: 'Check up to 100 proxies at once', tags: ['proxy'], body: ProxyBulkBody, response: responses(Type.Array(ProxyCheckResult)) } },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body as Static<typeof ProxyBulkBody>;
-      const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body));
+      const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body), clientGoneSignal(reply));
       const working = results.filter((r) => r.status === 'working').length;
       return ok(results, `${results.length} proxies checked, ${working} working`);
     },
