@@ -77,9 +77,8 @@ function makeRawConnect(binding: TcpWrapBinding): RawConnect {
         signal?.removeEventListener('abort', onAbort);
         // An established connection is reset rather than closed: no TIME_WAIT per open port,
         // and the far end drops it at once instead of waiting for us to talk.
-        if (code === null && typeof handle.reset === 'function' && handle.reset(() => undefined) === 0) {
-          /* closed by the reset */
-        } else handle.close();
+        const reset = code === null && typeof handle.reset === 'function' && handle.reset(() => undefined) === 0;
+        if (!reset) handle.close();
         resolve({ code, elapsedMs: round2(performance.now() - started), localPort, localAddress });
       };
       const onAbort = (): void => {
