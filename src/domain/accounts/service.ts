@@ -99,9 +99,10 @@ export class AccountService {
 
   /**
    * The account behind an `Authorization` header value. Missing, malformed, unknown or revoked
-   * → UnauthorizedError; a suspended account → ForbiddenError.
+   * → UnauthorizedError; a suspended account → ForbiddenError. `now` (epoch ms, when the request
+   * arrived) dates the token's last use; the service's clock does otherwise.
    */
-  async authenticate(authorization: string | undefined): Promise<Authenticated> {
+  async authenticate(authorization: string | undefined, now?: number): Promise<Authenticated> {
     if (!authorization) throw new UnauthorizedError();
     const match = /^Bearer ([^\s]+)$/.exec(authorization);
     if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
@@ -116,7 +117,7 @@ export class AccountService {
     if (found.account.status !== 'active') {
       throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);
     }
-    this.store.tokens.touch(found.token.id, this.clock().getTime());
+    this.store.tokens.touch(found.token.id, now ?? this.clock().getTime());
     return { account: found.account, tokenId: found.token.id };
   }
 }

@@ -123,7 +123,7 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
     let authError: AppError | null = null;
     if (!deps.routes.isPublic(pathOf(request.url))) {
       try {
-        const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization);
+        const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization, now);
         const policy = policyOf(planLimits(account.plan));
         const decision = await deps.limiter.consume(accountKey(account.id), policy.limits, now);
         setRateHeaders(reply, decision, policy);
