@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -259,5 +260,26 @@ describe('dialer', () => {
     assert.equal(counting.created.length, 2);
     await settle(dialer);
     assert.ok(counting.created.every((s) => s.destroyed));
+  });
+
+  test('probe() resets the connections it makes: no TIME_WAIT is left behind per open port', async (t) => {
+    // A listener of its own: the other tests close their connections normally, in TIME_WAIT.
+    const own = await startListener('127.0.0.1');
+    t.after(() => own.close());
+    const timeWait = (): number | null => {
+      try {
+        const out = execFileSync('ss', ['-Htan', 'state', 'time-wait', `( dport = :${own.port} )`], { encoding: 'utf8' });
+        return out.split('\n').filter((l) => l.trim() !== '').length;
+      } catch {
+        return null;
+      }
+    };
+    const before = timeWait();
+    if (before === null) return t.skip('ss (iproute2) is not installed');
+    const dialer = dialerWith();
+    for (let i = 0; i < 50; i++) assert.equal((await dialer.probe(LOOP, own.port, { timeoutMs: 2_000 })).code, null);
+    await sleep(100);
+    // A normal close would leave one TIME_WAIT per probe on our side (dport = the listener).
+    assert.ok(timeWait()! <= before, `TIME_WAIT to the listener: ${before} before, ${timeWait()} after 50 probes`);
   });
 });
