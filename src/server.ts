@@ -43,8 +43,10 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   let closing = false;
   // Requests in flight when the signal lands still get their answer, on a connection that
   // then closes, so the server is not held open by keep-alive clients.
-  app.addHook('onSend', async (_request, reply) => {
+  // A callback hook: it runs on every response, and an async one costs a promise each time.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   await app.listen({ port: config.port, host: config.host });
