@@ -45,3 +45,44 @@ test('npm start on an empty database: serves, prints a token once, shuts down gr
   second.child.kill('SIGINT');
   assert.equal(await second.exited, 0);
 });
+
+test('the request log: one pino JSON line per request, with no token or header in it', async (t) => {
+  const dbPath = join(tempDir(t), 'log.db');
+  const server = await serve(dbPath, true);
+  t.after(() => server.child.kill('SIGKILL'));
+  const { port, token } = server;
+  const base = `http://127.0.0.1:${port}`;
+  const sent = [
+    await fetch(`${base}/api/user`, { headers: { authorization: `Bearer ${token}`, cookie: 'secret-cookie' } }),
+    await fetch(`${base}/api/user`, { headers: { authorization: 'Bearer nd_wrongwrongwrongwrongwrongwrongwrongwrong' } }),
+    await fetch(`${base}/healthz?probe=1`),
+  ].map((r) => r.status);
+  assert.deepEqual(sent, [200, 401, 200]);
+  server.child.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+
+  const out = server.stdout();
+  const lines = out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    // The server's own call to its judge at start (learning its address) is logged too.
+    .filter((l) => l.msg === 'request' && !String(l.path).startsWith('/judge/'));
+  assert.deepEqual(
+    lines.map((l) => [l.method, l.path, l.status]),
+    [
+      ['GET', '/api/user', 200],
+      ['GET', '/api/user', 401],
+      ['GET', '/healthz', 200],
+    ],
+  );
+  assert.ok(lines.every((l) => typeof l.ms === 'number' && typeof l.reqId === 'string'));
+  assert.equal(lines[0]!.account, 1);
+  // The token appears once on stdout: where the first start prints it, never in the log.
+  assert.equal(out.split(token!).length - 1, 2, 'the token is printed in the welcome text only (itself and its curl line)');
+  const logLines = out.split('\n').filter((l) => l.startsWith('{'));
+  for (const line of logLines) {
+    assert.ok(!line.includes(token!), 'no token in a log line');
+    assert.doesNotMatch(line, /nd_wrong|secret-cookie|authorization|cookie/i);
+  }
+});

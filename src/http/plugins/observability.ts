@@ -28,8 +28,9 @@ export function registerObservability(app: FastifyInstance): void {
     reply.header('x-request-id', request.id);
     done();
   });
+  // No hook at all when the level drops request lines: nothing to do per response then.
+  if (!logRequests) return;
   app.addHook('onResponse', (request: FastifyRequest, reply, done) => {
-    if (!logRequests) return done();
     request.log.info(
       {
         method: request.method,
