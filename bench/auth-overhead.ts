@@ -1,4 +1,5 @@
 import { load, startServer, summary, type LoadResult } from './lib.js';
+import { median } from './stats.js';
 
 /**
  * Issues 2 and 3: requests/s of cheap authenticated requests through the whole pipeline
@@ -31,17 +32,17 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 await Promise.all([bare.stop(), nd.stop(), ndLog.stop()]);
 
-const median = (rs: LoadResult[]) => [...rs].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(rs.length / 2)]!;
-const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The run whose requests/s is the median of the rounds'. */
+const medianRun = (rs: LoadResult[]) => [...rs].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(rs.length / 2)]!;
 const cpuOf = (rs: LoadResult[]) => {
   const xs = rs.map((r) => r.serverCpuPerRequest).filter((x): x is number => x !== null);
-  return xs.length > 0 ? medianOf(xs) : null;
+  return xs.length > 0 ? median(xs) : null;
 };
-const baseline = median(results.get(cases[0]!.name)!);
+const baseline = medianRun(results.get(cases[0]!.name)!);
 const baselineCpu = cpuOf(results.get(cases[0]!.name)!);
 for (const c of cases) {
   const rs = results.get(c.name)!;
-  const m = median(rs);
+  const m = medianRun(rs);
   const ratio = (m.requests.average / baseline.requests.average).toFixed(3);
   const cpu = cpuOf(rs);
   // Bare Fastify's CPU per request over this case's: the same ratio as requests/s would be if

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { DnsLookupService, type DnsLookupResult } from '../src/domain/dns/index.js';
 import { createDnsClient } from '../src/infra/dns/index.js';
 import { startServer } from './lib.js';
+import { median, quantile } from './stats.js';
 
 /**
  * Issue 6's figure: a bulk lookup of 50 names against the loopback DNS fixture vs a single
@@ -35,9 +36,7 @@ interface Stats {
 }
 
 function stats(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { median: at(0.5), p95: at(0.95), mean: samples.reduce((a, b) => a + b, 0) / samples.length };
+  return { median: median(samples), p95: quantile(samples, 0.95), mean: samples.reduce((a, b) => a + b, 0) / samples.length };
 }
 
 const ms = (n: number): string => `${n.toFixed(2)} ms`;

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { blackholeUnavailable, runInBlackhole } from '../test/domain/ports/fixtures/blackhole.js';
 import { listeningPorts } from '../test/domain/ports/fixtures/quiet-ports.js';
 import { startServer, type ChildServer } from './lib.js';
+import { median } from './stats.js';
 
 /**
  * Issue 7's figures, all on this machine's loopback:
@@ -66,9 +67,7 @@ function nmap(host: string, extra: string[] = []): Promise<{ ms: number; elapsed
 }
 
 function stats(values: number[]): string {
-  const sorted = [...values].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)]!;
-  return `median ${median.toFixed(1)} ms, min ${sorted[0]!.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (n=${values.length})`;
+  return `median ${median(values).toFixed(1)} ms, min ${Math.min(...values).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms (n=${values.length})`;
 }
 
 async function listen(ports: number[]): Promise<net.Server[]> {

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { startHttpProxy, startSocksProxy, startTlsTarget, type Running } from '../test/fixtures/proxies.js';
 import { cpuMicros, startServer } from './lib.js';
+import { median } from './stats.js';
 
 /**
  * Issue 8's figure: a bulk check of 100 working loopback proxies against one single check, in
@@ -54,8 +55,6 @@ async function post(path: string, body: unknown): Promise<{ ms: number; data: Ar
   if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
   return { ms: performance.now() - started, data: json.data };
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function measure(flags: Record<string, boolean>, label: string): Promise<void> {
   // Warm-up: JIT, TLS contexts, the judge's own-address lookup.
