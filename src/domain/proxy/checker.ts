@@ -1,7 +1,6 @@
 import { mapConcurrent } from '../concurrency.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { TargetForbiddenError } from '../../errors.js';
 import { ResolveError, type CheckedAddress, type ConnectionLimiter, type Dialer } from '../../infra/net/index.js';
 import { judgeAnonymity } from './anonymity.js';
 import {
@@ -48,10 +47,6 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 
 type Resolved = { address: CheckedAddress } | { error: string };
 
-/**
- * The proxy checker: parse, resolve through the target policy, detect the protocol with the
- * judge, then (as asked) judge anonymity, check SSL, measure speed and locate the exit.
- */
 /** Once `signal` has aborted, whatever the work ends with, the caller gets the signal's reason. */
 async function cancellable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   try {
@@ -64,6 +59,10 @@ async function cancellable<T>(work: Promise<T>, signal: AbortSignal | undefined)
   }
 }
 
+/**
+ * The proxy checker: parse, resolve through the target policy, detect the protocol with the
+ * judge, then (as asked) judge anonymity, check SSL, measure speed and locate the exit.
+ */
 export class ProxyChecker {
   readonly judge: Judge;
   readonly ownAddresses: OwnAddresses;
@@ -122,7 +121,7 @@ export class ProxyChecker {
       return { address: addresses[0]! };
     } catch (err) {
       if (err instanceof ResolveError) return { error: `the proxy's host does not resolve (${err.code})` };
-      if (err instanceof TargetForbiddenError) throw err;
+      // Anything else (the policy's TargetForbiddenError above all) fails the whole request.
       throw err;
     }
   }
