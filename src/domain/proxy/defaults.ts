@@ -57,6 +57,12 @@ export const SPEED_UPLOAD_BYTES = 128 * 1024;
 /** Largest judge echo we read; a real one is a few hundred bytes. */
 export const MAX_ECHO_BYTES = 64 * 1024;
 
+/** Bytes kept of the judge's answer to the upload (`{"bytes":N}`); the rest is counted, not kept. */
+export const MAX_UPLOAD_ANSWER_BYTES = 1024;
+
+/** The judge's body limit for the upload: the payload plus room for whatever a proxy pads it with. */
+export const JUDGE_UPLOAD_BODY_LIMIT = SPEED_UPLOAD_BYTES + 64 * 1024;
+
 /** `proxies` in one bulk request (the specification's bound). */
 export const PROXY_BULK_MAX = 100;
 

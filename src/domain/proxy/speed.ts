@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { MAX_UPLOAD_ANSWER_BYTES } from './defaults.js';
 import { judgeChannel, judgeHeaders, type Timeouts } from './detect.js';
 import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
 import type { JudgeTarget } from './judge-client.js';
@@ -46,7 +47,7 @@ export async function measureSpeed(
         headers: { ...judgeHeaders(judge), ...extraHeaders, ...(body ? { 'content-type': 'application/octet-stream' } : {}) },
         ...(body ? { body } : {}),
         signal: ac.signal,
-        keepBytes: body ? 1024 : 0,
+        keepBytes: body ? MAX_UPLOAD_ANSWER_BYTES : 0,
       });
     } finally {
       socket.destroy();

@@ -1,9 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { SPEED_UPLOAD_BYTES, type ProxyChecker } from '../../domain/proxy/index.js';
+import { JUDGE_UPLOAD_BODY_LIMIT, type ProxyChecker } from '../../domain/proxy/index.js';
 import { NotFoundError } from '../../errors.js';
-
-/** Room for the upload payload plus whatever a proxy pads a body with. */
-const UPLOAD_BODY_LIMIT = SPEED_UPLOAD_BYTES + 64 * 1024;
 
 /**
  * The judge: outside /api and without a token, because proxies fetch it. It echoes the peer
@@ -26,7 +23,7 @@ export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChec
   };
 
   await app.register(async (scope) => {
-    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: UPLOAD_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: JUDGE_UPLOAD_BODY_LIMIT }, (_request, body, done) => done(null, body));
     // Before any body is read: an upload without a live nonce costs us nothing.
     scope.addHook('onRequest', async (request) => {
       nonceOf(request);
@@ -41,7 +38,7 @@ export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChec
     scope.get('/judge/:nonce/download', { schema: { hide: true } }, async (_request, reply) => {
       return reply.type('application/octet-stream').send(judge.downloadPayload);
     });
-    scope.post('/judge/:nonce/upload', { schema: { hide: true }, bodyLimit: UPLOAD_BODY_LIMIT }, async (request) => {
+    scope.post('/judge/:nonce/upload', { schema: { hide: true }, bodyLimit: JUDGE_UPLOAD_BODY_LIMIT }, async (request) => {
       return { bytes: Buffer.isBuffer(request.body) ? request.body.length : 0 };
     });
   });
