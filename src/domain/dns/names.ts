@@ -2,10 +2,9 @@ import net from 'node:net';
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
+import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../infra/dns/defaults.js';
 import { DNS_RECORD_TYPES, isDnsRecordType, type DnsRecordType } from '../../infra/dns/types.js';
-
-const MAX_NAME_LENGTH = 253;
-const MAX_LABEL_LENGTH = 63;
+import { DNS_DEFAULT_TYPE } from './defaults.js';
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
 /**
  * ASCII characters that can appear in a name before IDN conversion. Anything else (space, '/',
@@ -46,12 +45,12 @@ export function normalizeDomain(input: string, opts: NormalizeOptions = {}): str
   const ascii = domainToASCII(name);
   if (ascii === '') throw new ValidationError(field, 'is not a valid internationalised domain name');
 
-  if (ascii.length > MAX_NAME_LENGTH) throw new ValidationError(field, `must be at most ${MAX_NAME_LENGTH} characters`);
+  if (ascii.length > DNS_MAX_NAME_LENGTH) throw new ValidationError(field, `must be at most ${DNS_MAX_NAME_LENGTH} characters`);
   const labels = ascii.split('.');
   for (const label of labels) {
     if (label.length === 0) throw new ValidationError(field, 'must not contain an empty label (two dots in a row, or a leading dot)');
-    if (label.length > MAX_LABEL_LENGTH) {
-      throw new ValidationError(field, `label "${label.slice(0, 20)}…" is longer than ${MAX_LABEL_LENGTH} characters`);
+    if (label.length > DNS_MAX_LABEL_LENGTH) {
+      throw new ValidationError(field, `label "${label.slice(0, 20)}…" is longer than ${DNS_MAX_LABEL_LENGTH} characters`);
     }
     if (label.startsWith('-') || label.endsWith('-')) {
       throw new ValidationError(field, `label "${label}" must not start or end with a hyphen`);
@@ -87,9 +86,9 @@ export function ipLiteral(input: string): string | null {
   return net.isIP(value) === 0 ? null : value;
 }
 
-/** The record type, case-insensitively; absent means A. */
+/** The record type, case-insensitively; absent means DNS_DEFAULT_TYPE. */
 export function parseRecordType(input: string | undefined, field = 'type'): DnsRecordType {
-  if (input === undefined) return 'A';
+  if (input === undefined) return DNS_DEFAULT_TYPE;
   const upper = input.trim().toUpperCase();
   if (!isDnsRecordType(upper)) throw new ValidationError(field, `must be one of ${DNS_RECORD_TYPES.join(', ')}`);
   return upper;

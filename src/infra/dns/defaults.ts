@@ -12,6 +12,9 @@ export const DNS_ATTEMPT_TIMEOUT_MS = 2_000;
  */
 export const DNS_ATTEMPTS = 2;
 
+/** Most attempts a caller may ask for. */
+export const DNS_MAX_ATTEMPTS = 10;
+
 /** Longest attempt timeout a caller may ask for: keeps a typo from holding a socket for minutes. */
 export const DNS_MAX_ATTEMPT_TIMEOUT_MS = 30_000;
 
@@ -20,6 +23,12 @@ export const DNS_MAX_ATTEMPT_TIMEOUT_MS = 30_000;
  * most answers fit in one datagram, small enough never to need IP fragmentation.
  */
 export const DNS_EDNS_UDP_PAYLOAD = 1_232;
+
+/** Longest name in presentation form, without the trailing dot (RFC 1035 2.3.4). */
+export const DNS_MAX_NAME_LENGTH = 253;
+
+/** Longest label (RFC 1035 2.3.4). */
+export const DNS_MAX_LABEL_LENGTH = 63;
 
 /** Largest DNS message over TCP (the 2-byte length prefix caps it anyway). */
 export const DNS_MAX_TCP_MESSAGE_BYTES = 65_535;

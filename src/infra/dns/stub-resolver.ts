@@ -2,7 +2,15 @@ import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { DnsCache } from './cache.js';
-import { DNS_ATTEMPTS, DNS_ATTEMPT_TIMEOUT_MS, DNS_EDNS_UDP_PAYLOAD, DNS_MAX_ATTEMPT_TIMEOUT_MS } from './defaults.js';
+import {
+  DNS_ATTEMPTS,
+  DNS_ATTEMPT_TIMEOUT_MS,
+  DNS_EDNS_UDP_PAYLOAD,
+  DNS_MAX_ATTEMPTS,
+  DNS_MAX_ATTEMPT_TIMEOUT_MS,
+  DNS_MAX_LABEL_LENGTH,
+  DNS_MAX_NAME_LENGTH,
+} from './defaults.js';
 import { toDnsRecord } from './records.js';
 import { DnsTransportError, exchangeTcp, exchangeUdp, formatServer, rcodeOf } from './transport.js';
 import type {
@@ -34,7 +42,7 @@ function round2(ms: number): number {
 function checkName(name: string): string {
   const n = name.trim().replace(/\.$/, '').toLowerCase();
   // Domain code validates user input; this only stops a caller's bug from reaching the wire.
-  if (n.length === 0 || n.length > 253 || n.split('.').some((l) => l.length === 0 || l.length > 63)) {
+  if (n.length === 0 || n.length > DNS_MAX_NAME_LENGTH || n.split('.').some((l) => l.length === 0 || l.length > DNS_MAX_LABEL_LENGTH)) {
     throw new RangeError(`DNS name ${JSON.stringify(name)} is not a valid query name`);
   }
   return n;
@@ -187,7 +195,7 @@ function checkTimeout(ms: number): number {
 }
 
 function checkAttempts(n: number): number {
-  if (!Number.isInteger(n) || n < 1 || n > 10) throw new RangeError(`DNS attempts must be 1-10, got ${n}`);
+  if (!Number.isInteger(n) || n < 1 || n > DNS_MAX_ATTEMPTS) throw new RangeError(`DNS attempts must be 1-${DNS_MAX_ATTEMPTS}, got ${n}`);
   return n;
 }
 
