@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { TargetForbiddenError } from '../../errors.js';
+import { DialError } from '../../infra/net/index.js';
 import { formatWhoisServer } from './referral.js';
 import type { WhoisDialer, WhoisHopReport, WhoisServerAddress } from './types.js';
 
@@ -69,7 +70,7 @@ export async function askWhoisServer<A extends string>(
   }
 
   let socket: Socket | null = null;
-  let lastError = 'no address';
+  let lastError: unknown = new Error('no address');
   for (const address of addresses) {
     if (performance.now() - started >= opts.timeoutMs) break;
     try {
@@ -79,12 +80,12 @@ export async function askWhoisServer<A extends string>(
       });
       break;
     } catch (err) {
-      lastError = errorText(err);
+      lastError = err;
     }
   }
   if (socket === null) {
-    const timedOut = performance.now() - started >= opts.timeoutMs || /timed out/i.test(lastError);
-    return failed(timedOut ? 'timeout' : 'failed', `${name}: ${timedOut ? `no answer within ${opts.timeoutMs} ms` : lastError}`);
+    const timedOut = performance.now() - started >= opts.timeoutMs || (lastError instanceof DialError && lastError.code === 'ETIMEDOUT');
+    return failed(timedOut ? 'timeout' : 'failed', `${name}: ${timedOut ? `no answer within ${opts.timeoutMs} ms` : errorText(lastError)}`);
   }
   return read(socket, query, name, started, remaining(), opts);
 }
