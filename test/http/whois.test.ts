@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import type { Static } from 'typebox';
 import type { AppDeps } from '../../src/app.js';
+import type { WhoisResult } from '../../src/http/schemas/dns.js';
 import { createDialer, type Dialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { startWhoisServer, type WhoisFixture } from '../fixtures/whois-server.js';
+import { EXAMPLE_COM_FIELDS, ianaReferral, whoisSample as sample } from '../fixtures/whois-samples.js';
 import { connectSpy } from '../infra/net/fixtures/connect-spy.js';
 
 /**
@@ -20,35 +22,8 @@ import { connectSpy } from '../infra/net/fixtures/connect-spy.js';
 
 const REGISTRAR_HOST = 'whois.example-registrar.test';
 
-function sample(name: string, replace: Record<string, string> = {}): string {
-  let text = readFileSync(new URL(`../fixtures/whois/${name}`, import.meta.url), 'utf8');
-  for (const [from, to] of Object.entries(replace)) text = text.replaceAll(from, to);
-  return text;
-}
-
-interface WhoisHopBody {
-  server: string;
-  status: string;
-  error: string | null;
-  bytes: number;
-  response_time: number;
-}
-interface WhoisBody {
-  domain: string;
-  registered: boolean | null;
-  registrar: string | null;
-  registrar_url: string | null;
-  whois_server: string | null;
-  creation_date: string | null;
-  updated_date: string | null;
-  expiration_date: string | null;
-  name_servers: string[];
-  status: string[];
-  dnssec: boolean | null;
-  raw: string;
-  hops: WhoisHopBody[];
-  error: string | null;
-}
+/** The `data` of a WHOIS answer, as the published schema describes it. */
+type WhoisBody = Static<typeof WhoisResult>;
 interface ErrorBody {
   success: false;
   error: string;
@@ -74,12 +49,7 @@ before(async () => {
   registrarRef = `${REGISTRAR_HOST}:${registrar.port}`;
   const registries: Record<string, WhoisFixture> = { com: verisign, net: verisign, org: pir, de: denic, uk: nominet, ru: tcinet, eu: eurid };
   // IANA answers with its real TLD record, referring to our registry for that TLD.
-  iana.reply('*', (query) => {
-    const tld = query.split('.').pop() ?? '';
-    const registry = registries[tld];
-    if (!registry) return '% IANA WHOIS server\n% This query returned 0 objects.\n';
-    return sample('iana-com.txt', { 'whois.verisign-grs.com': registry.address, 'domain:       COM': `domain:       ${tld.toUpperCase()}` });
-  });
+  iana.reply('*', ianaReferral((tld) => registries[tld]?.address));
 
   verisign.reply('example.com', sample('com-verisign.txt', { 'whois.example-registrar.com': registrarRef }));
   registrar.reply('example.com', sample('com-registrar.txt', { 'whois.example-registrar.com': registrarRef }));
@@ -142,21 +112,8 @@ describe('POST /api/dns/whois: registries in their real formats', () => {
     assert.equal(status, 200);
     assert.equal(body.message, 'example.com: registered');
     const { raw, hops, ...fields } = body.data;
-    assert.deepEqual(fields, {
-      domain: 'example.com',
-      registered: true,
-      registrar: 'Example Registrar, LLC',
-      // Registry values first: the registry's http:// URL wins over the registrar's https:// one.
-      registrar_url: 'http://www.example-registrar.com',
-      whois_server: registrarRef,
-      creation_date: '1995-08-14T04:00:00Z',
-      updated_date: '2024-08-14T07:01:34Z',
-      expiration_date: '2025-08-13T04:00:00Z',
-      name_servers: ['a.iana-servers.net', 'b.iana-servers.net'],
-      status: ['clientDeleteProhibited', 'clientTransferProhibited', 'clientUpdateProhibited'],
-      dnssec: true,
-      error: null,
-    });
+    // Registry values first: the registry's http:// registrar_url wins over the registrar's https:// one.
+    assert.deepEqual(fields, { ...EXAMPLE_COM_FIELDS, whois_server: registrarRef, error: null });
     assert.deepEqual(
       hops.map((h) => [h.server, h.status, h.error]),
       [
