@@ -4,38 +4,12 @@ import { after, before, describe, test } from 'node:test';
 import { DnsCache } from '../../../src/infra/dns/cache.js';
 import { StubResolver } from '../../../src/infra/dns/stub-resolver.js';
 import { startDnsServer, type DnsFixture, type FixtureRecord } from '../../fixtures/dns-server.js';
-
-const SOA: FixtureRecord = {
-  name: 'example.test',
-  type: 'SOA',
-  ttl: 3600,
-  data: {
-    mname: 'ns1.example.test',
-    rname: 'hostmaster.example.test',
-    serial: 2024010201,
-    refresh: 7200,
-    retry: 900,
-    expire: 1209600,
-    minimum: 30,
-  },
-};
+import { EXAMPLE_ZONE } from '../../fixtures/example-zone.js';
 
 const ZONE: FixtureRecord[] = [
-  SOA,
+  ...EXAMPLE_ZONE,
   { name: 'example.test', type: 'A', ttl: 300, data: '192.0.2.10' },
   { name: 'example.test', type: 'A', ttl: 300, data: '192.0.2.11' },
-  { name: 'example.test', type: 'AAAA', ttl: 600, data: '2001:db8::10' },
-  { name: 'example.test', type: 'MX', ttl: 900, data: { preference: 10, exchange: 'mx1.example.test' } },
-  { name: 'example.test', type: 'MX', ttl: 900, data: { preference: 20, exchange: 'mx2.example.test' } },
-  { name: 'example.test', type: 'TXT', ttl: 120, data: ['v=spf1 include:_spf.example.test ', '-all'] },
-  { name: 'example.test', type: 'NS', ttl: 86400, data: 'ns1.example.test' },
-  { name: 'example.test', type: 'NS', ttl: 86400, data: 'ns2.example.test' },
-  { name: 'example.test', type: 'CAA', ttl: 3600, data: { flags: 0, tag: 'issue', value: 'letsencrypt.org' } },
-  { name: 'www.example.test', type: 'CNAME', ttl: 60, data: 'example.test' },
-  { name: '_sip._tcp.example.test', type: 'SRV', ttl: 450, data: { priority: 10, weight: 60, port: 5060, target: 'sip.example.test' } },
-  { name: '10.2.0.192.in-addr.arpa', type: 'PTR', ttl: 3600, data: 'example.test' },
-  // Big enough to overflow the 1232-byte EDNS datagram: the server must truncate and the client retry over TCP.
-  ...Array.from({ length: 40 }, (_, i): FixtureRecord => ({ name: 'big.example.test', type: 'TXT', ttl: 60, data: `record-${i}-${'x'.repeat(40)}` })),
 ];
 
 let dns: DnsFixture;
