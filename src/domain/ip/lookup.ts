@@ -47,18 +47,6 @@ export function parseLookupIp(input: string): Addr | null {
   return addr;
 }
 
-const NO_LOCATION: Readonly<IpLocation> = Object.freeze({
-  country: null,
-  country_code: null,
-  region: null,
-  city: null,
-  postal_code: null,
-  latitude: null,
-  longitude: null,
-  timezone: null,
-  isp: null,
-});
-
 function locationOf(geo: GeoRecord | null, asn: AsnRecord | null, detailed: boolean): IpLocation {
   const location: IpLocation = {
     country: geo?.country ?? null,
@@ -159,6 +147,10 @@ async function securityReport(
 export async function lookupIp(deps: IpLookupDeps, ip: string, opts: IpLookupOptions = {}): Promise<IpLookupResult> {
   const addr = typeof ip === 'string' ? parseLookupIp(ip) : null;
   if (!addr) throw new ValidationError('ip', INVALID_IP_RULE);
+  return lookupAddress(deps, addr, opts);
+}
+
+async function lookupAddress(deps: IpLookupDeps, addr: Addr, opts: IpLookupOptions): Promise<IpLookupResult> {
   const detailed = opts.detailed === true;
   const text = addr.toString();
   const classification = classifyAddress(addr);
@@ -177,7 +169,8 @@ export async function lookupIp(deps: IpLookupDeps, ip: string, opts: IpLookupOpt
     version: addr.kind() === 'ipv4' ? 4 : 6,
     type: classification.type,
     hostname,
-    location: isPublic ? locationOf(geo, asn, detailed) : { ...NO_LOCATION, ...(detailed ? locationOf(null, null, true) : {}) },
+    // Special addresses were not looked up (geo and asn are null): every location field is null.
+    location: locationOf(geo, asn, detailed),
     asn: { number: asn?.number ?? null, organization: asn?.organization ?? null, network: asn?.network ?? null },
   };
   if (detailed) result.range = isPublic ? null : classification.range || null;
@@ -195,9 +188,8 @@ export async function lookupBulk(deps: IpLookupDeps, ips: readonly string[], opt
   if (ips.length === 0) throw new ValidationError('ips', 'at least 1 entry');
   if (ips.length > IP_BULK_MAX) throw new ValidationError('ips', `at most ${IP_BULK_MAX} entries`);
   return mapConcurrent(ips, deps.bulkConcurrency ?? IP_BULK_CONCURRENCY, async (ip): Promise<IpBulkItem> => {
-    if (typeof ip !== 'string' || parseLookupIp(ip) === null) {
-      return { ip: typeof ip === 'string' ? ip : String(ip), error: INVALID_IP_RULE };
-    }
-    return lookupIp(deps, ip, opts);
+    const addr = typeof ip === 'string' ? parseLookupIp(ip) : null;
+    if (!addr) return { ip: typeof ip === 'string' ? ip : String(ip), error: INVALID_IP_RULE };
+    return lookupAddress(deps, addr, opts);
   });
 }

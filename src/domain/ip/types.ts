@@ -1,4 +1,4 @@
-import type { GeoReader } from '../../infra/geoip/types.js';
+import type { GeoReader, GeoRecord } from '../../infra/geoip/types.js';
 import type { HostingList } from '../../infra/geoip/hosting.js';
 import type { AddressType } from '../../infra/net/ranges.js';
 
@@ -36,26 +36,14 @@ export interface IpLookupOptions {
   security_check?: boolean;
 }
 
-export interface IpLocation {
-  country: string | null;
-  country_code: string | null;
-  region: string | null;
-  city: string | null;
-  postal_code: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  timezone: string | null;
+/** The GeoIP fields every lookup reports. */
+type BaseLocation = Pick<GeoRecord, 'country' | 'country_code' | 'region' | 'city' | 'postal_code' | 'latitude' | 'longitude' | 'timezone'>;
+/** The GeoIP fields `detailed` adds (GeoRecord documents them). */
+type DetailedLocationField = 'continent' | 'accuracy_radius' | 'network' | 'registered_country' | 'registered_country_code';
+
+export interface IpLocation extends BaseLocation, Partial<Pick<GeoRecord, DetailedLocationField>> {
   /** The ISP where an ISP database says so, else the AS organisation. */
   isp: string | null;
-  // detailed only:
-  continent?: string | null;
-  /** Kilometres around latitude/longitude. */
-  accuracy_radius?: number | null;
-  /** The CIDR the location record covers. */
-  network?: string | null;
-  /** Where the block is registered, which can differ from where it is used (anycast). */
-  registered_country?: string | null;
-  registered_country_code?: string | null;
 }
 
 export interface IpAsn {
