@@ -108,11 +108,14 @@ export class AccountService {
     if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
     const token = match[1]!;
     if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
-    const hash = this.hashes.get(token) ?? hashToken(token);
+    const memo = this.hashes.get(token);
+    const hash = memo ?? hashToken(token);
     const found = await this.store.tokens.findByHash(hash);
     if (!found) throw new UnauthorizedError('the API token is not known');
-    if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
-    this.hashes.set(token, hash);
+    if (memo === undefined) {
+      if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
+      this.hashes.set(token, hash);
+    }
     if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
     if (found.account.status !== 'active') {
       throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);
