@@ -86,16 +86,18 @@ export function kyselyTokens(db: Kysely<DatabaseSchema>, onWrite: () => void = (
   };
 }
 
+/** How often batched last_used_at updates reach the database (both backends). */
+export const TOKEN_TOUCH_FLUSH_MS = 5_000;
+
 /** last_used_at is informational: updates are collected and written in one go now and then. */
 export class TouchBuffer {
   private readonly pending = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(
-    private readonly write: (touches: Array<[number, string]>) => Promise<void> | void,
-    flushMs: number,
-  ) {
-    this.timer = setInterval(() => void this.flush(), flushMs);
+  constructor(private readonly write: (touches: Array<[number, string]>) => Promise<void> | void) {
+    // A failed write (database busy or down) must not become an unhandled rejection, which
+    // would end the process; its touches were put back and go out with the next flush.
+    this.timer = setInterval(() => this.flush().catch(() => undefined), TOKEN_TOUCH_FLUSH_MS);
     this.timer.unref();
   }
 
@@ -105,9 +107,15 @@ export class TouchBuffer {
 
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
-    const touches = [...this.pending].map(([id, at]): [number, string] => [id, new Date(at).toISOString()]);
+    const batch = [...this.pending];
     this.pending.clear();
-    await this.write(touches);
+    try {
+      await this.write(batch.map(([id, at]): [number, string] => [id, new Date(at).toISOString()]));
+    } catch (err) {
+      // A newer touch of the same token, made while this one was being written, wins.
+      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

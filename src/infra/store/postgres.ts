@@ -8,8 +8,6 @@ import { aggregateUsage } from './usage-aggregate.js';
 
 /** Connections one server instance keeps to PostgreSQL. */
 export const PG_POOL_SIZE = 10;
-/** How often batched last_used_at updates reach the database. */
-export const PG_TOKEN_TOUCH_FLUSH_MS = 5_000;
 
 export interface PostgresStore extends Store {
   readonly db: Kysely<DatabaseSchema>;
@@ -35,7 +33,7 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     await db.transaction().execute(async (trx) => {
       for (const [id, at] of batch) await trx.updateTable('tokens').set({ last_used_at: at }).where('id', '=', id).execute();
     });
-  }, PG_TOKEN_TOUCH_FLUSH_MS);
+  });
 
   const tokens: TokenRepository = {
     ...kyselyTokens(db),

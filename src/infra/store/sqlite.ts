@@ -8,8 +8,6 @@ import type { Account, AccountRepository, Store, Token, TokenRepository, UsageRe
 import { aggregateUsage } from './usage-aggregate.js';
 import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyTokens } from './kysely-repos.js';
 
-/** How often batched last_used_at updates reach the database. */
-export const TOKEN_TOUCH_FLUSH_MS = 5_000;
 /** Bound on cached authentication results; the cache is simply dropped when full. */
 export const AUTH_CACHE_MAX_ENTRIES = 10_000;
 /** How long a writer waits for another process (the CLI) holding the write lock. */
@@ -66,7 +64,6 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     sqlite.transaction((batch: Array<[number, string]>) => {
       for (const [id, at] of batch) touchStmt.run(at, id);
     }),
-    TOKEN_TOUCH_FLUSH_MS,
   );
 
   const dropAuthCache = () => authCache.clear();
