@@ -57,8 +57,8 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** The days from `days - 1` days before `now` up to today, oldest first. */
 function dayRange(now: Date, days: number): string[] {
-  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return Array.from({ length: days }, (_, i) => utcDay(today - (days - 1 - i) * 86_400_000));
+  const today = now.getTime();
+  return Array.from({ length: days }, (_, i) => utcDay(today - (days - 1 - i) * DAY_MS));
 }
 
 /** Usage analytics over the per-day aggregates. */
@@ -91,9 +91,14 @@ export class UsageService {
     };
   }
 
-  async history(accountId: number, days: number, now: Date): Promise<DayCounts[]> {
+  /** The rows of the last `days` UTC days, today included, and those days oldest first. */
+  private async lastDays(accountId: number, days: number, now: Date): Promise<{ range: string[]; rows: UsageRow[] }> {
     const range = dayRange(now, days);
-    const rows = await this.usage.rows(accountId, range[0]!, range[range.length - 1]!);
+    return { range, rows: await this.usage.rows(accountId, range[0]!, range[range.length - 1]!) };
+  }
+
+  async history(accountId: number, days: number, now: Date): Promise<DayCounts[]> {
+    const { range, rows } = await this.lastDays(accountId, days, now);
     const byDay = new Map<string, DayCounts>(range.map((date) => [date, { date, requests: 0, successful: 0, failed: 0, rate_limited: 0 }]));
     for (const r of rows) {
       const d = byDay.get(r.day)!;
@@ -107,9 +112,8 @@ export class UsageService {
 
   /** One row per day and endpoint that saw traffic, oldest first. */
   async exportRows(accountId: number, days: number, now: Date): Promise<ExportRow[]> {
-    const range = dayRange(now, days);
-    const rows = await this.usage.rows(accountId, range[0]!, range[range.length - 1]!);
-    return rows.map((r: UsageRow) => ({
+    const { rows } = await this.lastDays(accountId, days, now);
+    return rows.map((r) => ({
       date: r.day,
       endpoint: r.endpoint,
       requests: r.requests,
