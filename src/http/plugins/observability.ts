@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { pathOf } from '../route-index.js';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -34,7 +35,7 @@ export function registerObservability(app: FastifyInstance): void {
     request.log.info(
       {
         method: request.method,
-        path: request.url.split('?')[0],
+        path: pathOf(request.url),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
         account: request.account?.id,
