@@ -100,6 +100,10 @@ function maxmindSources(type: string): string[] {
   return type.startsWith('GeoLite2') ? [ATTRIBUTION.geolite2] : [`${type} data by MaxMind (https://www.maxmind.com).`];
 }
 
+/** The variables that name an operator's own files, as error messages cite them. */
+const CITY_VAR = 'NETDIAG_GEOIP_CITY_DB';
+const ASN_VAR = 'NETDIAG_GEOIP_ASN_DB';
+
 /** An operator-named file must exist: a typo should stop the boot, not silently answer nulls. */
 function operatorFile(variable: string, path: string): string {
   if (!existsSync(path)) throw new ConfigError(variable, 'file not found', path);
@@ -140,19 +144,24 @@ function assemble(city: MmdbCityReader | null, asn: MmdbAsnReader | CsvAsnReader
 export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoReader {
   let loaded: Loaded | null = null;
   let pending: Promise<void> | null = null;
-  const bundled = (): BundledData => options.bundled ?? bundledData();
+
+  /** The files to read: the operator's when named (they must exist), else the bundled ones. */
+  function sources(): { data: BundledData; cityPath: string | null; asnPath: string | null } {
+    const data = options.bundled ?? bundledData();
+    return {
+      data,
+      cityPath: options.cityDb ? operatorFile(CITY_VAR, options.cityDb) : data.cityDb,
+      asnPath: options.asnDb ? operatorFile(ASN_VAR, options.asnDb) : null,
+    };
+  }
 
   async function loadAsync(): Promise<Loaded> {
-    const data = bundled();
-    const cityPath = options.cityDb ? operatorFile('NETDIAG_GEOIP_CITY_DB', options.cityDb) : data.cityDb;
-    const asnPath = options.asnDb ? operatorFile('NETDIAG_GEOIP_ASN_DB', options.asnDb) : null;
-    const cityVar = 'NETDIAG_GEOIP_CITY_DB';
-    const asnVar = 'NETDIAG_GEOIP_ASN_DB';
+    const { data, cityPath, asnPath } = sources();
     // Read the mmdb files first and start inflating them on the thread pool; only then parse
     // the CSV on the main thread, so the two overlap instead of adding up.
     const [cityRaw, asnRaw] = await Promise.all([
-      cityPath ? readFile(cityPath).catch((err: unknown) => Promise.reject(wrapOpenError(cityVar, cityPath, err))) : null,
-      asnPath ? readFile(asnPath).catch((err: unknown) => Promise.reject(wrapOpenError(asnVar, asnPath, err))) : null,
+      cityPath ? readFile(cityPath).catch((err: unknown) => Promise.reject(wrapOpenError(CITY_VAR, cityPath, err))) : null,
+      asnPath ? readFile(asnPath).catch((err: unknown) => Promise.reject(wrapOpenError(ASN_VAR, asnPath, err))) : null,
     ]);
     const cityDb = cityRaw ? inflateMmdb(cityRaw) : null;
     const asnDb = asnRaw ? inflateMmdb(asnRaw) : null;
@@ -168,29 +177,27 @@ export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoRead
         throw wrapOpenError(variable, path, err);
       }
     };
-    const city = await open(cityVar, cityPath, cityDb, (b) => MmdbCityReader.fromBuffer(b));
-    const asn = csv ?? (await open(asnVar, asnPath, asnDb, (b) => MmdbAsnReader.fromBuffer(b)));
+    const city = await open(CITY_VAR, cityPath, cityDb, (b) => MmdbCityReader.fromBuffer(b));
+    const asn = csv ?? (await open(ASN_VAR, asnPath, asnDb, (b) => MmdbAsnReader.fromBuffer(b)));
     return assemble(city, asn, data.asnCsvBuildDate);
   }
 
   function loadSync(): Loaded {
-    const data = bundled();
-    const cityPath = options.cityDb ? operatorFile('NETDIAG_GEOIP_CITY_DB', options.cityDb) : data.cityDb;
-    const asnPath = options.asnDb ? operatorFile('NETDIAG_GEOIP_ASN_DB', options.asnDb) : null;
+    const { data, cityPath, asnPath } = sources();
     let city: MmdbCityReader | null = null;
     let asn: MmdbAsnReader | CsvAsnReader | null = null;
     if (cityPath) {
       try {
         city = MmdbCityReader.openSync(cityPath);
       } catch (err) {
-        throw wrapOpenError('NETDIAG_GEOIP_CITY_DB', cityPath, err);
+        throw wrapOpenError(CITY_VAR, cityPath, err);
       }
     }
     if (asnPath) {
       try {
         asn = MmdbAsnReader.openSync(asnPath);
       } catch (err) {
-        throw wrapOpenError('NETDIAG_GEOIP_ASN_DB', asnPath, err);
+        throw wrapOpenError(ASN_VAR, asnPath, err);
       }
     } else if (data.asnCsv) {
       asn = CsvAsnReader.openSync(data.asnCsv);
