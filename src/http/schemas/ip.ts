@@ -1,15 +1,18 @@
 import { Type, type TProperties } from 'typebox';
-import { IP_BULK_MAX } from '../../domain/ip/index.js';
+import { IP_BULK_MAX, RISK_MAX } from '../../domain/ip/index.js';
 import { Nullable } from './common.js';
 
-const IpText = Type.String({ minLength: 1, maxLength: 100, description: 'an IPv4 or IPv6 address' });
+/** Longer than any spelling of an address (IPv6 with a zone id included), short of a flood. */
+const IP_INPUT_MAX_CHARS = 100;
+
+const IpText = Type.String({ minLength: 1, maxLength: IP_INPUT_MAX_CHARS, description: 'an IPv4 or IPv6 address' });
 const Flags = {
   detailed: Type.Optional(Type.Boolean({ default: false, description: 'add PTR hostname, continent, accuracy radius, networks' })),
   security_check: Type.Optional(Type.Boolean({ default: false, description: 'add Tor exit, DNSBL, hosting and bogon checks with a risk score' })),
 };
 
 export const IpLookupBody = Type.Object({ ip: IpText, ...Flags });
-export const IpBulkBody = Type.Object({ ips: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: IP_BULK_MAX }), ...Flags });
+export const IpBulkBody = Type.Object({ ips: Type.Array(Type.String({ maxLength: IP_INPUT_MAX_CHARS }), { minItems: 1, maxItems: IP_BULK_MAX }), ...Flags });
 
 const NullableString = Nullable(Type.String());
 const NullableNumber = Nullable(Type.Number());
@@ -39,7 +42,7 @@ const Security = Type.Object({
   is_hosting: Type.Boolean(),
   is_bogon: Type.Boolean(),
   blacklists: Type.Array(Type.Object({ list: Type.String(), listed: Nullable(Type.Boolean()), response: Type.Array(Type.String()) })),
-  risk_score: Type.Integer({ minimum: 0, maximum: 100, description: 'see docs/risk-score.md' }),
+  risk_score: Type.Integer({ minimum: 0, maximum: RISK_MAX, description: 'see docs/risk-score.md' }),
   threats: Type.Array(Type.String()),
 });
 
