@@ -13,8 +13,7 @@ import type { RouteDeps } from './http/routes/deps.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { registerUsageRecording } from './http/plugins/usage.js';
 import { UsageService } from './domain/usage/service.js';
-import { MemoryRateLimiter } from './infra/ratelimit/memory.js';
-import type { RateLimiter } from './infra/ratelimit/limiter.js';
+import { createRateLimiter, type RateLimiter } from './infra/ratelimit/index.js';
 import { GroupCommitRecorder } from './infra/usage/group-commit.js';
 import { createDialer, type Dialer } from './infra/net/dialer.js';
 import { ipv6Routes } from './http/routes/ipv6.js';
@@ -38,7 +37,7 @@ export interface AppDeps {
   config: Config;
   store: Store;
   clock?: Clock;
-  /** In-process unless given (server.ts passes the Redis one when REDIS_URL is set). */
+  /** Built from REDIS_URL (in-process when unset) unless given; the app closes only the one it built. */
   limiter?: RateLimiter;
   /** Built from the configuration unless given (tests spy on it). */
   dialer?: Dialer;
@@ -93,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const clock = deps.clock ?? (() => new Date());
   const accounts = new AccountService(deps.store, clock);
-  const limiter = deps.limiter ?? new MemoryRateLimiter(daySeedFromUsage(deps.store.usage));
+  const limiter = deps.limiter ?? createRateLimiter(deps.config.redisUrl, daySeedFromUsage(deps.store.usage));
   const recorder = new GroupCommitRecorder(deps.store.usage);
   const dialer = deps.dialer ?? createDialer(deps.config);
   const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);
@@ -112,7 +111,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dialer,
     dns: new DnsLookupService({ client: dnsClient }),
     proxy,
-    geo,
     whois: createWhoisService(deps.config, dialer),
     ports: new PortScanner({ dialer }),
     ip: { geo, dns: dnsClient, dnsblZones: deps.config.dnsblZones },

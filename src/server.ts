@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { daySeedFromUsage } from './http/plugins/auth.js';
 import type { Config } from './config.js';
 import { AccountService } from './domain/accounts/service.js';
 import { openStore } from './infra/store/index.js';
-import { createRateLimiter } from './infra/ratelimit/index.js';
 import { createGeoReader } from './infra/geoip/index.js';
 import { performance } from 'node:perf_hooks';
 
@@ -25,18 +23,17 @@ export function useProductionRuntime(): void {
 export async function startServer(config: Config): Promise<FastifyInstance> {
   useProductionRuntime();
   const store = await openStore(config.databaseUrl);
-  const limiter = createRateLimiter(config.redisUrl, daySeedFromUsage(store.usage));
   // The GeoIP data is read before the first request, so no lookup waits for it.
   const geo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
   const geoStart = performance.now();
   await geo.load();
   const geoLoadMs = Math.round(performance.now() - geoStart);
-  const app = await buildApp({ config, store, limiter, geo });
+  const app = await buildApp({ config, store, geo });
   app.log.info({ ms: geoLoadMs, cityBuildDate: geo.info.cityBuildDate, asnBuildDate: geo.info.asnBuildDate }, 'GeoIP data loaded');
-  // After app.close(): its own onClose hooks (pending usage records) must reach the store first.
+  // The store closes last: app.close() runs the app's onClose hooks, which write the pending
+  // usage records and close the rate limiter it built.
   const closeAll = async () => {
     await app.close();
-    await limiter.close();
     await store.close();
   };
 

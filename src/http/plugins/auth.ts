@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PLANS, planLimits, type PlanLimits } from '../../domain/accounts/plans.js';
+import { PLANS, planLimits, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import type { AccountService, Clock } from '../../domain/accounts/service.js';
 import { AppError, RateLimitError } from '../../errors.js';
 import { headlineWindow, type Decision, type RateLimiter, type WindowLimits } from '../../infra/ratelimit/limiter.js';
@@ -29,7 +29,8 @@ export const API_PREFIX = '/api';
 /** Static assets of the interactive reference: neither authenticated nor limited. */
 export const DOCS_PREFIX = `${API_PREFIX}/docs`;
 /** Clients without a valid token get the free plan's figures, per IP (IPv6: per /64). */
-export const ANONYMOUS_LIMITS: PlanLimits = PLANS.free;
+export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
+export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
 
 export function isApiRequest(request: FastifyRequest): boolean {
   const url = request.url;
@@ -141,7 +142,7 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
     const policy = policyOf(ANONYMOUS_LIMITS);
     const decision = await deps.limiter.consume(clientKey(request.ip), policy.limits, now);
     setRateHeaders(reply, decision, policy);
-    if (!decision.allowed) throw rateLimitError(decision, 'free', policy.limits, now, true);
+    if (!decision.allowed) throw rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, now, true);
     if (authError) throw authError;
   });
 }

@@ -1,14 +1,11 @@
 import type { Config } from '../../config.js';
 import type { AccountService } from '../../domain/accounts/service.js';
 import type { UsageService } from '../../domain/usage/service.js';
-import type { Dialer } from '../../infra/net/dialer.js';
+import type { CheckedAddress, Dialer } from '../../infra/net/dialer.js';
 import type { DnsLookupService } from '../../domain/dns/index.js';
 import type { WhoisService } from '../../domain/whois/index.js';
-import type { CheckedAddress } from '../../infra/net/dialer.js';
 import type { PortScanner } from '../../domain/ports/index.js';
-
 import type { ProxyChecker } from '../../domain/proxy/index.js';
-import type { GeoReader } from '../../infra/geoip/index.js';
 import type { IpLookupDeps } from '../../domain/ip/index.js';
 
 /** The collaborators routes call into; tests hand in real ones built on loopback. */
@@ -24,8 +21,6 @@ export interface RouteDeps {
   ports: PortScanner;
   /** Proxy checks and the judge they are judged by (one per server: the judge's nonces live in it). */
   proxy: ProxyChecker;
-  /** GeoIP lookups; reads its data lazily, on the first public address asked about. */
-  geo: GeoReader;
   /** IP lookup's collaborators: the GeoIP reader, the DNS client and the DNSBL zones. */
   ip: IpLookupDeps;
 }
