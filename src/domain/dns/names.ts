@@ -72,12 +72,17 @@ export function normalizeDomain(input: string, opts: NormalizeOptions = {}): str
   return ascii;
 }
 
-/** The reverse-lookup name of an IP address: 192.0.2.1 -> 1.2.0.192.in-addr.arpa, IPv6 by nibble. */
-export function reverseName(ip: string): string {
-  const addr = ipaddr.parse(ip);
-  if (addr.kind() === 'ipv4') return `${(addr as ipaddr.IPv4).octets.slice().reverse().join('.')}.in-addr.arpa`;
+/** An address's labels in reverse-lookup order: `4.3.2.1` for 1.2.3.4, 32 nibbles for IPv6 (RFC 3596, RFC 5782 section 2.4). */
+export function reversedLabels(addr: ipaddr.IPv4 | ipaddr.IPv6): string {
+  if (addr.kind() === 'ipv4') return (addr as ipaddr.IPv4).octets.slice().reverse().join('.');
   const hex = (addr as ipaddr.IPv6).toByteArray().map((b) => b.toString(16).padStart(2, '0')).join('');
-  return `${[...hex].reverse().join('.')}.ip6.arpa`;
+  return [...hex].reverse().join('.');
+}
+
+/** The reverse-lookup name of an IP address: 192.0.2.1 -> 1.2.0.192.in-addr.arpa, IPv6 by nibble. */
+export function reverseName(ip: string | ipaddr.IPv4 | ipaddr.IPv6): string {
+  const addr = typeof ip === 'string' ? ipaddr.parse(ip) : ip;
+  return `${reversedLabels(addr)}.${addr.kind() === 'ipv4' ? 'in-addr.arpa' : 'ip6.arpa'}`;
 }
 
 /** A strict IP literal (no "127.1" or "0x7f.1"), zone id dropped; null when the input is not one. */

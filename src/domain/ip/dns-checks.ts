@@ -1,19 +1,9 @@
 import type ipaddr from 'ipaddr.js';
+import { reverseName, reversedLabels } from '../dns/names.js';
 import { DNSBL_ERROR_PREFIX, DNSBL_POLICY_ANSWERS, DNSBL_PROXY_ANSWERS } from './defaults.js';
 import type { BlacklistResult, DnsQuerier } from './types.js';
 
 type DnsResult = Awaited<ReturnType<DnsQuerier['query']>>;
-
-/** `4.3.2.1` for 1.2.3.4; 32 nibbles for IPv6 (RFC 3596, RFC 5782 section 2.4). */
-export function reversedLabels(addr: ipaddr.IPv4 | ipaddr.IPv6): string {
-  if (addr.kind() === 'ipv4') return (addr as ipaddr.IPv4).octets.slice().reverse().join('.');
-  const hex = (addr as ipaddr.IPv6).parts.map((p) => p.toString(16).padStart(4, '0')).join('');
-  return [...hex].reverse().join('.');
-}
-
-export function ptrName(addr: ipaddr.IPv4 | ipaddr.IPv6): string {
-  return `${reversedLabels(addr)}.${addr.kind() === 'ipv4' ? 'in-addr.arpa' : 'ip6.arpa'}`;
-}
 
 /**
  * Asks and gives up after `deadlineMs`: null then, or when the client throws. The client's own
@@ -46,7 +36,7 @@ function addressesOf(result: DnsResult): string[] {
 
 /** First PTR name without the trailing dot, or null (none, NXDOMAIN, timeout). */
 export async function lookupPtr(dns: DnsQuerier, addr: ipaddr.IPv4 | ipaddr.IPv6, deadlineMs: number): Promise<string | null> {
-  const result = await queryWithin(dns, ptrName(addr), 'PTR', deadlineMs);
+  const result = await queryWithin(dns, reverseName(addr), 'PTR', deadlineMs);
   if (!result || result.status !== 'NOERROR') return null;
   const name = result.records.map((r) => r.value).find((v): v is string => typeof v === 'string' && v.length > 0);
   return name ? name.replace(/\.$/, '') : null;

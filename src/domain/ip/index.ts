@@ -1,5 +1,5 @@
 export { INVALID_IP_RULE, lookupBulk, lookupIp, parseLookupIp, scoreRisk } from './lookup.js';
-export { checkDnsbl, checkTorExit, lookupPtr, ptrName, reversedLabels } from './dns-checks.js';
+export { checkDnsbl, checkTorExit, lookupPtr } from './dns-checks.js';
 export * from './defaults.js';
 export type {
   BlacklistResult,
