@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { DNS_BULK_MAX_DOMAINS } from '../../domain/dns/index.js';
+import { DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE } from '../../domain/dns/index.js';
 import { DNS_RECORD_TYPES } from '../../infra/dns/index.js';
 import { Nullable } from './common.js';
 
@@ -20,7 +20,7 @@ const Domain = Type.String({
  */
 const RecordType = Type.String({
   minLength: 1,
-  default: 'A',
+  default: DNS_DEFAULT_TYPE,
   description: `record type, case-insensitive: one of ${DNS_RECORD_TYPES.join(', ')}`,
   examples: [...DNS_RECORD_TYPES],
 });
