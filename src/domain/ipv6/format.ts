@@ -26,36 +26,16 @@ export interface Ipv6Expansion {
 const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** Eight groups of four lowercase hex digits. */
-export function expandParts(parts: readonly number[]): string {
+function expanded(parts: readonly number[]): string {
   return parts.map((p) => p.toString(16).padStart(4, '0')).join(':');
 }
 
 /**
- * RFC 5952: lowercase, no leading zeros, the longest run (first on a tie) of two or more zero
- * groups as '::', and (section 5) IPv4-mapped addresses with their IPv4 in dotted decimal.
+ * RFC 5952 text, with (section 5) an IPv4-mapped address's IPv4 in dotted decimal, which
+ * ipaddr.js leaves in hex. The address carries no zone; callers append it.
  */
-export function compressParts(parts: readonly number[]): string {
-  if (parts.slice(0, 5).every((p) => p === 0) && parts[5] === 0xffff) {
-    return `::ffff:${parts[6]! >> 8}.${parts[6]! & 0xff}.${parts[7]! >> 8}.${parts[7]! & 0xff}`;
-  }
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8; ) {
-    if (parts[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && parts[j] === 0) j++;
-    if (j - i > bestLen) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = parts.map((p) => p.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+function compressed(addr: ipaddr.IPv6): string {
+  return addr.isIPv4MappedAddress() ? `::ffff:${addr.toIPv4Address().toString()}` : addr.toRFC5952String();
 }
 
 type Parsed = { ok: true; parts: number[]; zone: string | null } | { ok: false; reason: string };
@@ -77,12 +57,13 @@ export function validate(ipv6: string): Ipv6Validation {
   if (!p.ok) {
     return { ipv6, valid: false, type: null, compressed: null, expanded: null, reason: p.reason };
   }
+  const addr = new ipaddr.IPv6(p.parts);
   return {
     ipv6,
     valid: true,
-    type: classifyAddress(new ipaddr.IPv6(p.parts)).type,
-    compressed: withZone(compressParts(p.parts), p.zone),
-    expanded: withZone(expandParts(p.parts), p.zone),
+    type: classifyAddress(addr).type,
+    compressed: withZone(compressed(addr), p.zone),
+    expanded: withZone(expanded(p.parts), p.zone),
     reason: null,
   };
 }
@@ -91,9 +72,10 @@ export function validate(ipv6: string): Ipv6Validation {
 export function expand(ipv6: string): Ipv6Expansion {
   const p = parse(ipv6);
   if (!p.ok) throw new ValidationError('ipv6', `not a valid IPv6 address: ${p.reason}`);
+  const addr = new ipaddr.IPv6(p.parts);
   return {
     ipv6,
-    expanded: withZone(expandParts(p.parts), p.zone),
-    compressed: withZone(compressParts(p.parts), p.zone),
+    expanded: withZone(expanded(p.parts), p.zone),
+    compressed: withZone(compressed(addr), p.zone),
   };
 }
