@@ -10,11 +10,9 @@ type Addr = ipaddr.IPv4 | ipaddr.IPv6;
  */
 export class TargetPolicy {
   readonly #allowed: ReadonlyArray<[Addr, number]>;
-  readonly allowTargets: readonly string[];
 
   /** @param allowTargets CIDRs (Config.allowTargets); a bare address means a single host. */
   constructor(allowTargets: readonly string[] = []) {
-    this.allowTargets = Object.freeze([...allowTargets]);
     this.#allowed = allowTargets.map((cidr) => {
       try {
         if (cidr.includes('/')) return ipaddr.parseCIDR(cidr);
@@ -31,7 +29,7 @@ export class TargetPolicy {
   }
 
   /** True when the operator opted this address (or the IPv4 it carries) back in. */
-  isAllowListed(addr: Addr, classification: Classification = classifyAddress(addr)): boolean {
+  #isAllowListed(addr: Addr, classification: Classification): boolean {
     if (this.#inAllowList(addr)) return true;
     // An IPv4-mapped or tunnelled address is the embedded IPv4 as far as opting in goes.
     if (classification.ip !== '' && ipaddr.IPv4.isValidFourPartDecimal(classification.ip)) {
@@ -40,19 +38,13 @@ export class TargetPolicy {
     return false;
   }
 
-  /** The classification when the address may be probed, else null. */
-  permits(addr: Addr): Classification | null {
-    const c = classifyAddress(addr);
-    return c.type === 'public' || this.isAllowListed(addr, c) ? c : null;
-  }
-
   /**
    * Throws TargetForbiddenError naming `target`, the offending address and its range.
    * Returns the classification otherwise.
    */
   check(target: string, addr: Addr): Classification {
     const c = classifyAddress(addr);
-    if (c.type === 'public' || this.isAllowListed(addr, c)) return c;
+    if (c.type === 'public' || this.#isAllowListed(addr, c)) return c;
     const shown = addr.kind() === 'ipv6' ? new ipaddr.IPv6((addr as ipaddr.IPv6).parts).toString() : addr.toString();
     const address = shown === c.ip ? shown : `${shown} (${c.ip})`;
     throw new TargetForbiddenError(target, address, c.range, c.type);
