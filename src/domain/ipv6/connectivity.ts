@@ -1,5 +1,6 @@
 import { ValidationError } from '../../errors.js';
 import { DialError, ResolveError, type Dialer } from '../../infra/net/dialer.js';
+import { MAX_PORT, MIN_PORT } from '../../infra/net/defaults.js';
 import { IPV6_TEST_MAX_ADDRESSES, IPV6_TEST_PORTS, IPV6_TEST_TIMEOUT_MS } from './defaults.js';
 
 export interface Ipv6TestResult {
@@ -40,8 +41,8 @@ export async function testConnectivity(
   port?: number,
   opts: Ipv6TestOptions = {},
 ): Promise<Ipv6TestResult> {
-  if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65535)) {
-    throw new ValidationError('port', 'must be an integer 1-65535');
+  if (port !== undefined && (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT)) {
+    throw new ValidationError('port', `must be an integer ${MIN_PORT}-${MAX_PORT}`);
   }
   const unreachable = (shown: string, addresses: string[], error: string): Ipv6TestResult => ({
     target: shown,

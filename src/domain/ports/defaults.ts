@@ -13,8 +13,8 @@ export const RANGE_DEFAULT_TIMEOUT_S = 3;
 export const MIN_TIMEOUT_S = 1;
 export const MAX_TIMEOUT_S = 30;
 
-export const MIN_PORT = 1;
-export const MAX_PORT = 65_535;
+/** The dialer's own port bounds: a scan accepts exactly what it can dial. */
+export { MIN_PORT, MAX_PORT } from '../../infra/net/defaults.js';
 
 /** Entries accepted in `ports` (before duplicates are removed). */
 export const MAX_PORTS_PER_SCAN = 1_000;

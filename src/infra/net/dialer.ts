@@ -31,7 +31,7 @@ import ipaddr from 'ipaddr.js';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config.js';
-import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_REQUEST_SOCKETS } from './defaults.js';
+import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_REQUEST_SOCKETS, MAX_PORT, MIN_PORT } from './defaults.js';
 import { parseIpStrict } from './ip-text.js';
 import { ConnectionLimiter } from './limiter.js';
 import { TargetPolicy } from './policy.js';
@@ -330,8 +330,8 @@ export class Dialer {
    * slot and the global one. `release` frees the slots once, whichever path calls it.
    */
   async #admit(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<{ host: string; family: 4 | 6; release: () => void }> {
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new RangeError(`Dialer: port must be an integer 1-65535, got ${port}`);
+    if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
+      throw new RangeError(`Dialer: port must be an integer ${MIN_PORT}-${MAX_PORT}, got ${port}`);
     }
     if (!(opts.timeoutMs > 0) || !Number.isFinite(opts.timeoutMs)) {
       throw new RangeError(`Dialer: timeoutMs must be a positive number, got ${opts.timeoutMs}`);
@@ -476,9 +476,8 @@ export function createDialer(
   overrides: Partial<DialerOptions> = {},
 ): Dialer {
   return new Dialer({
+    ...overrides,
     policy: overrides.policy ?? new TargetPolicy(config.allowTargets),
     resolver: overrides.resolver ?? new DnsHostResolver(config.dnsServers),
-    maxGlobalSockets: overrides.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS,
-    ...(overrides.connectFn ? { connectFn: overrides.connectFn } : {}),
   });
 }
