@@ -69,6 +69,10 @@ export function normalizePorts(ports: readonly number[], field = 'ports'): numbe
   return [...new Set(ports)].sort((a, b) => a - b);
 }
 
+function portResult(host: string, ip: string | null, port: number, state: PortState, response_time: number | null, reason: string): PortResult {
+  return { host, ip, port, open: state === 'open', state, service: serviceName(port), response_time, reason };
+}
+
 function checkTimeout(timeoutMs: number): void {
   if (!Number.isFinite(timeoutMs) || timeoutMs < MIN_TIMEOUT_S * 1000 || timeoutMs > MAX_TIMEOUT_S * 1000) {
     throw new ValidationError('timeout', `must be ${MIN_TIMEOUT_S}-${MAX_TIMEOUT_S} seconds`);
@@ -121,7 +125,7 @@ export class PortScanner {
       // A name that does not resolve is the diagnosis, not a bad request: every port answers so.
       if (!(err instanceof ResolveError)) throw err;
       const shown = host.trim();
-      return ports.map((port) => ({ host: shown, ip: null, port, open: false, state: 'filtered', service: serviceName(port), response_time: null, reason: err.message }));
+      return ports.map((port) => portResult(shown, null, port, 'filtered', null, err.message));
     }
     // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
     const ip = target.addresses[0]!;
@@ -157,16 +161,7 @@ export class PortScanner {
       releaseScan();
       throw err;
     }
-    const result = (state: PortState, response_time: number, reason: string): PortResult => ({
-      host,
-      ip,
-      port,
-      open: state === 'open',
-      state,
-      service: serviceName(port),
-      response_time,
-      reason,
-    });
+    const result = (state: PortState, responseTime: number, reason: string): PortResult => portResult(host, ip, port, state, responseTime, reason);
     try {
       const { code, elapsedMs, selfConnect } = await this.#dialer.probe(ip, port, { timeoutMs, signal });
       if (code === null) return selfConnect ? result('closed', elapsedMs, 'connection refused (nothing listening)') : result('open', elapsedMs, 'connected');
