@@ -35,8 +35,18 @@ function countingConnect(): { fn: ConnectFn; maxOpen: () => number; created: net
   return { fn, maxOpen: () => max, created };
 }
 
-/** A socket that never connects: SYNs into the void, without sending any. */
-const hangingConnect: ConnectFn = () => new net.Socket();
+/** A dialer whose sockets never connect (SYNs into the void, without sending any), kept for inspection. */
+function hangingDialer(): { dialer: Dialer; sockets: net.Socket[] } {
+  const sockets: net.Socket[] = [];
+  const dialer = dialerWith({
+    connectFn: () => {
+      const s = new net.Socket();
+      sockets.push(s);
+      return s;
+    },
+  });
+  return { dialer, sockets };
+}
 
 function dialerWith(opts: { max?: number; connectFn?: ConnectFn } = {}): Dialer {
   return new Dialer({
@@ -145,14 +155,7 @@ describe('dialer', () => {
   });
 
   test('timeout: DialError ETIMEDOUT and the socket is destroyed', async () => {
-    const sockets: net.Socket[] = [];
-    const dialer = dialerWith({
-      connectFn: (o) => {
-        const s = hangingConnect(o);
-        sockets.push(s);
-        return s;
-      },
-    });
+    const { dialer, sockets } = hangingDialer();
     const started = performance.now();
     const err = await dialer.connect(LOOP, 9, { timeoutMs: 60 }).catch((e: unknown) => e);
     assert.ok(err instanceof DialError);
@@ -165,14 +168,7 @@ describe('dialer', () => {
   });
 
   test('abort during connect: ABORT_ERR and the socket is destroyed', async () => {
-    const sockets: net.Socket[] = [];
-    const dialer = dialerWith({
-      connectFn: (o) => {
-        const s = hangingConnect(o);
-        sockets.push(s);
-        return s;
-      },
-    });
+    const { dialer, sockets } = hangingDialer();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
     await assert.rejects(
