@@ -1,5 +1,8 @@
 import { Type, type TSchema } from 'typebox';
 
+/** A host as a request names it: a DNS name is at most 253 characters, an address with a zone id far less. */
+export const HOST_INPUT_MAX_CHARS = 255;
+
 /** The error envelope of API.md. */
 export const ErrorBody = Type.Object(
   {

@@ -1,13 +1,17 @@
 import { Type } from 'typebox';
-import { Nullable } from './common.js';
+import { MAX_PORT, MIN_PORT } from '../../infra/net/defaults.js';
+import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
 
-const AddressText = Type.String({ minLength: 1, maxLength: 256, description: 'an IPv6 address, optionally with a zone id (fe80::1%eth0)' });
+/** Longer than any IPv6 spelling, zone id included, short of a flood. */
+const IPV6_INPUT_MAX_CHARS = 256;
+
+const AddressText = Type.String({ minLength: 1, maxLength: IPV6_INPUT_MAX_CHARS, description: 'an IPv6 address, optionally with a zone id (fe80::1%eth0)' });
 
 export const Ipv6Body = Type.Object({ ipv6: AddressText });
 
 export const Ipv6TestBody = Type.Object({
-  target: Type.String({ minLength: 1, maxLength: 255, description: 'a hostname or IPv6 address' }),
-  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'try only this port instead of 443 then 80' })),
+  target: Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a hostname or IPv6 address' }),
+  port: Type.Optional(Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT, description: 'try only this port instead of 443 then 80' })),
 });
 
 export const Ipv6Validation = Type.Object({

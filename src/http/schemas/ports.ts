@@ -9,9 +9,9 @@ import {
   RANGE_DEFAULT_TIMEOUT_S,
   SCAN_DEFAULT_TIMEOUT_S,
 } from '../../domain/ports/index.js';
-import { Nullable } from './common.js';
+import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
 
-const Host = Type.String({ minLength: 1, maxLength: 255, description: 'a hostname, an IPv4 address or an IPv6 address' });
+const Host = Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a hostname, an IPv4 address or an IPv6 address' });
 const Port = Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT });
 const Timeout = (seconds: number, per: string) =>
   Type.Integer({ minimum: MIN_TIMEOUT_S, maximum: MAX_TIMEOUT_S, default: seconds, description: `connect timeout ${per}, seconds` });
