@@ -24,6 +24,7 @@ import { measureSpeed } from './speed.js';
 import { checkSsl } from './ssl.js';
 import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
 import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyCheckResult, type ProxySpec } from './types.js';
+import { round2 } from '../../round.js';
 
 export interface ProxyCheckerOptions {
   dialer: Pick<Dialer, 'resolve' | 'connect' | 'limiter'>;
@@ -176,7 +177,7 @@ export class ProxyChecker {
         await own;
         result.status = status;
         result.error = error;
-        result.checks.protocol = { status, error, time: Math.round((performance.now() - started) * 100) / 100, tried };
+        result.checks.protocol = { status, error, time: round2(performance.now() - started), tried };
         return result;
       }
       result.status = 'working';

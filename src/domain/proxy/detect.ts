@@ -5,6 +5,7 @@ import { ExchangeError, exchange } from './exchange.js';
 import { parseEcho, type JudgeTarget } from './judge-client.js';
 import { dialProxy, FAIL_RANK, httpRefusal, openTunnel, ProxyStepError, proxyAuthorization, tlsHandshake, type FailKind, type ProxyEndpoint } from './tunnel.js';
 import { PROTOCOL_PREFERENCE, type JudgeEcho, type ProxyProtocol } from './types.js';
+import { round2 } from '../../round.js';
 
 /**
  * Protocol detection: each candidate protocol asks the judge for this check's nonce through the
@@ -40,7 +41,6 @@ export interface NotDetected {
 
 export type TryOutcome = Detected | (NotDetected & { protocol: ProxyProtocol });
 
-const round2 = (ms: number): number => Math.round(ms * 100) / 100;
 
 /** Abort reasons made once: a reason-less abort() builds a DOMException (with a stack) every time. */
 const FINISHED = Object.freeze({ reason: 'finished' });

@@ -5,8 +5,8 @@ import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
 import type { JudgeTarget } from './judge-client.js';
 import { dialProxy, ProxyStepError, TIMEOUT_KINDS, type ProxyEndpoint } from './tunnel.js';
 import type { ProxyProtocol, ProxySpeed, StepReport } from './types.js';
+import { round2 } from '../../round.js';
 
-const round2 = (n: number): number => Math.round(n * 100) / 100;
 
 /** Mbps of `bytes` moved in `ms`; a floor of 0.01 ms keeps loopback from dividing by zero. */
 export function mbps(bytes: number, ms: number): string {

@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { Timeouts } from './detect.js';
 import { dialProxy, openTunnel, ProxyStepError, tlsHandshake, TIMEOUT_KINDS, type Destination, type ProxyEndpoint } from './tunnel.js';
 import type { ProxyProtocol, StepReport } from './types.js';
+import { round2 } from '../../round.js';
 
-const round2 = (ms: number): number => Math.round(ms * 100) / 100;
 
 /**
  * SSL support: a TLS handshake with NETDIAG_SSL_CHECK_TARGET completed through the proxy's

@@ -1,6 +1,7 @@
 import { planLimits } from '../accounts/plans.js';
 import type { UsageOutcome, UsageRepository, UsageRow } from '../../infra/store/store.js';
 import type { WindowName, WindowState } from '../../infra/ratelimit/limiter.js';
+import { round2 } from '../../round.js';
 
 /** Bounds of `days` in /usage/history and /usage/export. */
 export const USAGE_DAYS_MIN = 1;
@@ -53,7 +54,6 @@ export interface UsageStats {
   by_endpoint: Record<string, number>;
 }
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** The days from `days - 1` days before `now` up to today, oldest first. */
 function dayRange(now: Date, days: number): string[] {

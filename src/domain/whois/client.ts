@@ -4,6 +4,7 @@ import { TargetForbiddenError } from '../../errors.js';
 import { DialError } from '../../infra/net/index.js';
 import { formatWhoisServer } from './referral.js';
 import type { WhoisDialer, WhoisHopReport, WhoisServerAddress } from './types.js';
+import { round2 } from '../../round.js';
 
 export interface WhoisHop extends WhoisHopReport {
   /** What the server sent (possibly partial: cut at the cap, or cut by the timeout). */
@@ -16,7 +17,6 @@ export interface AskOptions {
   signal?: AbortSignal;
 }
 
-const round2 = (ms: number): number => Math.round(ms * 100) / 100;
 
 /**
  * UTF-8 when the bytes are UTF-8 (allowing a character cut in half at the end), else Latin-1,

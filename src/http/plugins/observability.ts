@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pathOf } from '../route-index.js';
+import { round2 } from '../../round.js';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -37,7 +38,7 @@ export function registerObservability(app: FastifyInstance): void {
         method: request.method,
         path: pathOf(request.url),
         status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
+        ms: round2(reply.elapsedTime),
         account: request.account?.id,
         ip: request.ip,
       },

@@ -3,6 +3,7 @@ import { outcomeOf, utcDay } from '../../domain/usage/service.js';
 import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
 import { API_PREFIX } from './auth.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
+import { round2 } from '../../round.js';
 
 /** The endpoint name of a request that matched no route, so junk paths add one row, not many. */
 export const UNMATCHED_ENDPOINT = '(unmatched)';
@@ -23,7 +24,7 @@ export function registerUsageRecording(app: FastifyInstance, recorder: GroupComm
         day: utcDay(request.receivedAt),
         endpoint,
         outcome: outcomeOf(reply.statusCode),
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        duration_ms: round2(reply.elapsedTime),
       })
       .then(
         () => done(null, payload),

@@ -22,6 +22,7 @@ import type {
   DnsServer,
   DnsStatus,
 } from './types.js';
+import { round2 } from '../../round.js';
 
 export interface StubResolverOptions {
   /** Recursive resolvers to ask, in order (Config.dnsServers). */
@@ -35,9 +36,6 @@ export interface StubResolverOptions {
 /** Answers worth asking the next server about, the way stub resolvers (glibc, musl) fail over. */
 const FAILOVER_RCODES = new Set(['SERVFAIL', 'REFUSED', 'NOTIMP', 'FORMERR']);
 
-function round2(ms: number): number {
-  return Math.round(ms * 100) / 100;
-}
 
 function checkName(name: string): string {
   const n = name.trim().replace(/\.$/, '').toLowerCase();

@@ -38,6 +38,7 @@ import { TargetPolicy } from './policy.js';
 import { DnsHostResolver, ResolveError, resolveErrorFor, type HostResolver } from './resolver.js';
 import { parseTarget } from './target.js';
 import { rawConnect } from './raw-connect.js';
+import { round2 } from '../../round.js';
 
 export { ConnectionLimiter } from './limiter.js';
 export { ResolveError, type HostResolver, type ResolveErrorCode } from './resolver.js';
@@ -194,7 +195,6 @@ export interface DialerOptions {
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 
-const round2 = (ms: number): number => Math.round(ms * 100) / 100;
 
 /** The text a socket connects to: the IPv4 itself for IPv4-mapped, the zone kept for link-local. */
 function dialText(addr: Addr): { text: string; family: 4 | 6 } {

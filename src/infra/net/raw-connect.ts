@@ -1,4 +1,5 @@
 import { getSystemErrorName } from 'node:util';
+import { round2 } from '../../round.js';
 
 /**
  * A bare TCP connect for the port scanner, on Node's own TCP handle (the `tcp_wrap` binding that
@@ -54,7 +55,6 @@ function loadBinding(): TcpWrapBinding | null {
   }
 }
 
-const round2 = (ms: number): number => Math.round(ms * 100) / 100;
 
 function codeOf(status: number): string {
   try {
