@@ -1,5 +1,6 @@
 import { promises as dns } from 'node:dns';
 import type { HostPort } from '../../config.js';
+import { formatServer } from '../dns/transport.js';
 import { DNS_DEADLINE_MS, DNS_TIMEOUT_MS, DNS_TRIES } from './defaults.js';
 
 /**
@@ -59,11 +60,6 @@ export function resolveErrorFor(code: ResolveErrorCode, hostname: string, family
   return new ResolveError(code, hostname, MESSAGES[code](hostname, family));
 }
 
-function serverSpec({ host, port }: HostPort): string {
-  const h = host.includes(':') ? `[${host}]` : host;
-  return port === 53 && !host.includes(':') ? host : `${h}:${port}`;
-}
-
 export interface DnsHostResolverOptions {
   timeoutMs?: number;
   tries?: number;
@@ -78,7 +74,7 @@ export class DnsHostResolver implements HostResolver {
   constructor(servers: readonly HostPort[], opts: DnsHostResolverOptions = {}) {
     if (servers.length === 0) throw new TypeError('DnsHostResolver needs at least one DNS server');
     this.#resolver = new dns.Resolver({ timeout: opts.timeoutMs ?? DNS_TIMEOUT_MS, tries: opts.tries ?? DNS_TRIES });
-    this.#resolver.setServers(servers.map(serverSpec));
+    this.#resolver.setServers(servers.map(formatServer));
     this.#deadlineMs = opts.deadlineMs ?? DNS_DEADLINE_MS;
   }
 
