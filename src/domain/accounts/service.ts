@@ -2,6 +2,7 @@ import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors
 import type { Account, Store, Token } from '../../infra/store/store.js';
 import { DEFAULT_PLAN, PLAN_NAMES, isPlanName } from './plans.js';
 import { TOKEN_PATTERN, generateToken, hashToken } from './tokens.js';
+import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 
 export type Clock = () => Date;
 
@@ -22,8 +23,9 @@ export interface Authenticated {
 /** Accounts and tokens: plain domain logic over the store interface. */
 export class AccountService {
   /**
-   * Hashes of recently presented tokens: SHA-256 is the largest cost of authenticating a request
-   * whose account is cached. Bounded, and only tokens that matched an account are kept.
+   * Token hashes of recently presented `Authorization` header values: parsing and SHA-256 are the
+   * largest cost of authenticating a request whose account is cached. Bounded, and only headers
+   * whose token matched an account are kept (the lookup by hash still decides every request).
    */
   private readonly hashes = new Map<string, string>();
 
@@ -103,24 +105,44 @@ export class AccountService {
    * arrived) dates the token's last use; the service's clock does otherwise.
    */
   async authenticate(authorization: string | undefined, now?: number): Promise<Authenticated> {
+    return this.verify(authorization, now);
+  }
+
+  /**
+   * `authenticate` for the request hot path: the answer comes back at once when the store has
+   * the token in memory (a promise only when it must ask the database), and a refusal is thrown
+   * where it is found, synchronously or as the promise's rejection.
+   */
+  verify(authorization: string | undefined, now?: number): MaybePromise<Authenticated> {
     if (!authorization) throw new UnauthorizedError();
-    const match = /^Bearer ([^\s]+)$/.exec(authorization);
-    if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
-    const token = match[1]!;
-    if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
-    const memo = this.hashes.get(token);
-    const hash = memo ?? hashToken(token);
-    const found = await this.store.tokens.findByHash(hash);
+    // A header seen before with a known token needs neither parsing nor hashing again.
+    let hash = this.hashes.get(authorization);
+    const known = hash !== undefined;
+    if (hash === undefined) {
+      const match = /^Bearer ([^\s]+)$/.exec(authorization);
+      if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
+      const token = match[1]!;
+      if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
+      hash = hashToken(token);
+    }
+    const found = this.store.tokens.findByHash(hash);
+    const at = now ?? this.clock().getTime();
+    const newHash = known ? undefined : hash;
+    return isPromise(found) ? found.then((f) => this.accept(authorization, newHash, f, at)) : this.accept(authorization, newHash, found, at);
+  }
+
+  /** The checks after the lookup; `newHash` is the header's token hash when the memo does not have it yet. */
+  private accept(authorization: string, newHash: string | undefined, found: { token: Token; account: Account } | undefined, now: number): Authenticated {
     if (!found) throw new UnauthorizedError('the API token is not known');
-    if (memo === undefined) {
+    if (newHash !== undefined) {
       if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
-      this.hashes.set(token, hash);
+      this.hashes.set(authorization, newHash);
     }
     if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
     if (found.account.status !== 'active') {
       throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);
     }
-    this.store.tokens.touch(found.token.id, now ?? this.clock().getTime());
+    this.store.tokens.touch(found.token.id, now);
     return { account: found.account, tokenId: found.token.id };
   }
 }

@@ -1,9 +1,12 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+type HookDone = (err?: Error) => void;
 import { PLANS, planLimits, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
-import type { AccountService, Clock } from '../../domain/accounts/service.js';
+import type { AccountService, Authenticated, Clock } from '../../domain/accounts/service.js';
+import { whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError } from '../../errors.js';
-import { headlineWindow, type Decision, type RateLimiter, type WindowLimits } from '../../infra/ratelimit/limiter.js';
+import { headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
 import type { DaySeed } from '../../infra/ratelimit/memory.js';
@@ -38,8 +41,17 @@ export function isApiRequest(request: FastifyRequest): boolean {
 }
 
 const ACCOUNT_KEY = /^acct:(\d+)$/;
+/** Built once per account: a key made fresh on every request would be hashed afresh by every Map lookup. */
+const accountKeys = new Map<number, string>();
+const ACCOUNT_KEYS_MAX = 10_000;
 function accountKey(id: number): string {
-  return `acct:${id}`;
+  let key = accountKeys.get(id);
+  if (key === undefined) {
+    if (accountKeys.size >= ACCOUNT_KEYS_MAX) accountKeys.clear();
+    key = `acct:${id}`;
+    accountKeys.set(id, key);
+  }
+  return key;
 }
 
 /** An account's calls of the day, as recorded, seed the in-process limiter after a restart. */
@@ -54,6 +66,8 @@ interface Policy {
   limits: WindowLimits;
   /** The RateLimit-Policy header value, built once per plan rather than per request. */
   header: string;
+  /** Each window's limit as header text (minute, hour, day). */
+  limitText: Record<WindowName, string>;
 }
 const policies = new WeakMap<PlanLimits, Policy>();
 
@@ -61,7 +75,11 @@ function policyOf(plan: PlanLimits): Policy {
   let policy = policies.get(plan);
   if (!policy) {
     const limits = { minute: plan.requests_per_minute, hour: plan.requests_per_hour, day: plan.requests_per_day };
-    policy = { limits, header: `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400` };
+    policy = {
+      limits,
+      header: `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400`,
+      limitText: { minute: String(limits.minute), hour: String(limits.hour), day: String(limits.day) },
+    };
     policies.set(plan, policy);
   }
   return policy;
@@ -80,14 +98,24 @@ export function clientKey(ip: string): string {
   }
 }
 
+/** The reset header's text for the last window end seen: it changes once per window, not per request. */
+let resetAtMemo = -1;
+let resetTextMemo = '';
+
+/**
+ * Header values go to Node as strings: a number is converted to text at each of Node's checks of
+ * a header value, and these are written on every response.
+ */
 function setRateHeaders(reply: FastifyReply, decision: Decision, policy: Policy): void {
   const w = headlineWindow(decision);
-  reply.headers({
-    'x-ratelimit-limit': w.limit,
-    'x-ratelimit-remaining': w.remaining,
-    'x-ratelimit-reset': Math.ceil(w.resetAt / 1000),
-    'ratelimit-policy': policy.header,
-  });
+  if (w.resetAt !== resetAtMemo) {
+    resetAtMemo = w.resetAt;
+    resetTextMemo = String(Math.ceil(w.resetAt / 1000));
+  }
+  reply.header('x-ratelimit-limit', policy.limitText[w.window]);
+  reply.header('x-ratelimit-remaining', String(w.remaining));
+  reply.header('x-ratelimit-reset', resetTextMemo);
+  reply.header('ratelimit-policy', policy.header);
 }
 
 function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, now: number, anonymous: boolean): RateLimitError {
@@ -116,34 +144,64 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
   app.decorateRequest('rateDecision', null);
   app.decorateRequest('receivedAt', null as unknown as Date);
 
-  app.addHook('onRequest', async (request, reply) => {
-    request.receivedAt = deps.clock();
-    if (!isApiRequest(request) || request.url.startsWith(DOCS_PREFIX)) return;
-    const now = request.receivedAt.getTime();
+  /**
+   * The anonymous path: per client IP at the free plan's figures. `authError`, when set, is the
+   * refusal to answer with once the request is admitted (a bad token still spends the IP's budget).
+   */
+  const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, now: number, authError: AppError | null, done: HookDone): void => {
+    const policy = policyOf(ANONYMOUS_LIMITS);
+    whenReady(
+      deps.limiter.consume(clientKey(request.ip), policy.limits, now),
+      (decision) => {
+        setRateHeaders(reply, decision, policy);
+        if (!decision.allowed) return done(rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, now, true));
+        done(authError ?? undefined);
+      },
+      done,
+    );
+  };
 
-    let authError: AppError | null = null;
-    if (!deps.routes.isPublic(pathOf(request.url))) {
-      try {
-        const { account, tokenId } = await deps.accounts.authenticate(request.headers.authorization, now);
-        const policy = policyOf(planLimits(account.plan));
-        const decision = await deps.limiter.consume(accountKey(account.id), policy.limits, now);
+  const admit = (request: FastifyRequest, reply: FastifyReply, now: number, auth: Authenticated, done: HookDone): void => {
+    const { account, tokenId } = auth;
+    const policy = policyOf(planLimits(account.plan));
+    whenReady(
+      deps.limiter.consume(accountKey(account.id), policy.limits, now),
+      (decision) => {
         setRateHeaders(reply, decision, policy);
         request.account = account;
         request.tokenId = tokenId;
         request.rateDecision = decision;
-        if (!decision.allowed) throw rateLimitError(decision, account.plan, policy.limits, now, false);
-        return;
-      } catch (err) {
-        if (!(err instanceof AppError) || (err.code !== 'unauthorized' && err.code !== 'forbidden')) throw err;
-        authError = err;
-      }
-    }
+        done(decision.allowed ? undefined : rateLimitError(decision, account.plan, policy.limits, now, false));
+      },
+      done,
+    );
+  };
 
-    const policy = policyOf(ANONYMOUS_LIMITS);
-    const decision = await deps.limiter.consume(clientKey(request.ip), policy.limits, now);
-    setRateHeaders(reply, decision, policy);
-    if (!decision.allowed) throw rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, now, true);
-    if (authError) throw authError;
+  /** A token that was refused goes down the anonymous path; anything else is a real failure. */
+  const refused = (request: FastifyRequest, reply: FastifyReply, now: number, err: unknown, done: HookDone): void => {
+    if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) limitAnonymous(request, reply, now, err, done);
+    else done(err as Error);
+  };
+
+  // A callback hook: with a cached token and the in-process limiter nothing here waits, and a
+  // request then costs no promise at all (an async hook costs several, on every request).
+  app.addHook('onRequest', (request, reply, done) => {
+    request.receivedAt = deps.clock();
+    if (!isApiRequest(request) || request.url.startsWith(DOCS_PREFIX)) return done();
+    const now = request.receivedAt.getTime();
+    if (deps.routes.isPublic(pathOf(request.url))) return limitAnonymous(request, reply, now, null, done);
+
+    let auth: MaybePromise<Authenticated>;
+    try {
+      auth = deps.accounts.verify(request.headers.authorization, now);
+    } catch (err) {
+      return refused(request, reply, now, err, done);
+    }
+    whenReady(
+      auth,
+      (a) => admit(request, reply, now, a, done),
+      (err) => refused(request, reply, now, err, done),
+    );
   });
 }
 

@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../../maybe-promise.js';
+
 /**
  * Fixed UTC windows (calendar minute, hour, day). A request is admitted only while every window
  * has room, and admission counts it in all three at once.
@@ -27,8 +29,11 @@ export interface Decision {
 }
 
 export interface RateLimiter {
-  /** Admits and counts one request for `key` when every window has room, atomically. */
-  consume(key: string, limits: WindowLimits, now: number): Promise<Decision>;
+  /**
+   * Admits and counts one request for `key` when every window has room, atomically. An
+   * in-process limiter answers at once; one that asks another process returns a promise.
+   */
+  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision>;
   /** The windows as they stand, counting nothing. */
   peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]>;
   close(): Promise<void>;
@@ -38,28 +43,34 @@ export function windowStart(window: WindowName, now: number): number {
   return now - (now % WINDOW_MS[window]);
 }
 
-/** Builds the decision from the three counts as they stand after the attempt. */
+/** WINDOW_MS in WINDOWS order, for the per-request loops below. */
+const LENGTHS_MS: readonly number[] = WINDOWS.map((w) => WINDOW_MS[w]);
+
+/**
+ * Builds the decision from the three counts as they stand after the attempt. It runs on every
+ * request, so it is written as plain loops rather than map/filter.
+ */
 export function decide(allowed: boolean, counts: readonly number[], limits: WindowLimits, now: number): Decision {
-  const windows = WINDOWS.map((window, i) => {
-    const used = counts[i] ?? 0;
-    return {
-      window,
-      limit: limits[window],
-      used,
-      remaining: Math.max(0, limits[window] - used),
-      resetAt: windowStart(window, now) + WINDOW_MS[window],
-    };
-  });
+  const windows: WindowState[] = [];
   let exceeded: WindowState | null = null;
-  if (!allowed) {
-    const full = windows.filter((w) => w.remaining === 0);
-    exceeded = full[full.length - 1] ?? windows[0]!;
+  for (let i = 0; i < WINDOWS.length; i++) {
+    const window = WINDOWS[i]!;
+    const used = counts[i] ?? 0;
+    const limit = limits[window];
+    const state: WindowState = { window, limit, used, remaining: Math.max(0, limit - used), resetAt: now - (now % LENGTHS_MS[i]!) + LENGTHS_MS[i]! };
+    windows.push(state);
+    // On refusal, the longest full window: a retry can succeed only after it resets.
+    if (!allowed && state.remaining === 0) exceeded = state;
   }
+  if (!allowed && exceeded === null) exceeded = windows[0]!;
   return { allowed, windows, exceeded };
 }
 
 /** The window the X-RateLimit-* headers describe: fewest remaining; ties go to the shortest window. */
 export function headlineWindow(decision: Decision): WindowState {
   if (decision.exceeded) return decision.exceeded;
-  return decision.windows.reduce((best, w) => (w.remaining < best.remaining ? w : best));
+  const windows = decision.windows;
+  let best = windows[0]!;
+  for (let i = 1; i < windows.length; i++) if (windows[i]!.remaining < best.remaining) best = windows[i]!;
+  return best;
 }

@@ -1,4 +1,8 @@
-import { WINDOWS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
+import type { MaybePromise } from '../../maybe-promise.js';
+import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
+
+/** WINDOW_MS in WINDOWS order. */
+const LENGTHS_MS: readonly number[] = WINDOWS.map((w) => WINDOW_MS[w]);
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
 export const MEMORY_SWEEP_EVERY = 10_000;
@@ -53,9 +57,13 @@ export class MemoryRateLimiter implements RateLimiter {
     return WINDOWS.map((w, i) => (bucket.starts[i] === windowStart(w, now) ? bucket.counts[i]! : 0));
   }
 
-  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+  /** At once, except for a key's first request after a restart, which waits for its day's count. */
+  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision> {
     const seeding = this.seed(key, now);
-    if (seeding) await seeding;
+    return seeding ? seeding.then(() => this.count(key, limits, now)) : this.count(key, limits, now);
+  }
+
+  private count(key: string, limits: WindowLimits, now: number): Decision {
     if (++this.sinceSweep >= MEMORY_SWEEP_EVERY) this.sweep(now);
     let bucket = this.buckets.get(key);
     if (!bucket) {
@@ -65,7 +73,7 @@ export class MemoryRateLimiter implements RateLimiter {
     // The bucket is updated in place: one consume per request, so no garbage per request here.
     const { starts, counts } = bucket;
     for (let i = 0; i < WINDOWS.length; i++) {
-      const start = windowStart(WINDOWS[i]!, now);
+      const start = now - (now % LENGTHS_MS[i]!);
       if (starts[i] !== start) {
         starts[i] = start;
         counts[i] = 0;

@@ -71,7 +71,8 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
 
   const tokens: TokenRepository = {
     ...kyselyTokens(db, dropAuthCache),
-    async findByHash(hash) {
+    // Synchronous: better-sqlite3 is, and a cached token is the common case.
+    findByHash(hash) {
       const cache = freshCache();
       if (cache.has(hash)) return cache.get(hash);
       const r = byHash.get(hash) as Record<string, unknown> | undefined;

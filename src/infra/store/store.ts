@@ -3,6 +3,8 @@
  * implementation satisfies the same interface (and the same shared test suite) later.
  */
 
+import type { MaybePromise } from '../../maybe-promise.js';
+
 export type AccountStatus = 'active' | 'suspended';
 
 export interface Account {
@@ -41,8 +43,11 @@ export interface AccountRepository {
 
 export interface TokenRepository {
   create(token: { account_id: number; label: string; hash: string; created_at: string }): Promise<Token>;
-  /** The token and its account for a hash, revoked or not; the caller decides. */
-  findByHash(hash: string): Promise<{ token: Token; account: Account } | undefined>;
+  /**
+   * The token and its account for a hash, revoked or not; the caller decides. Called on every
+   * request: a store that caches may answer from memory without a promise.
+   */
+  findByHash(hash: string): MaybePromise<{ token: Token; account: Account } | undefined>;
   findById(id: number): Promise<Token | undefined>;
   listByAccount(accountId: number): Promise<Token[]>;
   revoke(id: number, at: string): Promise<Token | undefined>;

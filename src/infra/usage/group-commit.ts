@@ -9,37 +9,51 @@ export const GROUP_COMMIT_MAX_BATCH = 512;
  * resolves only then. A response waits for its record, so a response that was sent is in the
  * store even after kill -9, while the database sees one transaction per turn, not per request.
  */
+export type RecordedCallback = (err: Error | null) => void;
+
 export class GroupCommitRecorder {
-  private batch: Array<{ record: UsageRecord; done: () => void; fail: (err: unknown) => void }> = [];
+  private records: UsageRecord[] = [];
+  private callbacks: RecordedCallback[] = [];
   private scheduled = false;
   private inFlight: Promise<void> = Promise.resolve();
+  private readonly flushSoon = () => this.flush();
 
   constructor(private readonly usage: UsageRepository) {}
 
   record(record: UsageRecord): Promise<void> {
-    return new Promise<void>((done, fail) => {
-      this.batch.push({ record, done, fail });
-      if (this.batch.length >= GROUP_COMMIT_MAX_BATCH) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    return new Promise<void>((resolve, reject) => this.add(record, (err) => (err ? reject(err) : resolve())));
+  }
+
+  /**
+   * `record` for the request hot path, without a promise per request: `done` is called once the
+   * batch holding the record is in the store, or with the error that kept it out.
+   */
+  add(record: UsageRecord, done: RecordedCallback): void {
+    this.records.push(record);
+    this.callbacks.push(done);
+    if (this.records.length >= GROUP_COMMIT_MAX_BATCH) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flushSoon);
+    }
   }
 
   private flush(): void {
     this.scheduled = false;
-    const batch = this.batch;
-    if (batch.length === 0) return;
-    this.batch = [];
+    const records = this.records;
+    const callbacks = this.callbacks;
+    if (records.length === 0) return;
+    this.records = [];
+    this.callbacks = [];
     // Batches are written one after another, never interleaved.
     this.inFlight = this.inFlight.then(async () => {
+      let failure: Error | null = null;
       try {
-        await this.usage.record(batch.map((b) => b.record));
-        for (const b of batch) b.done();
+        await this.usage.record(records);
       } catch (err) {
-        for (const b of batch) b.fail(err);
+        failure = err instanceof Error ? err : new Error(`usage write failed: ${String(err)}`);
       }
+      for (const done of callbacks) done(failure);
     });
   }
 
