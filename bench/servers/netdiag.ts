@@ -7,7 +7,7 @@ import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
 import { useProductionRuntime } from '../../src/server.js';
 import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
-import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import { decide, type RateLimiter } from '../../src/infra/ratelimit/limiter.js';
 
 /**
  * The plans' limits would turn a load test into a 429 test. This limiter does exactly the work
@@ -21,16 +21,27 @@ class UnboundedLimits implements RateLimiter {
 }
 const BIG = { minute: 1e12, hour: 1e12, day: 1e12 };
 
+/** BENCH_PARTS=auth: a limiter that admits everything without counting (issue 2's share of the cost). */
+class AdmitAll implements RateLimiter {
+  consume: RateLimiter['consume'] = (_key, _limits, now) => decide(true, [1, 1, 1], BIG, now);
+  peek: RateLimiter['peek'] = async (_key, _limits, now) => decide(true, [0, 0, 0], BIG, now).windows;
+  close = async () => {};
+}
+
 /**
  * The real app over a fresh SQLite file, with the plan in BENCH_PLAN (enterprise by default).
- * BENCH_LOG=1 keeps the per-request log line on (to /dev/null), as in production.
+ * BENCH_LOG=1 keeps the per-request log line on (to /dev/null), as in production. BENCH_PARTS=auth
+ * measures authentication and the envelope alone (see AdmitAll).
  */
 useProductionRuntime();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
 const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'silent' });
 const store = await openStore(config.databaseUrl);
 const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: process.env.BENCH_PLAN ?? 'enterprise' });
-const app = await buildApp({ config, store, limiter: new UnboundedLimits(), logger: process.env.BENCH_LOG ? { level: 'info' } : false });
+const authOnly = process.env.BENCH_PARTS === 'auth';
+// BENCH_PARTS=auth also makes the usage write a no-op; each response still waits for its batch.
+if (authOnly) store.usage.record = async () => {};
+const app = await buildApp({ config, store, limiter: authOnly ? new AdmitAll() : new UnboundedLimits(), logger: process.env.BENCH_LOG ? { level: 'info' } : false });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, token }) + '\n');
