@@ -8,7 +8,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { API_PREFIX, daySeedFromUsage, registerAccess } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { RouteIndex } from './http/route-index.js';
-import { genReqId, registerObservability } from './http/plugins/observability.js';
+import { genReqId, lazyChildLogger, registerObservability } from './http/plugins/observability.js';
 import type { RouteDeps } from './http/routes/deps.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { registerUsageRecording } from './http/plugins/usage.js';
@@ -78,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // One line per request is written by the observability plugin instead.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId,
+    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,

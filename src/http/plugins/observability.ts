@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions, LogFn } from 'pino';
 import { pathOf } from '../route-index.js';
 import { round2 } from '../../round.js';
 
@@ -20,6 +21,54 @@ export function genReqId(req: { headers: Record<string, string | string[] | unde
   return REQUEST_ID_PREFIX + (++requestCounter).toString(36);
 }
 
+/**
+ * `request.log`, made into a pino child logger only when something logs through it. Fastify
+ * makes a child logger for every request, which cost 3.3 µs of CPU per request on the benchmark
+ * (about a third of what the request log line costs); the request line itself is written through
+ * the root logger with the request id in it, so most requests never need their child. Lines
+ * logged through `request.log` carry the same bindings (`reqId`) as before.
+ */
+export class LazyRequestLogger implements FastifyBaseLogger {
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  /** The real child logger, made on first use. */
+  real(): FastifyBaseLogger {
+    return (this.#child ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.options.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.real().level = level;
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.real().child(bindings, options);
+  }
+}
+
+// The log methods live on the prototype: one object per request, not eight.
+const LOG_METHODS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export interface LazyRequestLogger extends Pick<FastifyBaseLogger, (typeof LOG_METHODS)[number]> {}
+for (const method of LOG_METHODS) {
+  LazyRequestLogger.prototype[method] = function (this: LazyRequestLogger, ...args: unknown[]) {
+    const logger = this.real();
+    (logger[method] as (...a: unknown[]) => void).apply(logger, args);
+  } as LogFn;
+}
+
+/** Fastify's `childLoggerFactory`: see LazyRequestLogger. */
+export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new LazyRequestLogger(logger, bindings, options);
+}
+
 /** X-Request-Id on every response; one pino line per request, which never carries a header. */
 export function registerObservability(app: FastifyInstance): void {
   // Decided once: the level does not change at run time, and a disabled logger costs nothing then.
@@ -32,9 +81,12 @@ export function registerObservability(app: FastifyInstance): void {
   });
   // No hook at all when the level drops request lines: nothing to do per response then.
   if (!logRequests) return;
+  // Through the root logger, so the request's own child logger is never made for it.
+  const root = app.log;
   app.addHook('onResponse', (request: FastifyRequest, reply, done) => {
-    request.log.info(
+    root.info(
       {
+        reqId: request.id,
         method: request.method,
         path: pathOf(request.url),
         status: reply.statusCode,
