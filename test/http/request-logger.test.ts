@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import Fastify from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { LazyRequestLogger, genReqId, lazyChildLogger, registerObservability } from '../../src/http/plugins/observability.js';
 
@@ -51,7 +51,7 @@ test('LazyRequestLogger makes its child only when it logs, and the lines carry t
 
 test('through Fastify: the request line has the request id, and request.log lines too', async (t) => {
   const { logger, lines } = capture();
-  const app = Fastify({ loggerInstance: logger, genReqId, childLoggerFactory: lazyChildLogger, disableRequestLogging: true });
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, genReqId, childLoggerFactory: lazyChildLogger, disableRequestLogging: true });
   t.after(() => app.close());
   registerObservability(app);
   app.get('/quiet', async () => ({ ok: true }));
