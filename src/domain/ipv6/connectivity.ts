@@ -33,7 +33,8 @@ type Attempt = { ok: true; address: string; port: number; elapsedMs: number } | 
  * Resolves AAAA only and tries TCP on 443 then 80 (or `port`). Attempts run in parallel but
  * the first in order of preference that connects is the answer.
  * Throws ValidationError (bad target or port) and TargetForbiddenError; every other failure,
- * a name without AAAA included, is a result with `reachable: false`.
+ * a name without AAAA included, is a result with `reachable: false`. When `signal` aborts, the
+ * connects stop and its reason is thrown.
  */
 export async function testConnectivity(
   deps: Ipv6Deps,
@@ -89,6 +90,8 @@ export async function testConnectivity(
   try {
     for (const attempt of attempts) {
       const a = await attempt;
+      // Once the caller has given up, its reason is the outcome, not "unreachable".
+      opts.signal?.throwIfAborted();
       if (a.ok) {
         return {
           target: resolved.target,

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { clientGoneSignal } from '../client-gone.js';
 import type { Static } from 'typebox';
 import { expand, testConnectivity, validate } from '../../domain/ipv6/index.js';
 import { ok } from '../reply.js';
@@ -23,9 +24,10 @@ export async function ipv6Routes(app: FastifyInstance, deps: RouteDeps): Promise
   app.post(
     '/ipv6/test',
     { schema: { summary: 'Test IPv6 connectivity to a target (TCP 443, then 80)', tags: ['ipv6'], body: Ipv6TestBody, response: responses(Ipv6TestResult) } },
-    async (request) => {
+    async (request, reply) => {
       const { target, port } = request.body as Static<typeof Ipv6TestBody>;
-      const result = await testConnectivity({ dialer: deps.dialer }, target, port);
+      // A client that hangs up stops the connects (each may wait up to 5 s); recorded as 499.
+      const result = await testConnectivity({ dialer: deps.dialer }, target, port, { signal: clientGoneSignal(reply) });
       return ok(result, result.reachable ? `reachable over IPv6 on port ${result.port}` : 'not reachable over IPv6');
     },
   );
