@@ -116,6 +116,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ports: new PortScanner({ dialer }),
     ip: { geo, dns: dnsClient, dnsblZones: deps.config.dnsblZones },
   };
+  deps.store.onBackgroundError((err) =>
+    app.log.warn({ err }, 'token last-used times could not be written; they are kept and retried at the next flush'),
+  );
   // Pending usage records reach the store before whoever owns it closes it.
   app.addHook('onClose', async () => {
     await recorder.drain();

@@ -93,11 +93,13 @@ export const TOKEN_TOUCH_FLUSH_MS = 5_000;
 export class TouchBuffer {
   private readonly pending = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;
+  /** Told of a failed timed flush; its touches were put back and go out with the next one. */
+  onError: (err: unknown) => void = () => {};
 
   constructor(private readonly write: (touches: Array<[number, string]>) => Promise<void> | void) {
     // A failed write (database busy or down) must not become an unhandled rejection, which
-    // would end the process; its touches were put back and go out with the next flush.
-    this.timer = setInterval(() => this.flush().catch(() => undefined), TOKEN_TOUCH_FLUSH_MS);
+    // would end the process: it is reported, and retried at the next flush.
+    this.timer = setInterval(() => this.flush().catch((err: unknown) => this.onError(err)), TOKEN_TOUCH_FLUSH_MS);
     this.timer.unref();
   }
 

@@ -124,6 +124,9 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     async ping() {
       await sql`select 1`.execute(db);
     },
+    onBackgroundError(listener) {
+      touches.onError = listener;
+    },
     async close() {
       await touches.close();
       await db.destroy();

@@ -131,6 +131,9 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     async ping() {
       sqlite.prepare('select 1').get();
     },
+    onBackgroundError(listener) {
+      touches.onError = listener;
+    },
     async close() {
       await touches.close();
       await db.destroy();

@@ -95,5 +95,10 @@ export interface Store {
   readonly usage: UsageRepository;
   /** Throws when the database cannot answer; used by /readyz. */
   ping(): Promise<void>;
+  /**
+   * Where failures of the store's own background writes go (the batched last-used times of
+   * tokens). They are retried; this only makes them visible. Nothing is reported until set.
+   */
+  onBackgroundError(listener: (err: unknown) => void): void;
   close(): Promise<void>;
 }
