@@ -1,3 +1,5 @@
+// First, as bin/netdiag.js does before the application loads (src/runtime/next-tick-warmup.ts).
+import './warm-up.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
