@@ -1,3 +1,5 @@
+// The same start as the netdiag server's, so both sides of the comparison run alike.
+import './warm-up.js';
 import Fastify from 'fastify';
 
 /** The baseline: bare Fastify answering the same JSON as GET /api/user, no auth, no envelope work. */
