@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { startDnsServer } from '../fixtures/dns-server.js';
 import { build } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { connectSpy } from '../infra/net/fixtures/connect-spy.js';
+import { connectSpy, hangingConnect, pollUntil } from '../infra/net/fixtures/connect-spy.js';
 
 test('/ipv6/validate and /ipv6/expand through the API', async (t) => {
   const { api, app } = await build(t);
@@ -112,23 +111,17 @@ test('/ipv6/test against a listener on [::1] is reachable; a closed port is not,
 });
 
 test('/ipv6/test: a client that hangs up stops the connects, and the call is recorded as failed', async (t) => {
-  // Connects that never answer (sockets never told to connect): each would wait the full 5 s.
-  const sockets: net.Socket[] = [];
-  const dialer = createDialer({ allowTargets: ['::1/128'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, {
-    connectFn: () => {
-      const s = new net.Socket();
-      sockets.push(s);
-      return s;
-    },
-  });
+  // Connects that never answer: each would wait the full 5 s.
+  const { fn: connectFn, sockets } = hangingConnect();
+  const dialer = createDialer({ allowTargets: ['::1/128'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
   const b = await build(t, { deps: { dialer } });
   const controller = new AbortController();
   const pending = b.api('/api/ipv6/test', { json: { target: '::1' }, signal: controller.signal }).catch((err: unknown) => err);
-  for (let i = 0; i < 200 && dialer.stats.active < 2; i++) await sleep(10);
+  await pollUntil(() => dialer.stats.active >= 2);
   assert.equal(dialer.stats.active, 2, 'ports 443 and 80 are being tried');
   controller.abort();
   await pending;
-  for (let i = 0; i < 300 && dialer.stats.active > 0; i++) await sleep(10);
+  await pollUntil(() => dialer.stats.active === 0);
   assert.equal(dialer.stats.active, 0, 'both connects were abandoned');
   assert.ok(sockets.length === 2 && sockets.every((s) => s.destroyed));
   const stats = (await (await b.api('/api/usage/stats')).json()) as {

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { PRESETS, PRESET_NAMES, serviceName } from '../../src/domain/ports/index.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { closedPort, connectSpy, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { closedPort, connectSpy, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';
 import { blackholeUnavailable, runInBlackhole } from '../domain/ports/fixtures/blackhole.js';
 import { openFds, quietLowPorts } from '../domain/ports/fixtures/quiet-ports.js';
@@ -301,26 +300,20 @@ test('ports that drop SYNs are filtered after the timeout; the others open and c
 });
 
 test('a client that hangs up mid-scan cancels it: every connect ends long before the timeout, the call is recorded', async (t) => {
-  // Connects that never answer (a socket never told to connect): each would wait the full 30 s.
-  const sockets: net.Socket[] = [];
-  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, {
-    connectFn: () => {
-      const s = new net.Socket();
-      sockets.push(s);
-      return s;
-    },
-  });
+  // Connects that never answer: each would wait the full 30 s.
+  const { fn: connectFn, sockets } = hangingConnect();
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
   const b = await build(t, { deps: { dialer } });
   const controller = new AbortController();
   const pending = b
     .api('/api/port/scan-range', { json: { host: '127.0.0.1', ports: Array.from({ length: 200 }, (_, i) => i + 1), timeout: 30 }, signal: controller.signal })
     .catch((err: unknown) => err);
-  for (let i = 0; i < 200 && dialer.stats.active < 200; i++) await sleep(10);
+  await pollUntil(() => dialer.stats.active >= 200);
   assert.equal(dialer.stats.active, 200, 'the scan is under way');
   const hungUpAt = Date.now();
   controller.abort();
   await pending;
-  for (let i = 0; i < 300 && dialer.stats.active > 0; i++) await sleep(10);
+  await pollUntil(() => dialer.stats.active === 0);
   assert.equal(dialer.stats.active, 0, 'every connect was abandoned');
   assert.ok(Date.now() - hungUpAt < 3_000, 'well before the 30 s timeout');
   assert.ok(sockets.every((s) => s.destroyed));

@@ -11,7 +11,7 @@ import {
   type ConnectFn,
   type HostResolver,
 } from '../../../src/infra/net/dialer.js';
-import { closedPort, startListener } from './fixtures/connect-spy.js';
+import { closedPort, hangingConnect, startListener } from './fixtures/connect-spy.js';
 import { rawConnect } from '../../../src/infra/net/raw-connect.js';
 
 const LOOP = '127.0.0.1' as CheckedAddress;
@@ -37,15 +37,8 @@ function countingConnect(): { fn: ConnectFn; maxOpen: () => number; created: net
 
 /** A dialer whose sockets never connect (SYNs into the void, without sending any), kept for inspection. */
 function hangingDialer(): { dialer: Dialer; sockets: net.Socket[] } {
-  const sockets: net.Socket[] = [];
-  const dialer = dialerWith({
-    connectFn: () => {
-      const s = new net.Socket();
-      sockets.push(s);
-      return s;
-    },
-  });
-  return { dialer, sockets };
+  const hanging = hangingConnect();
+  return { dialer: dialerWith({ connectFn: hanging.fn }), sockets: hanging.sockets };
 }
 
 function dialerWith(opts: { max?: number; connectFn?: ConnectFn } = {}): Dialer {
