@@ -3,14 +3,15 @@ import type { UsageRecord, UsageRepository } from '../store/store.js';
 /** A batch is written at once when it reaches this size, without waiting for the next turn. */
 export const GROUP_COMMIT_MAX_BATCH = 512;
 
-/**
- * Group commit for usage records: every request's record joins the open batch, the batch is
- * written in one transaction on the next turn of the event loop, and each request's promise
- * resolves only then. A response waits for its record, so a response that was sent is in the
- * store even after kill -9, while the database sees one transaction per turn, not per request.
- */
+/** Called once a record's batch is in the store (null), or with the error that kept it out. */
 export type RecordedCallback = (err: Error | null) => void;
 
+/**
+ * Group commit for usage records: every request's record joins the open batch, the batch is
+ * written in one transaction on the next turn of the event loop, and each request's callback
+ * (or promise) is answered only then. A response waits for its record, so a response that was sent is in the
+ * store even after kill -9, while the database sees one transaction per turn, not per request.
+ */
 export class GroupCommitRecorder {
   private records: UsageRecord[] = [];
   private callbacks: RecordedCallback[] = [];
