@@ -1,8 +1,5 @@
 import type { MaybePromise } from '../../maybe-promise.js';
-import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
-
-/** WINDOW_MS in WINDOWS order. */
-const LENGTHS_MS: readonly number[] = WINDOWS.map((w) => WINDOW_MS[w]);
+import { WINDOWS, decide, windowStart, windowStartAt, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
 export const MEMORY_SWEEP_EVERY = 10_000;
@@ -73,7 +70,7 @@ export class MemoryRateLimiter implements RateLimiter {
     // The bucket is updated in place: one consume per request, so no garbage per request here.
     const { starts, counts } = bucket;
     for (let i = 0; i < WINDOWS.length; i++) {
-      const start = now - (now % LENGTHS_MS[i]!);
+      const start = windowStartAt(i, now);
       if (starts[i] !== start) {
         starts[i] = start;
         counts[i] = 0;
