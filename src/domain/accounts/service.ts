@@ -20,6 +20,15 @@ export interface Authenticated {
   tokenId: number;
 }
 
+/** The token of an `Authorization` value, or UnauthorizedError saying what is wrong with it. */
+function tokenOf(authorization: string): string {
+  const match = /^Bearer ([^\s]+)$/.exec(authorization);
+  if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
+  const token = match[1]!;
+  if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
+  return token;
+}
+
 /** Accounts and tokens: plain domain logic over the store interface. */
 export class AccountService {
   /**
@@ -116,18 +125,11 @@ export class AccountService {
   verify(authorization: string | undefined, now?: number): MaybePromise<Authenticated> {
     if (!authorization) throw new UnauthorizedError();
     // A header seen before with a known token needs neither parsing nor hashing again.
-    let hash = this.hashes.get(authorization);
-    const known = hash !== undefined;
-    if (hash === undefined) {
-      const match = /^Bearer ([^\s]+)$/.exec(authorization);
-      if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
-      const token = match[1]!;
-      if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
-      hash = hashToken(token);
-    }
+    const memo = this.hashes.get(authorization);
+    const hash = memo ?? hashToken(tokenOf(authorization));
     const found = this.store.tokens.findByHash(hash);
     const at = now ?? this.clock().getTime();
-    const newHash = known ? undefined : hash;
+    const newHash = memo === undefined ? hash : undefined;
     return isPromise(found) ? found.then((f) => this.accept(authorization, newHash, f, at)) : this.accept(authorization, newHash, found, at);
   }
 
