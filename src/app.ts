@@ -37,8 +37,14 @@ export interface AppDeps {
   config: Config;
   store: Store;
   clock?: Clock;
-  /** Built from REDIS_URL (in-process when unset) unless given; the app closes only the one it built. */
-  limiter?: RateLimiter;
+  /**
+   * Built from REDIS_URL (in-process when unset) unless given; the app closes only the one it
+   * built. null leaves rate limiting out (no X-RateLimit-* headers, no 429s): `netdiag serve`
+   * never does, the benchmark of authentication alone does (issue 2's share of the cost).
+   */
+  limiter?: RateLimiter | null;
+  /** false leaves usage recording out, as `limiter: null` leaves limiting out; on by default. */
+  recordUsage?: boolean;
   /** Built from the configuration unless given (tests spy on it). */
   dialer?: Dialer;
   /** Built from NETDIAG_DNS_SERVERS unless given. */
@@ -93,7 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const clock = deps.clock ?? (() => new Date());
   const accounts = new AccountService(deps.store, clock);
-  const limiter = deps.limiter ?? createRateLimiter(deps.config.redisUrl, daySeedFromUsage(deps.store.usage));
+  const limiter = deps.limiter === undefined ? createRateLimiter(deps.config.redisUrl, daySeedFromUsage(deps.store.usage)) : deps.limiter;
   const recorder = new GroupCommitRecorder(deps.store.usage);
   const dialer = deps.dialer ?? createDialer(deps.config);
   const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);
@@ -122,14 +128,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Pending usage records reach the store before whoever owns it closes it.
   app.addHook('onClose', async () => {
     await recorder.drain();
-    if (!deps.limiter) await limiter.close();
+    if (deps.limiter === undefined) await limiter!.close();
   });
 
   registerObservability(app);
   const routes = new RouteIndex(app);
   registerErrorHandling(app, routes);
   registerAccess(app, { accounts, limiter, clock, routes });
-  registerUsageRecording(app, recorder, routes);
+  if (deps.recordUsage !== false) registerUsageRecording(app, recorder, routes);
   await registerOpenApi(app, { dataNotes: geoNotes(geo) });
 
   await app.register(async (api) => {

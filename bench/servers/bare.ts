@@ -19,6 +19,19 @@ const user = {
 };
 const app = Fastify({ logger: false });
 app.get('/api/user', async () => user);
+if (process.env.BENCH_DEFER) {
+  // Holds every response until a setImmediate, as netdiag's group commit does (one batch per turn).
+  let pending: Array<() => void> = [];
+  const release = () => {
+    const batch = pending;
+    pending = [];
+    for (const go of batch) go();
+  };
+  app.addHook('onSend', (_request, _reply, payload, done) => {
+    if (pending.length === 0) setImmediate(release);
+    pending.push(() => done(null, payload));
+  });
+}
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` }) + '\n');

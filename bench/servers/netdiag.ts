@@ -23,7 +23,11 @@ class UnboundedLimits implements RateLimiter {
 }
 const BIG = { minute: 1e12, hour: 1e12, day: 1e12 };
 
-/** BENCH_PARTS=auth: a limiter that admits everything without counting (issue 2's share of the cost). */
+/**
+ * BENCH_PARTS=admit-all: a limiter that admits everything without counting, and a usage write
+ * that does nothing. Each response still gets its X-RateLimit-* headers and waits for its group
+ * commit: issue 3's hooks without their storage work (the split used for issue 2 until session 4).
+ */
 class AdmitAll implements RateLimiter {
   consume: RateLimiter['consume'] = (_key, _limits, now) => decide(true, [1, 1, 1], BIG, now);
   peek: RateLimiter['peek'] = async (_key, _limits, now) => decide(true, [0, 0, 0], BIG, now).windows;
@@ -32,18 +36,25 @@ class AdmitAll implements RateLimiter {
 
 /**
  * The real app over a fresh SQLite file, with the plan in BENCH_PLAN (enterprise by default).
- * BENCH_LOG=1 keeps the per-request log line on (to /dev/null), as in production. BENCH_PARTS=auth
- * measures authentication and the envelope alone (see AdmitAll).
+ * BENCH_LOG=1 keeps the per-request log line on (to /dev/null), as in production.
+ * BENCH_PARTS=auth is issue 2's share: request id, bearer authentication, the route and the
+ * envelope, with issue 3's rate limiting and usage recording left out (`limiter: null`,
+ * `recordUsage: false`). BENCH_PARTS=admit-all: see AdmitAll.
  */
 useProductionRuntime();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
 const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'silent' });
 const store = await openStore(config.databaseUrl);
 const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: process.env.BENCH_PLAN ?? 'enterprise' });
-const authOnly = process.env.BENCH_PARTS === 'auth';
-// BENCH_PARTS=auth also makes the usage write a no-op; each response still waits for its batch.
-if (authOnly) store.usage.record = async () => {};
-const app = await buildApp({ config, store, limiter: authOnly ? new AdmitAll() : new UnboundedLimits(), logger: process.env.BENCH_LOG ? { level: 'info' } : false });
+const parts = process.env.BENCH_PARTS ?? 'all';
+if (parts === 'admit-all') store.usage.record = async () => {};
+const app = await buildApp({
+  config,
+  store,
+  limiter: parts === 'auth' ? null : parts === 'admit-all' ? new AdmitAll() : new UnboundedLimits(),
+  recordUsage: parts !== 'auth',
+  logger: process.env.BENCH_LOG ? { level: 'info' } : false,
+});
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, token }) + '\n');

@@ -93,3 +93,23 @@ test('no plaintext token anywhere in the database files', async (t) => {
   }
   assert.ok(readFileSync(join(dbPath)).length > 0);
 });
+
+test('without a limiter and usage recording (the benchmark of authentication alone) tokens are still checked', async (t) => {
+  const { api, store } = await build(t, { deps: { limiter: null, recordUsage: false } });
+  const ok = await api('/api/user');
+  assert.equal(ok.status, 200);
+  assert.ok(ok.headers.get('x-request-id'));
+  assert.equal(ok.headers.get('x-ratelimit-limit'), null);
+  assert.equal(ok.headers.get('ratelimit-policy'), null);
+  const body = (await ok.json()) as { data: { api_calls_used: number } };
+  assert.equal(body.data.api_calls_used, 0);
+
+  const unknown = await api('/api/user', { token: `nd_${'A'.repeat(40)}` });
+  assert.equal(unknown.status, 401);
+  assert.equal(((await unknown.json()) as { error: string }).error, 'unauthorized');
+  assert.equal((await api('/api/user', { token: null })).status, 401);
+  // the OpenAPI document stays public
+  assert.equal((await api('/api/openapi.json', { token: null })).status, 200);
+
+  assert.deepEqual(await store.usage.rows(1, '2000-01-01', '2999-12-31'), []);
+});

@@ -138,7 +138,16 @@ function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, 
  * guessing tokens is as slow as the free plan. Every response, errors included, carries the
  * X-RateLimit-* headers of whichever limiter judged the request.
  */
-export function registerAccess(app: FastifyInstance, deps: { accounts: AccountService; limiter: RateLimiter; clock: Clock; routes: RouteIndex }): void {
+export function registerAccess(
+  app: FastifyInstance,
+  deps: {
+    accounts: AccountService;
+    /** null: authentication alone, no rate limiting and no X-RateLimit-* headers (see AppDeps.limiter). */
+    limiter: RateLimiter | null;
+    clock: Clock;
+    routes: RouteIndex;
+  },
+): void {
   app.decorateRequest('account', null);
   app.decorateRequest('tokenId', null);
   app.decorateRequest('rateDecision', null);
@@ -148,10 +157,12 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
    * The anonymous path: per client IP at the free plan's figures. `authError`, when set, is the
    * refusal to answer with once the request is admitted (a bad token still spends the IP's budget).
    */
+  const limiter = deps.limiter;
   const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, now: number, authError: AppError | null, done: HookDone): void => {
+    if (!limiter) return done(authError ?? undefined);
     const policy = policyOf(ANONYMOUS_LIMITS);
     whenReady(
-      deps.limiter.consume(clientKey(request.ip), policy.limits, now),
+      limiter.consume(clientKey(request.ip), policy.limits, now),
       (decision) => {
         setRateHeaders(reply, decision, policy);
         if (!decision.allowed) return done(rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, now, true));
@@ -163,9 +174,14 @@ export function registerAccess(app: FastifyInstance, deps: { accounts: AccountSe
 
   const admit = (request: FastifyRequest, reply: FastifyReply, now: number, auth: Authenticated, done: HookDone): void => {
     const { account, tokenId } = auth;
+    if (!limiter) {
+      request.account = account;
+      request.tokenId = tokenId;
+      return done();
+    }
     const policy = policyOf(planLimits(account.plan));
     whenReady(
-      deps.limiter.consume(accountKey(account.id), policy.limits, now),
+      limiter.consume(accountKey(account.id), policy.limits, now),
       (decision) => {
         setRateHeaders(reply, decision, policy);
         request.account = account;
