@@ -10,7 +10,7 @@ import { median } from './stats.js';
  * on this VM a whole process can settle faster or slower than another of the same program (how
  * V8 optimised its hot code), so a figure from one process per server would be decided by luck.
  * The median over rounds is reported.
- *   node --import tsx bench/auth-overhead.ts            (BENCH_SECONDS, BENCH_ROUNDS to change)
+ *   node --import tsx bench/auth-overhead.ts     (BENCH_SECONDS, BENCH_ROUNDS, BENCH_CASES to change)
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
@@ -42,9 +42,12 @@ const cases: Case[] = [
   { name: 'netdiag GET /api/user, request log on', script: './servers/netdiag.ts', env: { BENCH_LOG: '1' }, run: getUser },
 ];
 
-const results = new Map<string, LoadResult[]>(cases.map((c) => [c.name, []]));
+// BENCH_CASES=regex keeps only the matching cases besides the two baselines (shorter runs).
+const only = process.env.BENCH_CASES ? new RegExp(process.env.BENCH_CASES) : null;
+const chosen = cases.filter((c, i) => i < 2 || !only || only.test(c.name));
+const results = new Map<string, LoadResult[]>(chosen.map((c) => [c.name, []]));
 for (let round = 0; round < ROUNDS; round++) {
-  for (const c of cases) {
+  for (const c of chosen) {
     const server = await startServer(c.script, c.env);
     try {
       results.get(c.name)!.push(await c.run(server));
@@ -63,7 +66,7 @@ const cpuOf = (rs: LoadResult[]) => {
 const baseline = medianRun(results.get(cases[0]!.name)!);
 const baselineCpu = cpuOf(results.get(cases[0]!.name)!);
 const held = medianRun(results.get(cases[1]!.name)!);
-for (const c of cases) {
+for (const c of chosen) {
   const rs = results.get(c.name)!;
   const m = medianRun(rs);
   const ratio = (m.requests.average / baseline.requests.average).toFixed(3);

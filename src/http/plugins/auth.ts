@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 type HookDone = (err?: Error) => void;
 import { PLANS, planLimits, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import type { AccountService, Authenticated, Clock } from '../../domain/accounts/service.js';
-import { whenReady, type MaybePromise } from '../../maybe-promise.js';
+import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError } from '../../errors.js';
 import { headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
@@ -35,8 +35,7 @@ export const DOCS_PREFIX = `${API_PREFIX}/docs`;
 export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
 export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
 
-export function isApiRequest(request: FastifyRequest): boolean {
-  const url = request.url;
+export function isApiUrl(url: string): boolean {
   return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
 }
 
@@ -172,25 +171,26 @@ export function registerAccess(
     );
   };
 
+  /** The account's decision applied: its headers, the request's account, and a 429 when refused. */
+  const decided = (request: FastifyRequest, reply: FastifyReply, now: number, auth: Authenticated, policy: Policy, decision: Decision, done: HookDone): void => {
+    setRateHeaders(reply, decision, policy);
+    request.account = auth.account;
+    request.tokenId = auth.tokenId;
+    request.rateDecision = decision;
+    done(decision.allowed ? undefined : rateLimitError(decision, auth.account.plan, policy.limits, now, false));
+  };
+
   const admit = (request: FastifyRequest, reply: FastifyReply, now: number, auth: Authenticated, done: HookDone): void => {
-    const { account, tokenId } = auth;
     if (!limiter) {
-      request.account = account;
-      request.tokenId = tokenId;
+      request.account = auth.account;
+      request.tokenId = auth.tokenId;
       return done();
     }
-    const policy = policyOf(planLimits(account.plan));
-    whenReady(
-      limiter.consume(accountKey(account.id), policy.limits, now),
-      (decision) => {
-        setRateHeaders(reply, decision, policy);
-        request.account = account;
-        request.tokenId = tokenId;
-        request.rateDecision = decision;
-        done(decision.allowed ? undefined : rateLimitError(decision, account.plan, policy.limits, now, false));
-      },
-      done,
-    );
+    const policy = policyOf(planLimits(auth.account.plan));
+    const decision = limiter.consume(accountKey(auth.account.id), policy.limits, now);
+    // The in-process limiter answers at once, and then no closure is made for the answer.
+    if (!isPromise(decision)) return decided(request, reply, now, auth, policy, decision, done);
+    whenReady(decision, (d) => decided(request, reply, now, auth, policy, d, done), done);
   };
 
   /** A token that was refused goes down the anonymous path; anything else is a real failure. */
@@ -203,9 +203,10 @@ export function registerAccess(
   // request then costs no promise at all (an async hook costs several, on every request).
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = deps.clock();
-    if (!isApiRequest(request) || request.url.startsWith(DOCS_PREFIX)) return done();
+    const url = request.url;
+    if (!isApiUrl(url) || url.startsWith(DOCS_PREFIX)) return done();
     const now = request.receivedAt.getTime();
-    if (deps.routes.isPublic(pathOf(request.url))) return limitAnonymous(request, reply, now, null, done);
+    if (deps.routes.isPublic(pathOf(url))) return limitAnonymous(request, reply, now, null, done);
 
     let auth: MaybePromise<Authenticated>;
     try {
@@ -213,6 +214,8 @@ export function registerAccess(
     } catch (err) {
       return refused(request, reply, now, err, done);
     }
+    // A cached token is answered at once: straight on, with no closures made for a promise.
+    if (!isPromise(auth)) return admit(request, reply, now, auth, done);
     whenReady(
       auth,
       (a) => admit(request, reply, now, a, done),
