@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 type HookDone = (err?: Error) => void;
 import { PLANS, planLimits, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
-import type { AccountService, Authenticated, Clock } from '../../domain/accounts/service.js';
+import type { AccountService, Authenticated } from '../../domain/accounts/service.js';
 import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError } from '../../errors.js';
 import { headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
@@ -17,8 +17,11 @@ declare module 'fastify' {
     /** The authenticated account; null on public routes and when authentication failed. */
     account: Account | null;
     tokenId: number | null;
-    /** When the request arrived, by the app's clock (rate windows and usage days use it). */
-    receivedAt: Date;
+    /**
+     * When the request arrived, epoch ms by the app's clock (rate windows and usage days use it):
+     * a number, not a Date, so that no object is made for it on every request.
+     */
+    receivedAt: number;
     /** The account's windows after this request was admitted (for /usage/stats). */
     rateDecision: Decision | null;
   }
@@ -143,14 +146,15 @@ export function registerAccess(
     accounts: AccountService;
     /** null: authentication alone, no rate limiting and no X-RateLimit-* headers (see AppDeps.limiter). */
     limiter: RateLimiter | null;
-    clock: Clock;
+    /** Epoch ms now (the app's clock). */
+    now: () => number;
     routes: RouteIndex;
   },
 ): void {
   app.decorateRequest('account', null);
   app.decorateRequest('tokenId', null);
   app.decorateRequest('rateDecision', null);
-  app.decorateRequest('receivedAt', null as unknown as Date);
+  app.decorateRequest('receivedAt', 0);
 
   /**
    * The anonymous path: per client IP at the free plan's figures. `authError`, when set, is the
@@ -202,10 +206,9 @@ export function registerAccess(
   // A callback hook: with a cached token and the in-process limiter nothing here waits, and a
   // request then costs no promise at all (an async hook costs several, on every request).
   app.addHook('onRequest', (request, reply, done) => {
-    request.receivedAt = deps.clock();
+    const now = (request.receivedAt = deps.now());
     const url = request.url;
     if (!isApiUrl(url) || url.startsWith(DOCS_PREFIX)) return done();
-    const now = request.receivedAt.getTime();
     if (deps.routes.isPublic(pathOf(url))) return limitAnonymous(request, reply, now, null, done);
 
     let auth: MaybePromise<Authenticated>;
