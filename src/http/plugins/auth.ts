@@ -38,7 +38,7 @@ export const DOCS_PREFIX = `${API_PREFIX}/docs`;
 export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
 export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
 
-export function isApiUrl(url: string): boolean {
+function isApiUrl(url: string): boolean {
   return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
 }
 
@@ -156,11 +156,11 @@ export function registerAccess(
   app.decorateRequest('rateDecision', null);
   app.decorateRequest('receivedAt', 0);
 
+  const limiter = deps.limiter;
   /**
    * The anonymous path: per client IP at the free plan's figures. `authError`, when set, is the
    * refusal to answer with once the request is admitted (a bad token still spends the IP's budget).
    */
-  const limiter = deps.limiter;
   const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, now: number, authError: AppError | null, done: HookDone): void => {
     if (!limiter) return done(authError ?? undefined);
     const policy = policyOf(ANONYMOUS_LIMITS);
