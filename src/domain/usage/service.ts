@@ -55,10 +55,9 @@ export interface UsageStats {
 }
 
 
-/** The days from `days - 1` days before `now` up to today, oldest first. */
-function dayRange(now: Date, days: number): string[] {
-  const today = now.getTime();
-  return Array.from({ length: days }, (_, i) => utcDay(today - (days - 1 - i) * DAY_MS));
+/** The days from `days - 1` days before `now` (epoch ms) up to today, oldest first. */
+function dayRange(now: number, days: number): string[] {
+  return Array.from({ length: days }, (_, i) => utcDay(now - (days - 1 - i) * DAY_MS));
 }
 
 /** Usage analytics over the per-day aggregates. */
@@ -66,7 +65,7 @@ export class UsageService {
   constructor(private readonly usage: UsageRepository) {}
 
   /** Today's figures, the asking request included as a successful call of `currentEndpoint`. */
-  async stats(account: { id: number; plan: string }, windows: WindowState[], now: Date, currentEndpoint: string): Promise<UsageStats> {
+  async stats(account: { id: number; plan: string }, windows: WindowState[], now: number, currentEndpoint: string): Promise<UsageStats> {
     const today = utcDay(now);
     const rows = await this.usage.rows(account.id, today, today);
     const totals = { requests: 1, successful: 1, failed: 0, rate_limited: 0 };
@@ -92,12 +91,12 @@ export class UsageService {
   }
 
   /** The rows of the last `days` UTC days, today included, and those days oldest first. */
-  private async lastDays(accountId: number, days: number, now: Date): Promise<{ range: string[]; rows: UsageRow[] }> {
+  private async lastDays(accountId: number, days: number, now: number): Promise<{ range: string[]; rows: UsageRow[] }> {
     const range = dayRange(now, days);
     return { range, rows: await this.usage.rows(accountId, range[0]!, range[range.length - 1]!) };
   }
 
-  async history(accountId: number, days: number, now: Date): Promise<DayCounts[]> {
+  async history(accountId: number, days: number, now: number): Promise<DayCounts[]> {
     const { range, rows } = await this.lastDays(accountId, days, now);
     const byDay = new Map<string, DayCounts>(range.map((date) => [date, { date, requests: 0, successful: 0, failed: 0, rate_limited: 0 }]));
     for (const r of rows) {
@@ -111,7 +110,7 @@ export class UsageService {
   }
 
   /** One row per day and endpoint that saw traffic, oldest first. */
-  async exportRows(accountId: number, days: number, now: Date): Promise<ExportRow[]> {
+  async exportRows(accountId: number, days: number, now: number): Promise<ExportRow[]> {
     const { rows } = await this.lastDays(accountId, days, now);
     return rows.map((r) => ({
       date: r.day,

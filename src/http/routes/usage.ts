@@ -16,7 +16,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     async (request) => {
       const account = request.account!;
       const windows = request.rateDecision?.windows ?? [];
-      const stats = await deps.usage.stats(account, windows, new Date(request.receivedAt), '/usage/stats');
+      const stats = await deps.usage.stats(account, windows, request.receivedAt, '/usage/stats');
       return ok(stats, 'usage statistics');
     },
   );
@@ -33,7 +33,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     },
     async (request) => {
       const { days = USAGE_DAYS_DEFAULT } = request.query as Static<typeof HistoryQuery>;
-      return ok(await deps.usage.history(request.account!.id, days, new Date(request.receivedAt)), `usage of the last ${days} days`);
+      return ok(await deps.usage.history(request.account!.id, days, request.receivedAt), `usage of the last ${days} days`);
     },
   );
 
@@ -58,7 +58,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     },
     async (request, reply) => {
       const { days = USAGE_DAYS_DEFAULT, format = 'json' } = request.query as Static<typeof ExportQuery>;
-      const rows = await deps.usage.exportRows(request.account!.id, days, new Date(request.receivedAt));
+      const rows = await deps.usage.exportRows(request.account!.id, days, request.receivedAt);
       if (format === 'csv') {
         const csv = stringify(rows, { header: true, columns: EXPORT_COLUMNS, record_delimiter: 'windows' });
         return reply
