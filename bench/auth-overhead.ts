@@ -24,11 +24,11 @@ const auth = (token: string | undefined) => ({ authorization: `Bearer ${token}` 
 const getUser = (s: ChildServer) => load(`${s.url}/api/user`, s.info.token ? auth(s.info.token) : {}, undefined, {}, s);
 const expandBody = JSON.stringify({ ipv6: '2001:db8::1' });
 
+const bare: Case = { name: 'bare Fastify GET /api/user (same JSON)', script: './servers/bare.ts', run: getUser };
+// Bare again, each response held until the next turn of the event loop as group commit holds
+// netdiag's: on a VM where waking up is dear, batching the sends alone changes the figure.
+const bareHeld: Case = { name: 'bare Fastify, sends held a turn', script: './servers/bare.ts', env: { BENCH_DEFER: '1' }, run: getUser };
 const cases: Case[] = [
-  { name: 'bare Fastify GET /api/user (same JSON)', script: './servers/bare.ts', run: getUser },
-  // Bare again, each response held until the next turn of the event loop as group commit holds
-  // netdiag's: on a VM where waking up is dear, batching the sends alone changes the figure.
-  { name: 'bare Fastify, sends held a turn', script: './servers/bare.ts', env: { BENCH_DEFER: '1' }, run: getUser },
   { name: 'netdiag GET /api/user', script: './servers/netdiag.ts', run: getUser },
   // Issue 2's share: request id, authentication, route and envelope; no limiter, no usage hook.
   { name: 'netdiag GET /api/user, auth + envelope', script: './servers/netdiag.ts', env: { BENCH_PARTS: 'auth' }, run: getUser },
@@ -42,9 +42,9 @@ const cases: Case[] = [
   { name: 'netdiag GET /api/user, request log on', script: './servers/netdiag.ts', env: { BENCH_LOG: '1' }, run: getUser },
 ];
 
-// BENCH_CASES=regex keeps only the matching cases besides the two baselines (shorter runs).
+// BENCH_CASES=regex keeps only the matching cases; the two baselines always run.
 const only = process.env.BENCH_CASES ? new RegExp(process.env.BENCH_CASES) : null;
-const chosen = cases.filter((c, i) => i < 2 || !only || only.test(c.name));
+const chosen = [bare, bareHeld, ...cases.filter((c) => !only || only.test(c.name))];
 const results = new Map<string, LoadResult[]>(chosen.map((c) => [c.name, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const c of chosen) {
@@ -63,9 +63,9 @@ const cpuOf = (rs: LoadResult[]) => {
   const xs = rs.map((r) => r.serverCpuPerRequest).filter((x): x is number => x !== null);
   return xs.length > 0 ? median(xs) : null;
 };
-const baseline = medianRun(results.get(cases[0]!.name)!);
-const baselineCpu = cpuOf(results.get(cases[0]!.name)!);
-const held = medianRun(results.get(cases[1]!.name)!);
+const baseline = medianRun(results.get(bare.name)!);
+const baselineCpu = cpuOf(results.get(bare.name)!);
+const held = medianRun(results.get(bareHeld.name)!);
 for (const c of chosen) {
   const rs = results.get(c.name)!;
   const m = medianRun(rs);

@@ -99,7 +99,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const clock = deps.clock ?? (() => new Date());
   const accounts = new AccountService(deps.store, clock);
-  const limiter = deps.limiter === undefined ? createRateLimiter(deps.config.redisUrl, daySeedFromUsage(deps.store.usage)) : deps.limiter;
+  // The app closes only the limiter it built itself.
+  const ownLimiter = deps.limiter === undefined ? createRateLimiter(deps.config.redisUrl, daySeedFromUsage(deps.store.usage)) : undefined;
+  const limiter = ownLimiter ?? deps.limiter ?? null;
   const recorder = new GroupCommitRecorder(deps.store.usage);
   const dialer = deps.dialer ?? createDialer(deps.config);
   const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);
@@ -128,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Pending usage records reach the store before whoever owns it closes it.
   app.addHook('onClose', async () => {
     await recorder.drain();
-    if (deps.limiter === undefined) await limiter!.close();
+    await ownLimiter?.close();
   });
 
   registerObservability(app);
