@@ -5,10 +5,10 @@ type HookDone = (err?: Error) => void;
 import { PLANS, planLimits, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import type { AccountService, Authenticated } from '../../domain/accounts/service.js';
 import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
-import { AppError, RateLimitError } from '../../errors.js';
+import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
 import { headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
-import { pathOf, type RouteIndex } from '../route-index.js';
+import { pathOf } from '../route-index.js';
 import type { DaySeed } from '../../infra/ratelimit/memory.js';
 import { utcDay, utcTimestamp } from '../../domain/usage/service.js';
 
@@ -24,6 +24,8 @@ declare module 'fastify' {
     receivedAt: number;
     /** The account's windows after this request was admitted (for /usage/stats). */
     rateDecision: Decision | null;
+    /** The usage endpoint of the route that matched (`/port/scan`), or UNMATCHED_ENDPOINT. */
+    endpoint: string;
   }
   interface FastifyContextConfig {
     /** Routes under /api that need no token (the OpenAPI document); still limited per client IP. */
@@ -37,10 +39,6 @@ export const DOCS_PREFIX = `${API_PREFIX}/docs`;
 /** Clients without a valid token get the free plan's figures, per IP (IPv6: per /64). */
 export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
 export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
-
-function isApiUrl(url: string): boolean {
-  return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url.startsWith(`${API_PREFIX}?`);
-}
 
 const ACCOUNT_KEY = /^acct:(\d+)$/;
 /** Built once per account: a key made fresh on every request would be hashed afresh by every Map lookup. */
@@ -134,11 +132,41 @@ function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, 
   );
 }
 
+/** The usage endpoint of a request that reached no route, so junk paths add one row, not many. */
+export const UNMATCHED_ENDPOINT = '(unmatched)';
+
+type AccessHook = (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
+
+/** What a route under /api asks of a request before its handler may run. */
+export type Access = 'token' | 'public' | 'none';
+
+/**
+ * The access a route needs, from the route itself (its full URL pattern and its config), never
+ * from the URL a client sent: `/%61pi/user`, `http://host/api/user` and `/api/user` reach the
+ * same route and so the same check.
+ */
+export function accessOf(url: string, config: { public?: boolean } | undefined): Access {
+  if (url !== API_PREFIX && !url.startsWith(`${API_PREFIX}/`)) return 'none';
+  if (url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)) return 'none';
+  return config?.public ? 'public' : 'token';
+}
+
+/** The account of a request that passed the token check; a route that needs one never runs without it. */
+export function accountOf(request: FastifyRequest): Account {
+  if (request.account === null) throw new UnauthorizedError();
+  return request.account;
+}
+
 /**
  * Authentication and rate limiting of every /api request, as one step: a valid token is limited
  * per account by its plan; anything else (no token, a bad one, public routes) per client IP, so
  * guessing tokens is as slow as the free plan. Every response, errors included, carries the
  * X-RateLimit-* headers of whichever limiter judged the request.
+ *
+ * The check is attached to each route as it is added (an `onRequest` hook of the route), so it
+ * runs for every spelling of a path that the router maps to that route, and only for those. A
+ * request that reaches no route runs no handler; under /api it is still authenticated and
+ * limited before its 404 or 405, so probing for paths costs the same budget as calling them.
  */
 export function registerAccess(
   app: FastifyInstance,
@@ -148,21 +176,22 @@ export function registerAccess(
     limiter: RateLimiter | null;
     /** Epoch ms now (the app's clock). */
     now: () => number;
-    routes: RouteIndex;
   },
 ): void {
   app.decorateRequest('account', null);
   app.decorateRequest('tokenId', null);
   app.decorateRequest('rateDecision', null);
   app.decorateRequest('receivedAt', 0);
+  app.decorateRequest('endpoint', UNMATCHED_ENDPOINT);
 
   const limiter = deps.limiter;
   /**
    * The anonymous path: per client IP at the free plan's figures. `authError`, when set, is the
    * refusal to answer with once the request is admitted (a bad token still spends the IP's budget).
    */
-  const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, now: number, authError: AppError | null, done: HookDone): void => {
+  const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, authError: AppError | null, done: HookDone): void => {
     if (!limiter) return done(authError ?? undefined);
+    const now = request.receivedAt;
     const policy = policyOf(ANONYMOUS_LIMITS);
     whenReady(
       limiter.consume(clientKey(request.ip), policy.limits, now),
@@ -176,54 +205,72 @@ export function registerAccess(
   };
 
   /** The account's decision applied: its headers, the request's account, and a 429 when refused. */
-  const decided = (request: FastifyRequest, reply: FastifyReply, now: number, auth: Authenticated, policy: Policy, decision: Decision, done: HookDone): void => {
+  const decided = (request: FastifyRequest, reply: FastifyReply, auth: Authenticated, policy: Policy, decision: Decision, done: HookDone): void => {
     setRateHeaders(reply, decision, policy);
     request.account = auth.account;
     request.tokenId = auth.tokenId;
     request.rateDecision = decision;
-    done(decision.allowed ? undefined : rateLimitError(decision, auth.account.plan, policy.limits, now, false));
+    done(decision.allowed ? undefined : rateLimitError(decision, auth.account.plan, policy.limits, request.receivedAt, false));
   };
 
-  const admit = (request: FastifyRequest, reply: FastifyReply, now: number, auth: Authenticated, done: HookDone): void => {
+  const admit = (request: FastifyRequest, reply: FastifyReply, auth: Authenticated, done: HookDone): void => {
     if (!limiter) {
       request.account = auth.account;
       request.tokenId = auth.tokenId;
       return done();
     }
     const policy = policyOf(planLimits(auth.account.plan));
-    const decision = limiter.consume(accountKey(auth.account.id), policy.limits, now);
+    const decision = limiter.consume(accountKey(auth.account.id), policy.limits, request.receivedAt);
     // The in-process limiter answers at once, and then no closure is made for the answer.
-    if (!isPromise(decision)) return decided(request, reply, now, auth, policy, decision, done);
-    whenReady(decision, (d) => decided(request, reply, now, auth, policy, d, done), done);
+    if (!isPromise(decision)) return decided(request, reply, auth, policy, decision, done);
+    whenReady(decision, (d) => decided(request, reply, auth, policy, d, done), done);
   };
 
   /** A token that was refused goes down the anonymous path; anything else is a real failure. */
-  const refused = (request: FastifyRequest, reply: FastifyReply, now: number, err: unknown, done: HookDone): void => {
-    if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) limitAnonymous(request, reply, now, err, done);
+  const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown, done: HookDone): void => {
+    if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) limitAnonymous(request, reply, err, done);
     else done(err as Error);
   };
 
-  // A callback hook: with a cached token and the in-process limiter nothing here waits, and a
+  // Callback hooks: with a cached token and the in-process limiter nothing here waits, and a
   // request then costs no promise at all (an async hook costs several, on every request).
-  app.addHook('onRequest', (request, reply, done) => {
-    const now = (request.receivedAt = deps.now());
-    const url = request.url;
-    if (!isApiUrl(url) || url.startsWith(DOCS_PREFIX)) return done();
-    if (deps.routes.isPublic(pathOf(url))) return limitAnonymous(request, reply, now, null, done);
-
+  const tokenAccess: AccessHook = (request, reply, done) => {
     let auth: MaybePromise<Authenticated>;
     try {
-      auth = deps.accounts.verify(request.headers.authorization, now);
+      auth = deps.accounts.verify(request.headers.authorization, request.receivedAt);
     } catch (err) {
-      return refused(request, reply, now, err, done);
+      return refused(request, reply, err, done);
     }
     // A cached token is answered at once: straight on, with no closures made for a promise.
-    if (!isPromise(auth)) return admit(request, reply, now, auth, done);
+    if (!isPromise(auth)) return admit(request, reply, auth, done);
     whenReady(
       auth,
-      (a) => admit(request, reply, now, a, done),
-      (err) => refused(request, reply, now, err, done),
+      (a) => admit(request, reply, a, done),
+      (err) => refused(request, reply, err, done),
     );
+  };
+  const publicAccess: AccessHook = (request, reply, done) => limitAnonymous(request, reply, null, done);
+
+  app.addHook('onRequest', (request, reply, done) => {
+    request.receivedAt = deps.now();
+    // No route matched: nothing will run, but a path under /api answers its 404/405 only to
+    // a request that passed the token check and the limiter, as a real endpoint would.
+    if (request.is404 && accessOf(pathOf(request.url), undefined) === 'token') return tokenAccess(request, reply, done);
+    done();
+  });
+
+  app.addHook('onRoute', (route) => {
+    const access = accessOf(route.url, route.config);
+    if (access === 'none') return;
+    const endpoint = route.url.slice(API_PREFIX.length) || '/';
+    const check = access === 'public' ? publicAccess : tokenAccess;
+    const hook: AccessHook = (request, reply, done) => {
+      request.endpoint = endpoint;
+      check(request, reply, done);
+    };
+    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    // First among the route's own hooks: nothing of the route runs before access is decided.
+    route.onRequest = [hook, ...existing] as typeof route.onRequest;
   });
 }
 

@@ -5,6 +5,7 @@ import { USAGE_DAYS_DEFAULT, utcDay } from '../../domain/usage/service.js';
 import { ok } from '../reply.js';
 import { envelope, responses } from '../schemas/common.js';
 import { ExportQuery, ExportRow, HistoryDay, HistoryQuery, UsageStats } from '../schemas/usage.js';
+import { accountOf } from '../plugins/auth.js';
 import type { RouteDeps } from './deps.js';
 
 const EXPORT_COLUMNS = ['date', 'endpoint', 'requests', 'successful', 'failed', 'rate_limited', 'avg_response_time'];
@@ -14,7 +15,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     '/usage/stats',
     { schema: { summary: 'Current usage and limits', tags: ['usage'], response: responses(UsageStats) } },
     async (request) => {
-      const account = request.account!;
+      const account = accountOf(request);
       const windows = request.rateDecision?.windows ?? [];
       const stats = await deps.usage.stats(account, windows, request.receivedAt, '/usage/stats');
       return ok(stats, 'usage statistics');
@@ -33,7 +34,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     },
     async (request) => {
       const { days = USAGE_DAYS_DEFAULT } = request.query as Static<typeof HistoryQuery>;
-      return ok(await deps.usage.history(request.account!.id, days, request.receivedAt), `usage of the last ${days} days`);
+      return ok(await deps.usage.history(accountOf(request).id, days, request.receivedAt), `usage of the last ${days} days`);
     },
   );
 
@@ -58,7 +59,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     },
     async (request, reply) => {
       const { days = USAGE_DAYS_DEFAULT, format = 'json' } = request.query as Static<typeof ExportQuery>;
-      const rows = await deps.usage.exportRows(request.account!.id, days, request.receivedAt);
+      const rows = await deps.usage.exportRows(accountOf(request).id, days, request.receivedAt);
       if (format === 'csv') {
         const csv = stringify(rows, { header: true, columns: EXPORT_COLUMNS, record_delimiter: 'windows' });
         return reply

@@ -4,7 +4,7 @@ import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import { User } from '../schemas/user.js';
 import type { RouteDeps } from './deps.js';
-import { callsToday } from '../plugins/auth.js';
+import { accountOf, callsToday } from '../plugins/auth.js';
 
 export async function userRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.get(
@@ -12,7 +12,7 @@ export async function userRoutes(app: FastifyInstance, deps: RouteDeps): Promise
     { schema: { summary: 'The account the token belongs to', tags: ['account'], response: responses(User) } },
     // Synchronous: nothing here waits, and an async handler costs a promise per request.
     (request) => {
-      const account = request.account!;
+      const account = accountOf(request);
       const limits = planLimits(account.plan);
       const user: User = {
         id: account.id,
