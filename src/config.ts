@@ -25,6 +25,17 @@ export interface Config {
   geoipCityDb: string | undefined;
   geoipAsnDb: string | undefined;
   logLevel: string;
+  /** How long a client may take over its connection (see src/http/limits.ts). */
+  timeouts: ConnectionTimeouts;
+}
+
+export interface ConnectionTimeouts {
+  /** From the first byte of a request to the end of its headers. */
+  headersMs: number;
+  /** From the first byte of a request to the end of its body; the answer's time is not counted. */
+  requestMs: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveMs: number;
 }
 
 export const DEFAULTS = {
@@ -35,6 +46,12 @@ export const DEFAULTS = {
   sslCheckTarget: 'www.google.com:443',
   dnsblZones: 'zen.spamhaus.org,bl.spamcop.net,b.barracudacentral.org',
   logLevel: 'info',
+  /** Slow-loris headers are cut after this; real clients send theirs in one packet. */
+  headersTimeoutS: 10,
+  /** Room for a 1 MiB body over a slow link; a body that trickles or stalls longer is a 408. */
+  requestTimeoutS: 30,
+  /** Longer than the 60 s idle timeout of the usual load balancers, so they never reuse a connection we closed. */
+  keepAliveTimeoutS: 72,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -61,6 +78,14 @@ function parsePort(variable: string, raw: string): number {
     throw new ConfigError(variable, 'must be a port number 0-65535', raw);
   }
   return Number(raw);
+}
+
+function parseSeconds(variable: string, raw: string | undefined, fallback: number, max: number): number {
+  const value = raw?.trim() || String(fallback);
+  if (!/^\d{1,6}$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new ConfigError(variable, `must be a whole number of seconds, 1-${max}`, value);
+  }
+  return Number(value);
 }
 
 function parseCidrs(variable: string, raw: string | undefined): string[] {
@@ -158,6 +183,17 @@ export function loadConfig(env: Env = process.env): Config {
       })
     : systemResolvers();
 
+  const requestTimeoutS = parseSeconds('NETDIAG_REQUEST_TIMEOUT_S', env.NETDIAG_REQUEST_TIMEOUT_S, DEFAULTS.requestTimeoutS, 3600);
+  const headersTimeoutS = parseSeconds('NETDIAG_HEADERS_TIMEOUT_S', env.NETDIAG_HEADERS_TIMEOUT_S, DEFAULTS.headersTimeoutS, 3600);
+  if (headersTimeoutS > requestTimeoutS) {
+    throw new ConfigError('NETDIAG_HEADERS_TIMEOUT_S', `must not be longer than NETDIAG_REQUEST_TIMEOUT_S (${requestTimeoutS})`, String(headersTimeoutS));
+  }
+  const timeouts: ConnectionTimeouts = Object.freeze({
+    headersMs: headersTimeoutS * 1000,
+    requestMs: requestTimeoutS * 1000,
+    keepAliveMs: parseSeconds('NETDIAG_KEEPALIVE_TIMEOUT_S', env.NETDIAG_KEEPALIVE_TIMEOUT_S, DEFAULTS.keepAliveTimeoutS, 3600) * 1000,
+  });
+
   return Object.freeze({
     port: parsePort('PORT', env.PORT?.trim() || String(DEFAULTS.port)),
     host: env.HOST?.trim() || DEFAULTS.host,
@@ -177,5 +213,6 @@ export function loadConfig(env: Env = process.env): Config {
     geoipCityDb: env.NETDIAG_GEOIP_CITY_DB?.trim() || undefined,
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
     logLevel,
+    timeouts,
   });
 }
