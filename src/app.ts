@@ -7,6 +7,7 @@ import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
 import { API_PREFIX, daySeedFromUsage, registerAccess } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { connectionOptions, registerHygieneHeaders } from './http/plugins/connection.js';
 import { RouteIndex } from './http/route-index.js';
 import { genReqId, lazyChildLogger, registerObservability } from './http/plugins/observability.js';
 import type { RouteDeps } from './http/routes/deps.js';
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: false },
+    ...connectionOptions(deps.config.timeouts),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorBody);
@@ -134,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerObservability(app);
+  registerHygieneHeaders(app);
   const routes = new RouteIndex(app);
   registerErrorHandling(app, routes);
   // Date.now() unless a test gave a clock: a Date per request only to read its time is waste.

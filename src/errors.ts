@@ -5,6 +5,7 @@
  */
 
 export const ERROR_CODES = {
+  bad_request: 400,
   validation_error: 400,
   invalid_json: 400,
   unauthorized: 401,
@@ -12,9 +13,11 @@ export const ERROR_CODES = {
   target_forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limit_exceeded: 429,
+  headers_too_large: 431,
   internal_error: 500,
 } as const;
 
@@ -38,6 +41,31 @@ export class AppError extends Error {
     this.status = ERROR_CODES[code];
     this.details = details;
     this.headers = headers;
+  }
+}
+
+/** 400: the request is not well-formed HTTP (request line, headers, chunking, URL encoding). */
+export class BadRequestError extends AppError {
+  constructor(reason: string) {
+    super('bad_request', `the request is not well-formed HTTP/1.1: ${reason}`);
+  }
+}
+
+/** 408: the request's headers or body did not arrive in time (stalled or trickled). */
+export class RequestTimeoutError extends AppError {
+  constructor(headersS: number, requestS: number) {
+    super(
+      'request_timeout',
+      `the request did not arrive in time: its headers are due within ${headersS} s and the whole request within ${requestS} s; send them without pausing`,
+      { headers_timeout_s: headersS, request_timeout_s: requestS },
+    );
+  }
+}
+
+/** 431: more header bytes than the server reads. */
+export class HeadersTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super('headers_too_large', `the request headers are larger than ${limitBytes} bytes; send fewer or shorter headers`, { limit: limitBytes });
   }
 }
 

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { test } from 'node:test';
+import { CONNECTIONS_CHECK_INTERVAL_MS } from '../../src/http/plugins/connection.js';
+import { createDialer } from '../../src/infra/net/dialer.js';
+import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
+import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import { build } from '../helpers/build.js';
+import { parseRaw, rawRequest, httpText } from '../helpers/raw-http.js';
+import { hangingConnect } from '../infra/net/fixtures/connect-spy.js';
+
+const HEADERS_TIMEOUT_S = 1;
+const REQUEST_TIMEOUT_S = 2;
+const ENV = { NETDIAG_HEADERS_TIMEOUT_S: String(HEADERS_TIMEOUT_S), NETDIAG_REQUEST_TIMEOUT_S: String(REQUEST_TIMEOUT_S) };
+/**
+ * The deadline each held connection must be closed by: its timeout, plus Node's checking
+ * interval, plus room for a loaded 2-core machine. Far below "never", which is what it was.
+ */
+const CLOSE_DEADLINE_MS = REQUEST_TIMEOUT_S * 1000 + CONNECTIONS_CHECK_INTERVAL_MS + 3_000;
+const HELD = 200;
+
+/** The real limiter with windows no test fills: 200 held connections must not meet a 429. */
+const roomy = (): RateLimiter => {
+  const inner = new MemoryRateLimiter();
+  const big = { minute: 1e9, hour: 1e9, day: 1e9 };
+  return { consume: (k, _l, now) => inner.consume(k, big, now), peek: (k, _l, now) => inner.peek(k, big, now), close: () => inner.close() };
+};
+
+interface Held {
+  kind: string;
+  openedAt: number;
+  closedAt: Promise<number>;
+  received: () => string;
+  stop: () => void;
+}
+
+/** A connection that sends `head`, then whatever `behave` does, and records what it got and when it closed. */
+function hold(port: number, kind: string, head: string, behave: (socket: net.Socket) => () => void): Held {
+  const socket = net.connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  let stop = (): void => {};
+  socket.on('connect', () => {
+    socket.write(head);
+    stop = behave(socket);
+  });
+  socket.on('data', (d: Buffer) => chunks.push(d));
+  socket.on('error', () => {});
+  const closedAt = new Promise<number>((resolve) =>
+    socket.on('close', () => {
+      stop();
+      resolve(Date.now());
+    }),
+  );
+  return { kind, openedAt: Date.now(), closedAt, received: () => Buffer.concat(chunks).toString('latin1'), stop: () => socket.destroy() };
+}
+
+test(`${HELD} connections that stall or trickle are each answered 408 and closed in time while a normal client is served`, async (t) => {
+  const b = await build(t, { env: ENV, deps: { limiter: roomy() } });
+  const port = Number(new URL(b.url).port);
+  const body = JSON.stringify({ ip: '192.0.2.1' });
+  const postHead = (token: string | null) =>
+    `POST /api/ip/lookup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length + 1000}\r\n` +
+    (token ? `authorization: Bearer ${token}\r\n` : '') +
+    '\r\n';
+  const held: Held[] = [];
+  for (let i = 0; i < HELD; i++) {
+    const kind = ['body stalls', 'body trickles', 'no token, body trickles', 'headers stall', 'headers trickle'][i % 5]!;
+    if (kind === 'body stalls') {
+      held.push(hold(port, kind, postHead(b.token) + body.slice(0, 5), () => () => {}));
+    } else if (kind.endsWith('body trickles')) {
+      held.push(
+        hold(port, kind, postHead(kind === 'body trickles' ? b.token : null), (s) => {
+          const timer = setInterval(() => s.writable && s.write(' '), 100);
+          return () => clearInterval(timer);
+        }),
+      );
+    } else if (kind === 'headers stall') {
+      held.push(hold(port, kind, 'GET /api/user HTTP/1.1\r\nhost: x\r\n', () => () => {}));
+    } else {
+      held.push(
+        hold(port, kind, 'GET /api/user HTTP/1.1\r\n', (s) => {
+          let n = 0;
+          const timer = setInterval(() => s.writable && s.write(`x-${n++}: y\r\n`), 100);
+          return () => clearInterval(timer);
+        }),
+      );
+    }
+  }
+  t.after(() => held.forEach((h) => h.stop()));
+
+  // While all of them are held, a normal client is served.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const normal = await b.api('/api/user');
+  assert.equal(normal.status, 200);
+  const served = await rawRequest(port, httpText('POST', '/api/ip/lookup', { authorization: `Bearer ${b.token}` }, body));
+  assert.equal(served.status, 200);
+
+  const closed = await Promise.all(held.map((h) => h.closedAt));
+  for (const [i, h] of held.entries()) {
+    const after = closed[i]! - h.openedAt;
+    assert.ok(after <= CLOSE_DEADLINE_MS, `${h.kind} #${i}: closed after ${after} ms, deadline ${CLOSE_DEADLINE_MS} ms`);
+    const res = parseRaw(h.received());
+    // Without a token the 401 goes out at once, before any body is read; the connection still closes.
+    const expected = h.kind.startsWith('no token') ? [401, 'unauthorized'] : [408, 'request_timeout'];
+    assert.equal(res.status, expected[0], `${h.kind} #${i}: ${h.received().slice(0, 200)}`);
+    const json = JSON.parse(res.body) as { success: boolean; error: string; message: string };
+    assert.equal(json.success, false);
+    assert.equal(json.error, expected[1]);
+    if (res.status === 408) {
+      assert.match(json.message, /within 1 s .* within 2 s/);
+      assert.equal(res.headers['connection'], 'close');
+    }
+  }
+  // Each call that passed the token check is in the usage, answered or not: 40 stalled, 40
+  // trickled, and the one served.
+  const stats = (await (await b.api('/api/usage/stats')).json()) as { data: { today: { successful: number; failed: number }; by_endpoint: Record<string, number> } };
+  t.diagnostic(JSON.stringify(stats.data));
+  assert.equal(stats.data.by_endpoint['/ip/lookup'], 2 * (HELD / 5) + 1);
+  const byKind = new Map<string, number[]>();
+  for (const [i, h] of held.entries()) byKind.set(h.kind, [...(byKind.get(h.kind) ?? []), closed[i]! - h.openedAt]);
+  for (const [kind, times] of byKind) t.diagnostic(`${kind}: ${times.length} closed after ${Math.min(...times)}–${Math.max(...times)} ms`);
+});
+
+test('a request whose answer takes longer than the request timeout is not cut short', async (t) => {
+  // A connect that never completes: the scan waits its whole 4 s timeout, twice the request timeout.
+  const { fn: connectFn } = hangingConnect();
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+  const b = await build(t, { env: ENV, deps: { dialer } });
+  const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: 9, timeout: REQUEST_TIMEOUT_S * 2 } });
+  assert.equal(res.status, 200);
+  const json = (await res.json()) as { data: { state: string } };
+  assert.equal(json.data.state, 'filtered');
+});
+
+test("errors Node's parser raises before routing are in the envelope", async (t) => {
+  const b = await build(t);
+  const port = Number(new URL(b.url).port);
+  const cases: Array<[string, string, number, string]> = [
+    ['no method', 'HELLO\r\n\r\n', 400, 'bad_request'],
+    ['a bad method', 'G@T /api/user HTTP/1.1\r\nhost: x\r\n\r\n', 400, 'bad_request'],
+    ['a control character in a header', 'GET /api/user HTTP/1.1\r\nhost: x\r\nx-a\x01: b\r\n\r\n', 400, 'bad_request'],
+    ['a malformed chunk', 'POST /api/ip/lookup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n\r\n', 400, 'bad_request'],
+    ['Content-Length with chunked', 'POST /api/ip/lookup HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'bad_request'],
+    ['a path that does not decode', 'GET /api/%zz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 400, 'bad_request'],
+    ['headers over 16 KiB', `GET /api/user HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+  ];
+  for (const [name, text, status, code] of cases) {
+    const res = await rawRequest(port, text);
+    assert.equal(res.status, status, `${name}: ${res.raw.slice(0, 200)}`);
+    const json = JSON.parse(res.body) as { success: boolean; error: string; message: string };
+    assert.equal(json.success, false, name);
+    assert.equal(json.error, code, name);
+    assert.ok(json.message.length > 20, `${name}: ${json.message}`);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', name);
+    assert.equal(res.headers['x-content-type-options'], 'nosniff', name);
+  }
+});
