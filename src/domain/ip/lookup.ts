@@ -141,7 +141,7 @@ async function securityReport(
 
 /**
  * Location, ASN and type of one address; PTR with `detailed`; Tor/DNSBL/hosting with
- * `security_check`. Special (non-public) addresses get no location and no ASN. Every DNS-based
+ * `security_check`. Special (non-public) addresses get no location, no ASN and no PTR. Every DNS-based
  * part has a deadline and degrades to null; only an invalid address is an error.
  */
 export async function lookupIp(deps: IpLookupDeps, ip: string, opts: IpLookupOptions = {}): Promise<IpLookupResult> {
@@ -159,8 +159,10 @@ async function lookupAddress(deps: IpLookupDeps, addr: Addr, opts: IpLookupOptio
   const asn = isPublic ? deps.geo.asn(text) : null;
 
   const dns = deps.dns ?? null;
+  // A special address gets no PTR query: asking the resolver about 10.0.0.1 or fe80::1 would
+  // hand out the names of the operator's own network (and load its internal DNS) to any caller.
   const [hostname, security] = await Promise.all([
-    detailed && dns ? lookupPtr(dns, addr, deps.ptrTimeoutMs ?? PTR_TIMEOUT_MS) : Promise.resolve(null),
+    detailed && dns && isPublic ? lookupPtr(dns, addr, deps.ptrTimeoutMs ?? PTR_TIMEOUT_MS) : Promise.resolve(null),
     opts.security_check === true ? securityReport(deps, addr, classification, asn) : Promise.resolve(undefined),
   ]);
 

@@ -129,6 +129,16 @@ describe('lookupIp', () => {
     assert.equal(v6.hostname, 'dns.google');
   });
 
+  test('special-range addresses get no PTR query, even detailed', async () => {
+    const before = dns.count({ type: 'PTR' });
+    for (const ip of ['10.0.0.1', '192.168.1.1', '127.0.0.1', '169.254.169.254', '100.64.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:10.0.0.1']) {
+      const r = await lookupIp(deps, ip, { detailed: true });
+      assert.notEqual(r.type, 'public', ip);
+      assert.equal(r.hostname, null, ip);
+    }
+    assert.equal(dns.count({ type: 'PTR' }), before, 'the resolver was never asked');
+  });
+
   test('a PTR that never answers is null, within its deadline', async () => {
     const started = performance.now();
     const r = await lookupIp(deps, SLOW_IP, { detailed: true });
