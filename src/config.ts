@@ -20,6 +20,8 @@ export interface Config {
   dnsServers: readonly HostPort[];
   whoisServer: HostPort;
   judgeUrl: string | undefined;
+  /** NETDIAG_JUDGE_SECRET: the judge's signing key; unset, one made once and kept in the database. */
+  judgeSecret: string | undefined;
   sslCheckTarget: HostPort;
   dnsblZones: readonly string[];
   geoipCityDb: string | undefined;
@@ -53,6 +55,9 @@ export const DEFAULTS = {
   /** Longer than the 60 s idle timeout of the usual load balancers, so they never reuse a connection we closed. */
   keepAliveTimeoutS: 72,
 } as const;
+
+/** NETDIAG_JUDGE_SECRET's shortest length: 32 characters (`openssl rand -hex 32` gives 64). */
+export const JUDGE_SECRET_MIN_LENGTH = 32;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -162,6 +167,11 @@ export function loadConfig(env: Env = process.env): Config {
     }
     if (!ok) throw new ConfigError('NETDIAG_JUDGE_URL', 'must be an http:// or https:// URL', judgeUrl);
   }
+  const judgeSecret = env.NETDIAG_JUDGE_SECRET?.trim() || undefined;
+  if (judgeSecret !== undefined && judgeSecret.length < JUDGE_SECRET_MIN_LENGTH) {
+    // The value is a secret: the error names its length, never the value.
+    throw new ConfigError('NETDIAG_JUDGE_SECRET', `must be at least ${JUDGE_SECRET_MIN_LENGTH} characters (got ${judgeSecret.length}); e.g. openssl rand -hex 32`, '***');
+  }
   const logLevel = env.LOG_LEVEL?.trim() || DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);
@@ -204,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
     dnsServers: Object.freeze(dnsServers),
     whoisServer: parseHostPort('NETDIAG_WHOIS_SERVER', env.NETDIAG_WHOIS_SERVER?.trim() || DEFAULTS.whoisServer, 43),
     judgeUrl,
+    judgeSecret,
     sslCheckTarget: parseHostPort(
       'NETDIAG_SSL_CHECK_TARGET',
       env.NETDIAG_SSL_CHECK_TARGET?.trim() || DEFAULTS.sslCheckTarget,

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
-import type { Account, AccountRepository, Token, TokenRepository } from './store.js';
+import type { Account, AccountRepository, JudgeRepository, NonceUse, Token, TokenRepository } from './store.js';
 
 /** The repositories both backends share: plain Kysely, the same SQL on SQLite and PostgreSQL. */
 
@@ -82,6 +82,46 @@ export function kyselyTokens(db: Kysely<DatabaseSchema>, onWrite: () => void = (
         .returning(TOKEN_COLUMNS)
         .executeTakeFirst();
       return row && asToken(row);
+    },
+  };
+}
+
+/** The name the judge's signing secret is stored under in `secrets`. */
+export const JUDGE_SECRET_NAME = 'judge';
+
+const NONCE_USES: readonly NonceUse[] = ['echo', 'download', 'upload'];
+
+/**
+ * The judge's shared state on either backend. Single use is the primary key's doing: of every
+ * insert of one (nonce, use), on any connection of any instance, exactly one inserts a row.
+ */
+export function kyselyJudge(db: Kysely<DatabaseSchema>): JudgeRepository {
+  return {
+    async secret(candidate) {
+      await db
+        .insertInto('secrets')
+        .values({ name: JUDGE_SECRET_NAME, value: candidate, created_at: new Date().toISOString() })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      const row = await db.selectFrom('secrets').select('value').where('name', '=', JUDGE_SECRET_NAME).executeTakeFirstOrThrow();
+      return row.value;
+    },
+    async spend(id, use, expiresAt) {
+      const result = await db
+        .insertInto('judge_nonce_uses')
+        .values({ id, kind: use, expires_at: expiresAt })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+    },
+    async spendAll(nonces) {
+      if (nonces.length === 0) return;
+      const rows = nonces.flatMap(({ id, expiresAt }) => NONCE_USES.map((kind) => ({ id, kind, expires_at: expiresAt })));
+      await db.insertInto('judge_nonce_uses').values(rows).onConflict((oc) => oc.doNothing()).execute();
+    },
+    async purge(before) {
+      const result = await db.deleteFrom('judge_nonce_uses').where('expires_at', '<=', before).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
   };
 }

@@ -54,6 +54,29 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.dropTable('usage_daily').execute();
       },
     },
+    '0003_judge_nonces': {
+      async up(db) {
+        // The primary key is what makes a use single: a second insert of (id, kind) does nothing.
+        await db.schema
+          .createTable('judge_nonce_uses')
+          .addColumn('id', 'text', (c) => c.notNull())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('judge_nonce_uses_pk', ['id', 'kind'])
+          .execute();
+        await db.schema.createIndex('judge_nonce_uses_expires_at').on('judge_nonce_uses').column('expires_at').execute();
+        await db.schema
+          .createTable('secrets')
+          .addColumn('name', 'text', (c) => c.primaryKey())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+      },
+      async down(db) {
+        await db.schema.dropTable('secrets').execute();
+        await db.schema.dropTable('judge_nonce_uses').execute();
+      },
+    },
   };
 }
 

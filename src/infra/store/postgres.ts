@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyTokens } from './kysely-repos.js';
+import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTokens } from './kysely-repos.js';
 import { migrate } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
 import type { Store, TokenRepository, UsageRepository, UsageRow } from './store.js';
@@ -121,6 +121,7 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     accounts: kyselyAccounts(db),
     tokens,
     usage,
+    judge: kyselyJudge(db),
     async ping() {
       await sql`select 1`.execute(db);
     },

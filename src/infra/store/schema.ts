@@ -25,8 +25,27 @@ export interface TokensTable {
 /** One row per account, UTC day and endpoint: the aggregate the store interface reads back as UsageRow. */
 export type UsageDailyTable = UsageRow & { account_id: number };
 
+/** One row per spent use of a judge nonce; kept until the nonce has expired, then purged. */
+export interface JudgeNonceUsesTable {
+  /** The nonce's random part, hex. */
+  id: string;
+  /** 'echo' | 'download' | 'upload' */
+  kind: string;
+  /** The nonce's expiry, epoch ms. */
+  expires_at: number;
+}
+
+/** Secrets the instances sharing this database must agree on (the judge's signing secret). */
+export interface SecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   tokens: TokensTable;
   usage_daily: UsageDailyTable;
+  judge_nonce_uses: JudgeNonceUsesTable;
+  secrets: SecretsTable;
 }

@@ -4,9 +4,9 @@ import { dirname } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
 import { migrate } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
-import type { Account, AccountRepository, Store, Token, TokenRepository, UsageRecord, UsageRepository, UsageRow } from './store.js';
+import type { Account, AccountRepository, JudgeRepository, Store, Token, TokenRepository, UsageRecord, UsageRepository, UsageRow } from './store.js';
 import { aggregateUsage } from './usage-aggregate.js';
-import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyTokens } from './kysely-repos.js';
+import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTokens } from './kysely-repos.js';
 
 /** Bound on cached authentication results; the cache is simply dropped when full. */
 export const AUTH_CACHE_MAX_ENTRIES = 10_000;
@@ -121,6 +121,15 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     },
   };
 
+  // The judge spends a nonce use a few times per proxy check: prepared once, like usage.
+  const spendNonce = sqlite.prepare('insert into judge_nonce_uses (id, kind, expires_at) values (?, ?, ?) on conflict do nothing');
+  const judge: JudgeRepository = {
+    ...kyselyJudge(db),
+    async spend(id, use, expiresAt) {
+      return spendNonce.run(id, use, expiresAt).changes === 1;
+    },
+  };
+
   return {
     kind: 'sqlite',
     db,
@@ -128,6 +137,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     accounts,
     tokens,
     usage,
+    judge,
     async ping() {
       sqlite.prepare('select 1').get();
     },
