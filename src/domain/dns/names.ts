@@ -87,7 +87,9 @@ export function reverseName(ip: string | ipaddr.IPv4 | ipaddr.IPv6): string {
 
 /** A strict IP literal (no "127.1" or "0x7f.1"), zone id dropped; null when the input is not one. */
 export function ipLiteral(input: string): string | null {
-  const value = input.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const bare = input.trim().replace(/^\[(.*)\]$/, '$1');
+  const zone = bare.indexOf('%');
+  const value = zone < 0 ? bare : bare.slice(0, zone);
   return net.isIP(value) === 0 ? null : value;
 }
 

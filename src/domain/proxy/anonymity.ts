@@ -50,6 +50,12 @@ const PROXY_HEADERS: ReadonlySet<string> = new Set([
 /** Prefixes that only proxies use (X-Forwarded-Anything, Proxy-Anything). */
 const PROXY_PREFIXES = ['x-forwarded-', 'proxy-'];
 
+/**
+ * Longest textual address worth parsing: eight groups of four hex digits and seven colons, or six
+ * groups with a dotted IPv4 tail ("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", 45).
+ */
+const MAX_ADDRESS_TEXT = 45;
+
 /** Header whose value names the judge, not the client: an address in it proves nothing. */
 const NOT_SCANNED: ReadonlySet<string> = new Set(['host']);
 
@@ -74,6 +80,46 @@ function canonical(text: string): string | null {
   }
 }
 
+/** [0-9A-Fa-f:.]: what an IPv6 address, IPv4 tail included, is written with. */
+function isV6Char(code: number): boolean {
+  return (code >= 0x30 && code <= 0x3a) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66) || code === 0x2e;
+}
+
+/**
+ * IPv6 candidates in a header value: in each run of hex digits, colons and dots, the part from
+ * the first dot-free stretch holding two colons to the run's end (so an IPv4 tail stays on).
+ * The same strings as /[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*\/g matched, but that pattern
+ * backtracks quadratically over a long run (60 KB of it stalled the event loop for seconds);
+ * this reads the value once.
+ */
+function v6Candidates(value: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < value.length) {
+    if (!isV6Char(value.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const runStart = i;
+    let stretchStart = i;
+    let colons = 0;
+    let start = -1;
+    for (; i < value.length; i++) {
+      const code = value.charCodeAt(i);
+      if (!isV6Char(code)) break;
+      if (start >= 0) continue;
+      if (code === 0x2e) {
+        stretchStart = i + 1;
+        colons = 0;
+      } else if (code === 0x3a && ++colons === 2) {
+        start = stretchStart;
+      }
+    }
+    if (start >= 0 && start >= runStart) out.push(value.slice(start, i));
+  }
+  return out;
+}
+
 /** Every IPv4 or IPv6 address written anywhere in a header value. */
 export function addressesIn(value: string): string[] {
   const found = new Set<string>();
@@ -81,17 +127,17 @@ export function addressesIn(value: string): string[] {
     const c = canonical(m[0]);
     if (c) found.add(c);
   }
-  // IPv6 candidates: runs of hex digits and colons (with an optional IPv4 tail), two colons at least.
-  for (const m of value.matchAll(/[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/g)) {
-    let candidate = m[0];
+  for (let candidate of v6Candidates(value)) {
     // "[2001:db8::1]:4711" arrives here without brackets but possibly with the ":4711" tail.
     for (let i = 0; i < 2 && candidate.length > 0; i++) {
-      const c = canonical(candidate);
+      // Longer text is no address: not worth handing a 60 KB run to the address parser.
+      const c = candidate.length <= MAX_ADDRESS_TEXT ? canonical(candidate) : null;
       if (c) {
         found.add(c);
         break;
       }
-      candidate = candidate.replace(/:[^:]*$/, '');
+      const lastColon = candidate.lastIndexOf(':');
+      candidate = lastColon < 0 ? '' : candidate.slice(0, lastColon);
     }
   }
   return [...found];

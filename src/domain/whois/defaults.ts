@@ -24,3 +24,16 @@ export const WHOIS_TOTAL_TIMEOUT_MS = 12_000;
  * cap keeps a hostile or broken server from filling memory.
  */
 export const WHOIS_MAX_RESPONSE_BYTES = 256 * 1024;
+
+/**
+ * Characters of one answer that are parsed (the raw text is kept whole): as much as the byte cap
+ * lets in. Every parser step is linear in this, so it bounds the time a hostile answer costs.
+ */
+export const WHOIS_MAX_PARSED_CHARS = WHOIS_MAX_RESPONSE_BYTES;
+
+/**
+ * Characters of one line that are parsed; the rest of a longer line is ignored. No field we read
+ * comes near it (keys are at most 80 characters, values a host, a date, a name, a URL); longer
+ * lines are legal prose or junk.
+ */
+export const WHOIS_MAX_LINE_CHARS = 1024;

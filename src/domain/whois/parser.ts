@@ -1,5 +1,7 @@
 import { toIsoDate } from './dates.js';
+import { WHOIS_MAX_LINE_CHARS, WHOIS_MAX_PARSED_CHARS } from './defaults.js';
 import { parseReferral, formatWhoisServer } from './referral.js';
+import { keyLine, withoutTrailingTag, withoutUrls } from './text.js';
 import type { WhoisFields } from './types.js';
 
 /**
@@ -13,6 +15,11 @@ import type { WhoisFields } from './types.js';
  * entries() reads both into key/value pairs (a block's lines become `header` entries, or
  * `header sub-key` plus `sub-key` entries), and parseWhois() picks the fields out by a table
  * of the names registries use for each.
+ *
+ * The text comes from servers anyone can run (every referral is followed), so nothing here may
+ * take more than linear time in it: keys, URLs and tags are read by the scanners of text.ts,
+ * the regular expressions left are proven linear (test/security/regex-linear.test.ts), and
+ * only the first WHOIS_MAX_PARSED_CHARS of an answer, WHOIS_MAX_LINE_CHARS of a line, are read.
  */
 
 export interface WhoisEntry {
@@ -21,8 +28,6 @@ export interface WhoisEntry {
   value: string;
 }
 
-/** A key: starts with a letter, a colon then a space or the end (so "https://..." and "10:20" are not keys). */
-const KEY_LINE = /^(\s*)([A-Za-z][A-Za-z0-9 ._/()&'-]{0,79}?)\s*:(?:\s+(.*))?$/;
 /** Blocks about people: their sub-keys (Name:, Email:) must not pass for the domain's own. */
 const CONTACT_BLOCK = /^(registrant|admin|administrative|tech|technical|billing|contact|holder|owner|onsite|reseller|zone)\b/;
 
@@ -34,19 +39,26 @@ function indentOf(line: string): number {
   return /^\s*/.exec(line)![0].replace(/\t/g, '        ').length;
 }
 
+/** The answer's lines, each cut at WHOIS_MAX_LINE_CHARS, from its first WHOIS_MAX_PARSED_CHARS. */
+function linesOf(text: string): string[] {
+  const lines = text.slice(0, WHOIS_MAX_PARSED_CHARS).replace(/\r\n?/g, '\n').split('\n');
+  for (let i = 0; i < lines.length; i++) if (lines[i]!.length > WHOIS_MAX_LINE_CHARS) lines[i] = lines[i]!.slice(0, WHOIS_MAX_LINE_CHARS);
+  return lines;
+}
+
 export function entries(text: string): WhoisEntry[] {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  const lines = linesOf(text);
   const out: WhoisEntry[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     // ICANN answers end their data with ">>> Last update of WHOIS database: ... <<<"; legal text follows.
     if (/^\s*>>>/.test(line)) break;
     if (line.trim() === '' || /^\s*[%#]/.test(line)) continue;
-    const m = KEY_LINE.exec(line);
+    const m = keyLine(line);
     if (!m) continue;
-    const indent = indentOf(m[1]!);
-    const key = normKey(m[2]!);
-    const value = (m[3] ?? '').trim();
+    const indent = indentOf(m.indent);
+    const key = normKey(m.key);
+    const value = m.value.trim();
     if (value !== '') {
       out.push({ key, value });
       continue;
@@ -55,10 +67,10 @@ export function entries(text: string): WhoisEntry[] {
     let j = i + 1;
     while (j < lines.length && lines[j]!.trim() !== '' && indentOf(lines[j]!) > indent) {
       const inner = lines[j]!;
-      const sub = KEY_LINE.exec(inner);
-      if (sub && (sub[3] ?? '').trim() !== '') {
-        const subKey = normKey(sub[2]!);
-        const subValue = sub[3]!.trim();
+      const sub = keyLine(inner);
+      if (sub && sub.value.trim() !== '') {
+        const subKey = normKey(sub.key);
+        const subValue = sub.value.trim();
         out.push({ key: `${key} ${subKey}`, value: subValue });
         if (!CONTACT_BLOCK.test(key)) out.push({ key: subKey, value: subValue });
       } else {
@@ -132,7 +144,7 @@ const FIELDS = {
  */
 const NOT_FOUND = [
   /^\s*no match for\b/i,
-  /^\s*%*\s*not found\b/i,
+  /^\s*(?:%+\s*)?not found\b/i,
   /^\s*no entries found\b/i,
   /^\s*no data found\b/i,
   /^\s*no matching record/i,
@@ -159,28 +171,31 @@ function all(es: readonly WhoisEntry[], keys: readonly string[]): string[] {
   return es.filter((e) => wanted.has(e.key)).map((e) => e.value);
 }
 
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]*[a-z0-9])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9])?)+$/;
+/** At most 253 characters (checked apart: a look-ahead would keep the pattern from being proven linear). */
+const HOSTNAME = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9])?)+$/;
+const MAX_HOSTNAME_LENGTH = 253;
 
 function nameServers(values: readonly string[]): string[] {
-  const out: string[] = [];
+  // A Set, not out.includes(): an answer may hold thousands of name server lines.
+  const out = new Set<string>();
   for (const value of values) {
     // "ns1.example.net. 192.0.2.53" (DENIC glue), "ns1.example.net 2001:db8::53" (Nominet), "NS1.EXAMPLE.COM"
     const host = (value.split(/[\s,]+/)[0] ?? '').toLowerCase().replace(/\.$/, '');
-    if (HOSTNAME.test(host) && !out.includes(host)) out.push(host);
+    if (host.length <= MAX_HOSTNAME_LENGTH && HOSTNAME.test(host)) out.add(host);
   }
-  return out;
+  return [...out];
 }
 
 function statuses(values: readonly string[]): string[] {
-  const out: string[] = [];
+  const out = new Set<string>();
   for (const value of values) {
     // "clientTransferProhibited https://icann.org/epp#clientTransferProhibited", "ok (https://...)"
-    const cleaned = value.replace(/\(?\s*https?:\/\/\S*\)?/gi, '').trim();
-    // "REGISTERED, DELEGATED, VERIFIED" (.ru) is three states.
-    const parts = /^[A-Za-z_-]+(\s*,\s*[A-Za-z_-]+)+$/.test(cleaned) ? cleaned.split(/\s*,\s*/) : [cleaned];
-    for (const part of parts) if (part !== '' && !out.includes(part)) out.push(part);
+    const cleaned = withoutUrls(value).trim();
+    // "REGISTERED, DELEGATED, VERIFIED" (.ru) is three states; the test leaves no white space but around commas.
+    const parts = /^[A-Za-z_-]+(\s*,\s*[A-Za-z_-]+)+$/.test(cleaned) ? cleaned.split(',').map((p) => p.trim()) : [cleaned];
+    for (const part of parts) if (part !== '') out.add(part);
   }
-  return out;
+  return [...out];
 }
 
 function dnssec(es: readonly WhoisEntry[]): boolean | null {
@@ -205,7 +220,7 @@ function date(es: readonly WhoisEntry[], keys: readonly string[]): string | null
 
 function registrarName(value: string | null): string | null {
   // Nominet: "Example Registrar Ltd t/a Example [Tag = EXAMPLE]"
-  const name = value?.replace(/\s*\[tag\s*=[^\]]*\]\s*$/i, '').trim();
+  const name = value === null ? null : withoutTrailingTag(value).trim();
   return name ? name : null;
 }
 
@@ -217,7 +232,7 @@ function whoisServer(value: string | null): string | null {
 
 /** The fields of one WHOIS answer. */
 export function parseWhois(text: string, parsed: readonly WhoisEntry[] = entries(text)): WhoisFields {
-  const notFound = text.split(/\r?\n/).some((line) => NOT_FOUND.some((re) => re.test(line)));
+  const notFound = linesOf(text).some((line) => NOT_FOUND.some((re) => re.test(line)));
   const domain = first(parsed, FIELDS.domain);
   return {
     domain: domain === null ? null : domain.toLowerCase().replace(/\.$/, ''),

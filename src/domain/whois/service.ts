@@ -5,6 +5,7 @@ import { askWhoisServer, type WhoisHop } from './client.js';
 import { WHOIS_HOP_TIMEOUT_MS, WHOIS_MAX_HOPS, WHOIS_MAX_RESPONSE_BYTES, WHOIS_TOTAL_TIMEOUT_MS } from './defaults.js';
 import { entries, parseWhois } from './parser.js';
 import { findReferral } from './referral.js';
+import { withoutTrailingNewlines } from './text.js';
 import type { WhoisDialer, WhoisFields, WhoisResult, WhoisServerAddress } from './types.js';
 
 export interface WhoisServiceOptions<A extends string> {
@@ -120,7 +121,7 @@ export class WhoisService<A extends string = string> {
       name_servers: pick('name_servers') ?? [],
       status: pick('status') ?? [],
       dnssec: pick('dnssec'),
-      raw: shown.map((a) => `% whois server: ${a.hop.server}\n${a.hop.text.replace(/\n+$/, '')}\n`).join('\n'),
+      raw: shown.map((a) => `% whois server: ${a.hop.server}\n${withoutTrailingNewlines(a.hop.text)}\n`).join('\n'),
       hops: hops.map(({ text: _text, ...report }) => report),
       error,
     };
