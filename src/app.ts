@@ -27,7 +27,7 @@ import { createDnsClient, type DnsClient } from './infra/dns/index.js';
 import { healthRoutes } from './http/routes/health.js';
 import { proxyRoutes } from './http/routes/proxy.js';
 import { judgeRoutes } from './http/routes/judge.js';
-import { ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
+import { Judge, ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
 import { createGeoReader, type GeoReader } from './infra/geoip/index.js';
 import { ipRoutes } from './http/routes/ip.js';
 import { userRoutes } from './http/routes/user.js';
@@ -111,6 +111,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const proxy = new ProxyChecker({
     dialer,
     judgeUrl: deps.config.judgeUrl,
+    // Nonces and the signing secret in the database: every instance behind one judge URL agrees.
+    judge: new Judge({ ledger: deps.store.judge, secret: deps.config.judgeSecret }),
     sslTarget: deps.config.sslCheckTarget,
     geo,
     ...(deps.proxyTimeouts ? { timeouts: deps.proxyTimeouts } : {}),

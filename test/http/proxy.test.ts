@@ -128,12 +128,20 @@ describe('POST /api/proxy/check against real loopback proxies', () => {
       `http://${AUTH.username}:${encodeURIComponent(AUTH.password)}@127.0.0.1:${port}`,
       `https://${AUTH.username}:${encodeURIComponent(AUTH.password)}@127.0.0.1:${port}/`,
     ];
+    // `proxy` is the input with its password replaced by ***.
+    const shown = [
+      `${f('httpAuth')}:${AUTH.username}:***`,
+      `${AUTH.username}:***@127.0.0.1:${port}`,
+      `http://${AUTH.username}:***@127.0.0.1:${port}`,
+      `https://${AUTH.username}:***@127.0.0.1:${port}/`,
+    ];
     const protocols = ['http', 'http', 'http', 'https'];
     for (const [i, proxy] of forms.entries()) {
       const { status, body } = await check(b, { proxy, check_speed: false });
       assert.equal(status, 200);
       assertWorking(body.data, protocols[i]!);
-      assert.equal(body.data.proxy, proxy);
+      assert.equal(body.data.proxy, shown[i]);
+      assert.equal(body.message, `${shown[i]}: working (${protocols[i]})`);
       assert.equal(body.data.ssl_support, true, proxy);
     }
   });
@@ -183,10 +191,17 @@ describe('POST /api/proxy/check against real loopback proxies', () => {
 
   test('IPv6 proxy hosts in brackets, bare and as a URL', async (t) => {
     const b = await app(t);
-    for (const proxy of [f('socks5v6'), `socks5://${f('socks5v6')}`, `socks5h://u:p@${f('socks5v6')}/`, `${f('socks5v6')}:u:p`, `u:p@${f('socks5v6')}`]) {
+    const forms: Array<[string, string]> = [
+      [f('socks5v6'), f('socks5v6')],
+      [`socks5://${f('socks5v6')}`, `socks5://${f('socks5v6')}`],
+      [`socks5h://u:p@${f('socks5v6')}/`, `socks5h://u:***@${f('socks5v6')}/`],
+      [`${f('socks5v6')}:u:p`, `${f('socks5v6')}:u:***`],
+      [`u:p@${f('socks5v6')}`, `u:***@${f('socks5v6')}`],
+    ];
+    for (const [proxy, shown] of forms) {
       const { body } = await check(b, { proxy, check_speed: false, check_ssl: false });
       assertWorking(body.data, 'socks5');
-      assert.equal(body.data.proxy, proxy);
+      assert.equal(body.data.proxy, shown);
     }
   });
 
@@ -241,14 +256,15 @@ describe('POST /api/proxy/check against real loopback proxies', () => {
     await check(b, { proxy: f('transparent'), check_speed: false, check_ssl: false });
     const judged = seenByTransparent.find((u) => u.includes('/judge/'));
     assert.ok(judged, 'the proxy was asked for the judge');
-    assert.match(judged, new RegExp(`^${b.url}/judge/[0-9a-f]{32}$`));
+    assert.match(judged, new RegExp(`^${b.url}/judge/[0-9a-f]{78}$`));
     const late = await fetch(judged);
     assert.equal(late.status, 404);
-    for (const path of ['/judge', '/judge/0123456789abcdef0123456789abcdef', '/judge/0123456789abcdef0123456789abcdef/download']) {
+    const madeUp = '0123456789abcdef'.repeat(5).slice(0, 78);
+    for (const path of ['/judge', '/judge/0123456789abcdef0123456789abcdef', `/judge/${madeUp}`, `/judge/${madeUp}/download`]) {
       const res = await fetch(b.url + path);
       assert.equal(res.status, 404, path);
     }
-    const upload = await fetch(`${b.url}/judge/0123456789abcdef0123456789abcdef/upload`, {
+    const upload = await fetch(`${b.url}/judge/${madeUp}/upload`, {
       method: 'POST',
       headers: { 'content-type': 'application/octet-stream' },
       body: new Uint8Array(1024),
@@ -276,7 +292,11 @@ describe('POST /api/proxy/check-bulk', () => {
     assert.equal(res.status, 200);
     const body = (await res.json()) as { data: Result[]; message: string };
     await assertMatchesOpenApi(b.app, 'POST', '/api/proxy/check-bulk', 200, body);
-    assert.deepEqual(body.data.map((r) => r.proxy), proxies);
+    assert.deepEqual(
+      body.data.map((r) => r.proxy),
+      proxies.map((p) => p.replace(`:${AUTH.password}`, ':***').replace(':wrong', ':***').replace(`:${encodeURIComponent(AUTH.password)}@`, ':***@')),
+    );
+    assert.ok(!JSON.stringify(body).includes(AUTH.password) && !JSON.stringify(body).includes(encodeURIComponent(AUTH.password)), 'no password in the bulk answer');
     assert.deepEqual(
       body.data.map((r) => [r.status, r.protocol, r.anonymity_level ?? null]),
       [

@@ -2,6 +2,8 @@ import { mapConcurrent } from '../concurrency.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { ResolveError, type CheckedAddress, type ConnectionLimiter, type Dialer } from '../../infra/net/index.js';
+import { ValidationError } from '../../errors.js';
+import type { NonceUse } from '../../infra/store/store.js';
 import { judgeAnonymity } from './anonymity.js';
 import {
   PROXY_BULK_CONCURRENCY,
@@ -16,10 +18,11 @@ import {
   SPEED_UPLOAD_BYTES,
 } from './defaults.js';
 import { detectProtocol, type Timeouts } from './detect.js';
-import { Judge } from './judge.js';
+import { ALL_NONCE_USES, Judge } from './judge.js';
 import { defaultJudgeUrl, JudgeTarget, OwnAddresses } from './judge-client.js';
 import { locate } from './location.js';
 import { parseProxy } from './parse.js';
+import { redactProxyInput, redactValidationError } from './redact.js';
 import { measureSpeed } from './speed.js';
 import { checkSsl } from './ssl.js';
 import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
@@ -34,6 +37,7 @@ export interface ProxyCheckerOptions {
   sslTarget: Destination;
   geo?: GeoLookup | null;
   timeouts?: Partial<Timeouts>;
+  /** The judge whose nonces checks carry; built over the database by the app (one in memory unless given). */
   judge?: Judge;
   now?: () => Date;
 }
@@ -47,6 +51,15 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 type Resolved = { address: CheckedAddress } | { error: string };
+
+/** parseProxy, whose errors never quote a password. */
+function parse(input: string, field: string): ProxySpec {
+  try {
+    return parseProxy(input, field);
+  } catch (err) {
+    throw err instanceof ValidationError ? redactValidationError(err, input) : err;
+  }
+}
 
 /** Once `signal` has aborted, whatever the work ends with, the caller gets the signal's reason. */
 async function cancellable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -103,13 +116,13 @@ export class ProxyChecker {
    * rejects with the signal's reason instead of answering.
    */
   async check(input: string, flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult> {
-    const spec = parseProxy(input, 'proxy');
+    const spec = parse(input, 'proxy');
     const resolved = await this.#resolve(spec, 'proxy');
     return cancellable(this.#run(spec, resolved, flags, this.#dialer.limiter(PROXY_SINGLE_SOCKETS), signal), signal);
   }
 
   async checkBulk(inputs: readonly string[], flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult[]> {
-    const specs = inputs.map((input, i) => parseProxy(input, `proxies[${i}]`));
+    const specs = inputs.map((input, i) => parse(input, `proxies[${i}]`));
     // Every proxy passes the target policy before any of them is sent a packet.
     const resolved = await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
     const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);
@@ -130,7 +143,7 @@ export class ProxyChecker {
   async #run(spec: ProxySpec, resolved: Resolved, flags: CheckFlags, limiter: ConnectionLimiter, cancel?: AbortSignal): Promise<ProxyCheckResult> {
     const checkedAt = this.#now().toISOString();
     const result: ProxyCheckResult = {
-      proxy: spec.input,
+      proxy: redactProxyInput(spec.input),
       status: 'failed',
       protocol: null,
       response_time: null,
@@ -159,9 +172,13 @@ export class ProxyChecker {
 
     const ep = { dialer: this.#dialer, address: resolved.address, spec, limiter };
     const started = performance.now();
-    const nonce = this.judge.issue();
     const signal = cancel ?? new AbortController().signal;
+    // One nonce per check: one echo, and one download and one upload when speed is measured.
+    const uses: readonly NonceUse[] = flags.speed ? ALL_NONCE_USES : ['echo'];
+    let nonce: string | null = null;
     try {
+      nonce = await this.judge.issue(uses);
+      const key = await this.judge.key();
       // Learning our own address (rarely needed) overlaps with the detection.
       const own = flags.anonymity ? this.ownAddresses.get() : null;
       const { result: detected, tried } = await detectProtocol(ep, judge, nonce, this.#timeouts, this.#timeouts.headStartMs, signal);
@@ -188,7 +205,7 @@ export class ProxyChecker {
 
       const [ssl, speed, ownAddresses] = await Promise.all([
         flags.ssl ? checkSsl(ep, detected.protocol, this.#sslTarget, this.#timeouts, signal) : null,
-        flags.speed ? measureSpeed(ep, detected.protocol, judge, nonce, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal) : null,
+        flags.speed ? measureSpeed(ep, detected.protocol, judge, nonce, key, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal) : null,
         own,
       ]);
       if (ownAddresses) {
@@ -211,7 +228,8 @@ export class ProxyChecker {
       if (flags.location) result.location = locate(this.#geo, result.exit_ip);
       return result;
     } finally {
-      this.judge.revoke(nonce);
+      // A nonce that cannot be revoked (database gone) still expires, and each use works once at most.
+      if (nonce !== null) await this.judge.revoke(nonce).catch(() => undefined);
     }
   }
 }

@@ -42,8 +42,17 @@ export const OWN_ADDRESS_RETRY_MS = 30_000;
  */
 export const JUDGE_NONCE_TTL_MS = 60_000;
 
-/** Nonces alive at once; the oldest go first beyond this, so the judge cannot be used to fill memory. */
-export const JUDGE_MAX_NONCES = 10_000;
+/** Spent nonce uses are swept from the database at most this often (per instance). */
+export const JUDGE_PURGE_INTERVAL_MS = 60_000;
+
+/**
+ * A spent use stays recorded this long after its nonce expired: instances whose clocks run
+ * behind still call the nonce live for a while, and must still find it spent.
+ */
+export const JUDGE_PURGE_GRACE_MS = 5 * 60_000;
+
+/** Random bytes of a judge secret made by the first instance when NETDIAG_JUDGE_SECRET is unset. */
+export const JUDGE_SECRET_BYTES = 32;
 
 /**
  * Bytes the judge serves for the download half of the speed test: 0.2 s at 10 Mbps, enough to

@@ -4,6 +4,7 @@ import https from 'node:https';
 import os from 'node:os';
 import { MAX_ECHO_BYTES, OWN_ADDRESS_REFRESH_MS, OWN_ADDRESS_RETRY_MS, OWN_ADDRESS_TIMEOUT_MS } from './defaults.js';
 import { normalizeAddress, type Judge } from './judge.js';
+import { echoSigned, pendingNonces, uploadSigned } from './judge-signing.js';
 import type { JudgeEcho } from './types.js';
 
 /** Where proxies are sent: NETDIAG_JUDGE_URL, or this server's own /judge once it listens. */
@@ -57,8 +58,17 @@ export function defaultJudgeUrl(bound: { address: string; port: number }, interf
   return `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/judge`;
 }
 
-/** A judge answer for this nonce, or null when the body is not one. */
-export function parseEcho(body: Buffer, nonce: string): JudgeEcho | null {
+const isHeader = (h: unknown): h is [string, string] => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string';
+
+/**
+ * The judge's answer for this nonce, or null when the body is not one: not JSON, for another
+ * nonce, or not signed by the judge's key. A proxy can relay, drop or add headers on the way
+ * to the judge, but an echo it made up or rewrote on the way back is null here, however
+ * plausible it looks. `key` defaults to the key of the check that issued the nonce (see
+ * pendingNonces); a nonce we are not waiting on has none, and its echo is null.
+ */
+export function parseEcho(body: Buffer, nonce: string, key: Buffer | undefined = pendingNonces.keyOf(nonce)): JudgeEcho | null {
+  if (!key) return null;
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
@@ -68,10 +78,24 @@ export function parseEcho(body: Buffer, nonce: string): JudgeEcho | null {
   if (typeof value !== 'object' || value === null) return null;
   const v = value as Record<string, unknown>;
   if (v.nonce !== nonce || typeof v.remote_address !== 'string' || typeof v.method !== 'string' || !Array.isArray(v.headers)) return null;
-  const headers = v.headers.filter(
-    (h): h is [string, string] => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string',
-  );
-  return { nonce, remote_address: v.remote_address, method: v.method, headers };
+  // The signature covers every header as sent: one that is not a pair is tampering, not noise.
+  if (!v.headers.every(isHeader)) return null;
+  const echo: JudgeEcho = { nonce, remote_address: v.remote_address, method: v.method, headers: v.headers };
+  return echoSigned(key, echo, v.signature) ? echo : null;
+}
+
+/** The byte count of the judge's signed upload receipt for this nonce, or null when the body is not one. */
+export function parseUploadReceipt(body: Buffer, nonce: string, key: Buffer): number | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { bytes, signature } = value as Record<string, unknown>;
+  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes)) return null;
+  return uploadSigned(key, nonce, bytes, signature) ? bytes : null;
 }
 
 /** A direct (no proxy) GET of the judge; the judge URL is the operator's, not a user's target. */
@@ -88,6 +112,7 @@ function directEcho(judge: JudgeTarget, nonce: string, timeoutMs: number): Promi
       res.on('end', () => {
         const echo = res.statusCode === 200 ? parseEcho(Buffer.concat(chunks), nonce) : null;
         if (echo) resolve(echo);
+        else if (res.statusCode === 200) reject(new Error('the judge answered with an echo that is not signed with our judge key (is NETDIAG_JUDGE_SECRET the same on every instance?)'));
         else reject(new Error(`the judge answered HTTP ${res.statusCode} without an echo`));
       });
       res.on('error', reject);
@@ -148,10 +173,9 @@ export class OwnAddresses {
       return Promise.resolve();
     }
     this.#triedAt = this.#now();
-    const nonce = this.#nonces.issue();
-    this.#pending = directEcho(judge, nonce, this.#timeoutMs)
-      .then((echo) => {
-        this.#known = new Set([normalizeAddress(echo.remote_address)]);
+    this.#pending = this.#learn(judge)
+      .then((address) => {
+        this.#known = new Set([normalizeAddress(address)]);
         this.#learnedAt = this.#now();
         this.#lastError = null;
       })
@@ -159,10 +183,20 @@ export class OwnAddresses {
         this.#lastError = `our own address could not be learned from the judge: ${err instanceof Error ? err.message : String(err)}`;
       })
       .finally(() => {
-        this.#nonces.revoke(nonce);
         this.#pending = null;
       });
     return this.#pending;
+  }
+
+  /** One direct echo, on a nonce of its own that grants nothing else. */
+  async #learn(judge: JudgeTarget): Promise<string> {
+    const nonce = await this.#nonces.issue(['echo']);
+    try {
+      return (await directEcho(judge, nonce, this.#timeoutMs)).remote_address;
+    } finally {
+      // Its one use is spent already unless the request failed; a failed revoke leaves it to expire.
+      await this.#nonces.revoke(nonce).catch(() => undefined);
+    }
   }
 
   /** The known addresses, learning them first when unknown or stale. */

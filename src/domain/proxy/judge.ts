@@ -1,72 +1,152 @@
 import { randomBytes } from 'node:crypto';
-import { JUDGE_MAX_NONCES, JUDGE_NONCE_TTL_MS, SPEED_DOWNLOAD_BYTES } from './defaults.js';
-import type { JudgeEcho } from './types.js';
+import type { JudgeRepository, NonceUse } from '../../infra/store/store.js';
+import { JUDGE_NONCE_TTL_MS, JUDGE_PURGE_GRACE_MS, JUDGE_PURGE_INTERVAL_MS, JUDGE_SECRET_BYTES, SPEED_DOWNLOAD_BYTES } from './defaults.js';
+import { grants, mintNonce, pendingNonces, readNonce, signEcho, signUpload } from './judge-signing.js';
+import type { JudgeEcho, SignedJudgeEcho } from './types.js';
+
+/** Every use a nonce can grant: a check that measures speed needs all three. */
+export const ALL_NONCE_USES: readonly NonceUse[] = ['echo', 'download', 'upload'];
 
 /**
  * The judge's side: it echoes the peer address and the headers that reached it, and serves the
- * speed-test payloads, but only to requests that carry a nonce issued for a check that is still
- * running. Without one it answers nothing, so it is no open echo service for anyone else.
+ * speed-test payloads, but only to requests that carry a nonce we issued for a check that is
+ * still running, and each of a nonce's uses (one echo, one download, one upload) only once.
+ * Without one it answers nothing, so it is no open echo service, and a proxy that replays the
+ * URL it was sent to gets nothing more out of it.
  *
- * Nonces are in memory: the judge URL must lead back to this very process (several instances
- * behind one judge URL would each refuse the others' nonces).
+ * Nonces carry their own expiry and uses under the judge's tag, so one that we did not make is
+ * refused without a database round trip; which uses are spent is in the database (the ledger),
+ * so every instance sharing it (behind one judge URL) agrees, and of two instances asked for the
+ * same use at once exactly one says yes. The echo is signed with the judge's key, so the checker
+ * can tell it from one a proxy made up.
  */
 export class Judge {
-  readonly #nonces = new Map<string, number>();
-  readonly #ttlMs: number;
-  readonly #now: () => number;
   /** One shared buffer: the download is the same bytes for every check. */
   readonly downloadPayload: Buffer;
+  readonly #ledger: JudgeRepository;
+  readonly #secret: string | undefined;
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  #key: Promise<Buffer> | null = null;
+  #purgedAt: number;
 
-  constructor(opts: { ttlMs?: number; now?: () => number; downloadBytes?: number } = {}) {
+  constructor(
+    opts: {
+      /** Spent uses and the stored secret: the database; unset, this process's memory only. */
+      ledger?: JudgeRepository;
+      /** NETDIAG_JUDGE_SECRET; unset, the secret stored in the ledger (made by the first instance). */
+      secret?: string | undefined;
+      ttlMs?: number;
+      now?: () => number;
+      downloadBytes?: number;
+    } = {},
+  ) {
+    this.#ledger = opts.ledger ?? new MemoryJudgeLedger();
+    this.#secret = opts.secret;
     this.#ttlMs = opts.ttlMs ?? JUDGE_NONCE_TTL_MS;
     this.#now = opts.now ?? Date.now;
+    this.#purgedAt = this.#now();
     // Random bytes, so no compressing proxy can make the speed test look faster than it is.
     this.downloadPayload = randomBytes(opts.downloadBytes ?? SPEED_DOWNLOAD_BYTES);
   }
 
-  /** A fresh nonce for one check; revoke it when the check ends. */
-  issue(): string {
-    this.#sweep();
-    const nonce = randomBytes(16).toString('hex');
-    this.#nonces.set(nonce, this.#now() + this.#ttlMs);
+  /** The signing key, read (or, by the first instance, made) once; a failed read is tried again next time. */
+  key(): Promise<Buffer> {
+    this.#key ??= (async () => {
+      const secret = this.#secret ?? (await this.#ledger.secret(randomBytes(JUDGE_SECRET_BYTES).toString('base64url')));
+      return Buffer.from(secret, 'utf8');
+    })().catch((err: unknown) => {
+      this.#key = null;
+      throw err;
+    });
+    return this.#key;
+  }
+
+  /** A fresh nonce for one check, granting `uses` once each; revoke it when the check ends. */
+  async issue(uses: readonly NonceUse[] = ALL_NONCE_USES): Promise<string> {
+    const key = await this.key();
+    const now = this.#now();
+    const expiresAt = now + this.#ttlMs;
+    const nonce = mintNonce(key, uses, expiresAt, randomBytes(16));
+    pendingNonces.add(nonce, key, expiresAt, this, now);
     return nonce;
   }
 
-  revoke(nonce: string): void {
-    this.#nonces.delete(nonce);
+  /** The check ended: whatever uses of its nonce are left are spent, on every instance. */
+  async revoke(nonce: string): Promise<void> {
+    pendingNonces.delete(nonce);
+    const fields = readNonce(await this.key(), nonce);
+    if (fields) await this.#ledger.spendAll([{ id: fields.id, expiresAt: fields.expiresAt }]);
   }
 
-  /** True while the nonce was issued, not revoked and not expired. */
-  accepts(nonce: string): boolean {
-    if (!/^[0-9a-f]{32}$/.test(nonce)) return false;
-    const expires = this.#nonces.get(nonce);
-    if (expires === undefined) return false;
-    if (expires <= this.#now()) {
-      this.#nonces.delete(nonce);
-      return false;
+  /**
+   * True once for each use a live nonce of ours grants; false for anything else (made up,
+   * expired, revoked, not granted, or that use already spent on any instance).
+   */
+  async admit(nonce: string, use: NonceUse): Promise<boolean> {
+    const fields = readNonce(await this.key(), nonce);
+    const now = this.#now();
+    if (!fields || !grants(fields, use) || fields.expiresAt <= now) return false;
+    if (now - this.#purgedAt >= JUDGE_PURGE_INTERVAL_MS) {
+      this.#purgedAt = now;
+      // Rows of expired nonces only cost space: a purge that fails is simply tried again later.
+      this.#ledger.purge(now - JUDGE_PURGE_GRACE_MS).catch(() => undefined);
     }
+    return this.#ledger.spend(fields.id, use, fields.expiresAt);
+  }
+
+  /** Nonces this judge issued that no check has revoked yet (tests). */
+  get active(): number {
+    return pendingNonces.countOf(this);
+  }
+
+  /** The signed echo body for an admitted request. */
+  async echo(nonce: string, remoteAddress: string, method: string, rawHeaders: readonly string[]): Promise<SignedJudgeEcho> {
+    const headers: Array<[string, string]> = [];
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) headers.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
+    const echo: JudgeEcho = { nonce, remote_address: normalizeAddress(remoteAddress), method, headers };
+    return { ...echo, signature: signEcho(await this.key(), echo) };
+  }
+
+  /** The signed receipt for an admitted upload of `bytes` bytes. */
+  async uploadReceipt(nonce: string, bytes: number): Promise<{ bytes: number; signature: string }> {
+    return { bytes, signature: signUpload(await this.key(), nonce, bytes) };
+  }
+}
+
+/**
+ * The ledger of a judge whose nonces only this process issues and serves (tests, and a checker
+ * built without a store). Bounded by the purge like the database.
+ */
+export class MemoryJudgeLedger implements JudgeRepository {
+  readonly #spent = new Map<string, number>();
+  #secret: string | null = null;
+
+  async secret(candidate: string): Promise<string> {
+    this.#secret ??= candidate;
+    return this.#secret;
+  }
+
+  async spend(id: string, use: NonceUse, expiresAt: number): Promise<boolean> {
+    const name = `${id}/${use}`;
+    if (this.#spent.has(name)) return false;
+    this.#spent.set(name, expiresAt);
     return true;
   }
 
-  get active(): number {
-    return this.#nonces.size;
+  async spendAll(nonces: ReadonlyArray<{ id: string; expiresAt: number }>): Promise<void> {
+    for (const { id, expiresAt } of nonces) for (const use of ALL_NONCE_USES) await this.spend(id, use, expiresAt);
   }
 
-  /** The echo body for an accepted request. */
-  echo(nonce: string, remoteAddress: string, method: string, rawHeaders: readonly string[]): JudgeEcho {
-    const headers: Array<[string, string]> = [];
-    for (let i = 0; i + 1 < rawHeaders.length; i += 2) headers.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
-    return { nonce, remote_address: normalizeAddress(remoteAddress), method, headers };
-  }
-
-  #sweep(): void {
-    const now = this.#now();
-    for (const [nonce, expires] of this.#nonces) if (expires <= now) this.#nonces.delete(nonce);
-    // Map iteration is insertion order, so these are the oldest.
-    for (const nonce of this.#nonces.keys()) {
-      if (this.#nonces.size < JUDGE_MAX_NONCES) break;
-      this.#nonces.delete(nonce);
+  async purge(before: number): Promise<number> {
+    let removed = 0;
+    for (const [name, expiresAt] of this.#spent) {
+      if (expiresAt <= before) {
+        this.#spent.delete(name);
+        removed++;
+      }
     }
+    return removed;
   }
 }
 

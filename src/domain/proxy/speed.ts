@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { MAX_UPLOAD_ANSWER_BYTES } from './defaults.js';
 import { judgeChannel, judgeHeaders, type Timeouts } from './detect.js';
 import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
-import type { JudgeTarget } from './judge-client.js';
+import { parseUploadReceipt, type JudgeTarget } from './judge-client.js';
 import { dialProxy, ProxyStepError, TIMEOUT_KINDS, type ProxyEndpoint } from './tunnel.js';
 import type { ProxyProtocol, ProxySpeed, StepReport } from './types.js';
 import { round2 } from '../../round.js';
@@ -23,6 +23,8 @@ export async function measureSpeed(
   protocol: ProxyProtocol,
   judge: JudgeTarget,
   nonce: string,
+  /** The judge's key: its receipt for the upload must be signed with it. */
+  key: Buffer,
   upload: Buffer,
   expectedDownload: number,
   timeouts: Timeouts,
@@ -64,13 +66,12 @@ export async function measureSpeed(
     speed.latency = `${round2(latency)}ms`;
     speed.download = mbps(down.bytes, down.endAt - down.firstByteAt);
     const up = await through('POST', '/upload', upload);
-    let counted = -1;
-    try {
-      counted = (JSON.parse(up.body.toString('utf8')) as { bytes?: number }).bytes ?? -1;
-    } catch {
-      counted = -1;
+    // Only the judge's signed receipt counts: a proxy that drops the upload cannot claim it arrived.
+    const counted = up.status === 200 ? parseUploadReceipt(up.body, nonce, key) : null;
+    if (counted === null && up.status === 200) {
+      return { speed, report: report('failed', 'the answer to the upload is not the judge\'s signed receipt: the proxy answered it itself') };
     }
-    if (up.status !== 200 || counted !== upload.length) {
+    if (counted !== upload.length) {
       return { speed, report: report('failed', `the upload did not arrive whole (HTTP ${up.status})`) };
     }
     // The judge answers once the last byte is in: one round trip of that is latency, not transfer.

@@ -31,6 +31,11 @@ export interface JudgeEcho {
   headers: Array<[string, string]>;
 }
 
+/** The judge's answer as sent: the echo, and its HMAC-SHA256 under the judge's key (hex). */
+export interface SignedJudgeEcho extends JudgeEcho {
+  signature: string;
+}
+
 /** The minimal GeoIP reader the checker needs (infra/geoip's GeoReader satisfies it). */
 export interface GeoLookup {
   city(ip: string): { country: string | null; country_code: string | null; region: string | null; city: string | null } | null;

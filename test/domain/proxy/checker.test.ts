@@ -10,21 +10,25 @@ import { EXIT_ADDRESS, startHttpProxy, startSocksProxy, startTlsTarget } from '.
 /**
  * The checker on its own, against a judge named by hostname (as NETDIAG_JUDGE_URL would name
  * one): proxies must then resolve the judge themselves, which is SOCKS4a and SOCKS5's domain
- * address type. The judge here is a bare node:http server around the same Judge the route uses.
+ * address type. The judge here is a bare node:http server around the same Judge the route uses
+ * (admit, then the signed echo, the payload or the signed receipt).
  */
 async function judgeServer(t: import('node:test').TestContext, judge: Judge): Promise<number> {
   const server = http.createServer((req, res) => {
-    const [, , nonce, what] = (req.url ?? '').split('/');
-    if (!nonce || !judge.accepts(nonce)) return void res.writeHead(404).end();
-    if (what === 'download') return void res.end(judge.downloadPayload);
-    if (what === 'upload') {
-      let bytes = 0;
-      req.on('data', (c: Buffer) => (bytes += c.length));
-      req.on('end', () => res.end(JSON.stringify({ bytes })));
-      return;
-    }
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify(judge.echo(nonce, req.socket.remoteAddress ?? '', req.method ?? '', req.rawHeaders)));
+    const [, , nonce = '', what] = (req.url ?? '').split('/');
+    const use = what === 'download' ? 'download' : what === 'upload' ? 'upload' : 'echo';
+    void (async () => {
+      if (!(await judge.admit(nonce, use))) return void res.writeHead(404).end();
+      if (use === 'download') return void res.end(judge.downloadPayload);
+      if (use === 'upload') {
+        let bytes = 0;
+        req.on('data', (c: Buffer) => (bytes += c.length));
+        req.on('end', () => void judge.uploadReceipt(nonce, bytes).then((receipt) => res.end(JSON.stringify(receipt))));
+        return;
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(await judge.echo(nonce, req.socket.remoteAddress ?? '', req.method ?? '', req.rawHeaders)));
+    })();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));

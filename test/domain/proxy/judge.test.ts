@@ -1,33 +1,143 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { test } from 'node:test';
-import { defaultJudgeUrl, Judge, JudgeTarget, OwnAddresses, parseEcho } from '../../../src/domain/proxy/index.js';
+import { test, type TestContext } from 'node:test';
+import {
+  defaultJudgeUrl,
+  Judge,
+  JUDGE_NONCE_TTL_MS,
+  JUDGE_PURGE_GRACE_MS,
+  JUDGE_PURGE_INTERVAL_MS,
+  JudgeTarget,
+  MemoryJudgeLedger,
+  OwnAddresses,
+  parseEcho,
+  parseUploadReceipt,
+} from '../../../src/domain/proxy/index.js';
 
-test('a nonce is accepted from issue until revoked or expired, and never when malformed or unknown', () => {
-  let now = 1_000;
-  const judge = new Judge({ ttlMs: 100, now: () => now, downloadBytes: 16 });
-  const a = judge.issue();
-  const b = judge.issue();
-  assert.match(a, /^[0-9a-f]{32}$/);
+const SECRET_A = 'a'.repeat(32);
+const SECRET_B = 'b'.repeat(32);
+
+test('a nonce grants each of its uses once, until it expires or its check revokes it', async () => {
+  let now = 1_000_000;
+  const judge = new Judge({ secret: SECRET_A, ttlMs: 100, now: () => now, downloadBytes: 16 });
+  const a = await judge.issue();
+  const b = await judge.issue();
+  assert.match(a, /^[0-9a-f]{78}$/);
   assert.notEqual(a, b);
-  assert.ok(judge.accepts(a) && judge.accepts(b));
-  judge.revoke(a);
-  assert.equal(judge.accepts(a), false, 'revoked when its check ends');
+  assert.equal(judge.active, 2);
+  for (const use of ['echo', 'download', 'upload'] as const) {
+    assert.equal(await judge.admit(a, use), true, `the first ${use}`);
+    assert.equal(await judge.admit(a, use), false, `a second ${use} is refused`);
+  }
+  assert.equal(await judge.admit(b, 'echo'), true);
+  await judge.revoke(b);
+  assert.equal(judge.active, 1);
+  assert.equal(await judge.admit(b, 'download'), false, 'revoked when its check ends: its unspent uses are gone');
+  assert.equal(await judge.admit(b, 'upload'), false);
+
+  const c = await judge.issue();
   now += 100;
-  assert.equal(judge.accepts(b), false, 'expired');
-  assert.equal(judge.accepts('0123456789abcdef0123456789abcdef'), false, 'never issued');
-  assert.equal(judge.accepts('../../etc'), false);
-  assert.equal(judge.active, 0);
+  assert.equal(await judge.admit(c, 'echo'), false, 'expired');
   assert.equal(judge.downloadPayload.length, 16);
 });
 
-test('the echo keeps every header in order and spells IPv4-mapped peers as IPv4', () => {
-  const echo = new Judge({ downloadBytes: 1 }).echo('n', '::ffff:127.0.0.2', 'GET', ['Host', 'x', 'Via', '1.1 a', 'Via', '1.1 b']);
-  assert.deepEqual(echo, { nonce: 'n', remote_address: '127.0.0.2', method: 'GET', headers: [['Host', 'x'], ['Via', '1.1 a'], ['Via', '1.1 b']] });
-  assert.deepEqual(parseEcho(Buffer.from(JSON.stringify(echo)), 'n'), echo);
-  assert.equal(parseEcho(Buffer.from(JSON.stringify(echo)), 'other'), null, 'an echo for another nonce is not ours');
-  assert.equal(parseEcho(Buffer.from('<html>'), 'n'), null);
+test('a nonce grants only what it was issued for, and nothing we did not make is admitted', async () => {
+  const judge = new Judge({ secret: SECRET_A });
+  const echoOnly = await judge.issue(['echo']);
+  assert.equal(await judge.admit(echoOnly, 'download'), false, 'a check without a speed test gets no download');
+  assert.equal(await judge.admit(echoOnly, 'upload'), false);
+  assert.equal(await judge.admit(echoOnly, 'echo'), true);
+
+  const genuine = await judge.issue();
+  // One changed bit anywhere (the uses byte, the expiry, the id) breaks the tag.
+  for (const i of [1, 5, 20, 60, 77]) {
+    const forged = genuine.slice(0, i) + (genuine[i] === '0' ? '1' : '0') + genuine.slice(i + 1);
+    assert.equal(await judge.admit(forged, 'echo'), false, `flipped at ${i}`);
+  }
+  const other = new Judge({ secret: SECRET_B });
+  assert.equal(await judge.admit(await other.issue(), 'echo'), false, 'a nonce made with another key');
+  for (const junk of ['0'.repeat(78), '0123456789abcdef0123456789abcdef', '../../etc', '', 'F'.repeat(78), `${genuine}0`]) {
+    assert.equal(await judge.admit(junk, 'echo'), false, junk);
+  }
+  assert.equal(await judge.admit(genuine, 'echo'), true, 'the genuine one still works');
+});
+
+test('without NETDIAG_JUDGE_SECRET, judges sharing a ledger share the secret the first one stored', async () => {
+  const ledger = new MemoryJudgeLedger();
+  const one = new Judge({ ledger });
+  const two = new Judge({ ledger });
+  assert.deepEqual(await one.key(), await two.key());
+  assert.ok((await one.key()).length >= 32);
+  const nonce = await one.issue();
+  assert.equal(await two.admit(nonce, 'echo'), true, 'issued by one, admitted by the other');
+  assert.equal(await one.admit(nonce, 'echo'), false, 'and once only, whichever is asked');
+  assert.notDeepEqual(await new Judge({ ledger: new MemoryJudgeLedger() }).key(), await one.key(), 'another database, another secret');
+  assert.deepEqual(await new Judge({ ledger, secret: SECRET_A }).key(), Buffer.from(SECRET_A), 'a configured secret wins');
+});
+
+test('the echo keeps every header in order, spells IPv4-mapped peers as IPv4, and is believed only when signed by our key', async () => {
+  const judge = new Judge({ secret: SECRET_A, downloadBytes: 1 });
+  const key = await judge.key();
+  const nonce = await judge.issue();
+  const signed = await judge.echo(nonce, '::ffff:127.0.0.2', 'GET', ['Host', 'x', 'Via', '1.1 a', 'Via', '1.1 b']);
+  const { signature, ...echo } = signed;
+  assert.deepEqual(echo, { nonce, remote_address: '127.0.0.2', method: 'GET', headers: [['Host', 'x'], ['Via', '1.1 a'], ['Via', '1.1 b']] });
+  assert.match(signature, /^[0-9a-f]{64}$/);
+  const body = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+  assert.deepEqual(parseEcho(body(signed), nonce, key), echo);
+  assert.deepEqual(parseEcho(body(signed), nonce), echo, 'the key of a nonce we are waiting on is found by the nonce');
+
+  // What a proxy could do to the answer on its way back: every one of them is not an echo.
+  const tampered: Array<[string, unknown]> = [
+    ['another sender', { ...signed, remote_address: '203.0.113.7' }],
+    ['a header dropped', { ...signed, headers: signed.headers.slice(0, 2) }],
+    ['a header added', { ...signed, headers: [...signed.headers, ['X-Extra', '1']] }],
+    ['a value changed', { ...signed, headers: [['Host', 'x'], ['Via', '1.1 a'], ['Via', '1.1 c']] }],
+    ['a header that is not a pair', { ...signed, headers: [...signed.headers, ['Lonely']] }],
+    ['no signature', echo],
+    ['a signature under another key', { ...echo, signature: (await new Judge({ secret: SECRET_B }).echo(nonce, '127.0.0.2', 'GET', ['Host', 'x', 'Via', '1.1 a', 'Via', '1.1 b'])).signature }],
+    ['a signature that is not hex', { ...signed, signature: 'zz'.repeat(32) }],
+    ['a short signature', { ...signed, signature: signature.slice(0, 32) }],
+  ];
+  for (const [what, value] of tampered) assert.equal(parseEcho(body(value), nonce, key), null, what);
+  assert.equal(parseEcho(body(signed), await judge.issue(), key), null, 'an echo for another nonce is not ours');
+  assert.equal(parseEcho(Buffer.from('<html>'), nonce, key), null);
+  assert.deepEqual(parseEcho(body(signed), nonce, undefined), echo, 'the pending key is the default');
+  await judge.revoke(nonce);
+  assert.equal(parseEcho(body(signed), nonce), null, 'once its check ended, a nonce has no key to verify with');
+});
+
+test('the upload receipt is believed only when the judge signed that count for that nonce', async () => {
+  const judge = new Judge({ secret: SECRET_A });
+  const key = await judge.key();
+  const nonce = await judge.issue();
+  const receipt = await judge.uploadReceipt(nonce, 1234);
+  const body = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+  assert.equal(parseUploadReceipt(body(receipt), nonce, key), 1234);
+  assert.equal(parseUploadReceipt(body({ ...receipt, bytes: 4321 }), nonce, key), null, 'another count');
+  assert.equal(parseUploadReceipt(body({ bytes: 1234 }), nonce, key), null, 'unsigned');
+  assert.equal(parseUploadReceipt(body(receipt), await judge.issue(), key), null, 'another nonce');
+  assert.equal(parseUploadReceipt(Buffer.from('{"bytes":1234'), nonce, key), null);
+});
+
+test('spent uses of expired nonces are purged now and then, after a grace for clocks that run behind', async () => {
+  let now = 10_000_000;
+  const purges: number[] = [];
+  const ledger = new (class extends MemoryJudgeLedger {
+    override async purge(before: number): Promise<number> {
+      purges.push(before);
+      return super.purge(before);
+    }
+  })();
+  const judge = new Judge({ ledger, secret: SECRET_A, now: () => now });
+  await judge.admit(await judge.issue(), 'echo');
+  assert.deepEqual(purges, [], 'not before the interval');
+  now += JUDGE_PURGE_INTERVAL_MS;
+  await judge.admit(await judge.issue(), 'echo');
+  await judge.admit(await judge.issue(), 'echo');
+  assert.deepEqual(purges, [now - JUDGE_PURGE_GRACE_MS], 'once per interval');
+  assert.ok(JUDGE_PURGE_GRACE_MS > 0 && JUDGE_NONCE_TTL_MS > 0);
 });
 
 test('the default judge URL: the bound address, or a public interface address for a wildcard listener', () => {
@@ -43,24 +153,43 @@ test('the default judge URL: the bound address, or a public interface address fo
   assert.equal(t.port, 443);
 });
 
-test('our own address is learned from a direct request to the judge; unknown without a judge', async (t) => {
-  const judge = new Judge({ downloadBytes: 1 });
+/** A judge on loopback, as the /judge route serves it; `forge` answers with an unsigned echo instead. */
+async function echoServer(t: TestContext, judge: Judge, opts: { forge?: boolean; seen?: string[] } = {}): Promise<JudgeTarget> {
+  const server = http.createServer((req, res) => {
+    const nonce = req.url!.split('/').pop()!;
+    opts.seen?.push(nonce);
+    void (async () => {
+      if (!(await judge.admit(nonce, 'echo'))) return void res.writeHead(404).end();
+      const { signature, ...echo } = await judge.echo(nonce, req.socket.remoteAddress!, req.method!, req.rawHeaders);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(opts.forge ? { ...echo, remote_address: '198.51.100.1' } : { ...echo, signature }));
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  return new JudgeTarget(`http://127.0.0.1:${(server.address() as AddressInfo).port}/judge`);
+}
+
+test('our own address is learned from a direct, signed echo on a nonce of its own; unknown without a judge', async (t) => {
+  const judge = new Judge({ secret: SECRET_A, downloadBytes: 1 });
   const none = new OwnAddresses({ judge: () => null, nonces: judge });
   assert.equal((await none.get()).size, 0);
   assert.match(none.error!, /no judge URL/);
 
-  // A real judge answering on loopback, as the /judge route does.
-  const server = http.createServer((req, res) => {
-    const nonce = req.url!.split('/').pop()!;
-    if (!judge.accepts(nonce)) return void res.writeHead(404).end();
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify(judge.echo(nonce, req.socket.remoteAddress!, req.method!, req.rawHeaders)));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => server.close());
-  const target = new JudgeTarget(`http://127.0.0.1:${(server.address() as AddressInfo).port}/judge`);
+  const seen: string[] = [];
+  const target = await echoServer(t, judge, { seen });
   const own = new OwnAddresses({ judge: () => target, nonces: judge });
   assert.deepEqual([...(await own.get())], ['127.0.0.1']);
   assert.equal(own.error, null);
   assert.equal(judge.active, 0, 'the nonce of the direct request is revoked');
+  assert.equal(seen.length, 1);
+  for (const use of ['echo', 'download', 'upload'] as const) assert.equal(await judge.admit(seen[0]!, use), false, `its nonce grants no further ${use}`);
+});
+
+test('an echo that is not signed with our key teaches us no address', async (t) => {
+  const judge = new Judge({ secret: SECRET_A, downloadBytes: 1 });
+  const target = await echoServer(t, judge, { forge: true });
+  const own = new OwnAddresses({ judge: () => target, nonces: judge });
+  assert.equal((await own.get()).size, 0);
+  assert.match(own.error!, /not signed with our judge key/);
 });
