@@ -44,3 +44,11 @@ export const DNS_CACHE_MAX_TTL_S = 300;
 
 /** Negative answers (NXDOMAIN, no data) live for the SOA minimum (RFC 2308), capped here. */
 export const DNS_CACHE_NEGATIVE_MAX_TTL_S = 60;
+
+/**
+ * Steps (labels read plus compression pointers followed) that decompressing all the names of one
+ * message may take. An honest message needs far fewer than one per byte (4,000 A records named by
+ * a pointer to a three-label name take 16,000); a hostile one can make dns-packet take thousands
+ * per byte with pointer chains, which is what this bounds (src/infra/dns/decode.ts). About 10 ms.
+ */
+export const DNS_MAX_NAME_STEPS = 65_536;

@@ -1,6 +1,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
-import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import type { DecodedPacket } from 'dns-packet';
+import { decodeBounded, NameBudgetError } from './decode.js';
 import { DNS_MAX_TCP_MESSAGE_BYTES } from './defaults.js';
 import type { DnsServer } from './types.js';
 
@@ -40,11 +41,12 @@ export function isAnswerTo(packet: DecodedPacket, expected: Expected): boolean {
   return questions.length === 1 && q.type === expected.type && q.name.toLowerCase() === expected.name.toLowerCase();
 }
 
-function decode(buf: Buffer): DecodedPacket | null {
+/** The message, or why it cannot be read (malformed, or past the name budget). */
+function decode(buf: Buffer): DecodedPacket | Error {
   try {
-    return dnsPacket.decode(buf);
-  } catch {
-    return null;
+    return decodeBounded(buf);
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
   }
 }
 
@@ -72,8 +74,9 @@ export function exchangeUdp(server: DnsServer, message: Buffer, expected: Expect
       finish(new DnsTransportError('network', `${formatServer(server)} over UDP: ${err.code ?? err.message}`)),
     );
     socket.on('message', (buf) => {
+      // Anyone can send a datagram: one that cannot be read is ignored like a stray one.
       const packet = decode(buf);
-      if (packet !== null && isAnswerTo(packet, expected)) finish(null, packet);
+      if (!(packet instanceof Error) && isAnswerTo(packet, expected)) finish(null, packet);
     });
     socket.connect(server.port, server.host, () => {
       socket.send(message, (err) => {
@@ -87,7 +90,10 @@ export function exchangeUdp(server: DnsServer, message: Buffer, expected: Expect
 export function exchangeTcp(server: DnsServer, message: Buffer, expected: Expected, timeoutMs: number): Promise<DecodedPacket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: server.host, port: server.port });
-    let buffered = Buffer.alloc(0);
+    // Chunks are kept apart and joined once: concatenating on every chunk is quadratic in their number.
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let expectedLength = -1;
     let settled = false;
     const finish = (err: Error | null, packet?: DecodedPacket): void => {
       if (settled) return;
@@ -107,16 +113,27 @@ export function exchangeTcp(server: DnsServer, message: Buffer, expected: Expect
     socket.on('close', () => finish(new DnsTransportError('network', `${formatServer(server)} closed the TCP connection without an answer`)));
     socket.on('connect', () => socket.write(message));
     socket.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      if (buffered.length > DNS_MAX_TCP_MESSAGE_BYTES + 2) {
+      if (settled) return;
+      chunks.push(chunk);
+      received += chunk.length;
+      if (received > DNS_MAX_TCP_MESSAGE_BYTES + 2) {
         finish(new DnsTransportError('malformed', `${formatServer(server)} sent more than one DNS message over TCP`));
         return;
       }
-      if (buffered.length < 2 || buffered.length < 2 + buffered.readUInt16BE(0)) return;
-      const packet = decode(buffered.subarray(2, 2 + buffered.readUInt16BE(0)));
+      if (expectedLength < 0 && received >= 2) {
+        const head = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        expectedLength = head.readUInt16BE(0);
+      }
+      if (expectedLength < 0 || received < 2 + expectedLength) return;
+      const packet = decode(Buffer.concat(chunks, received).subarray(2, 2 + expectedLength));
       // One query per connection, so the first complete message must be our answer.
-      if (packet !== null && isAnswerTo(packet, expected)) finish(null, packet);
-      else finish(new DnsTransportError('malformed', `${formatServer(server)} sent a TCP answer that does not match the query`));
+      if (packet instanceof NameBudgetError) {
+        finish(new DnsTransportError('malformed', `${formatServer(server)} sent a TCP answer that was refused: ${packet.message}`));
+      } else if (!(packet instanceof Error) && isAnswerTo(packet, expected)) {
+        finish(null, packet);
+      } else {
+        finish(new DnsTransportError('malformed', `${formatServer(server)} sent a TCP answer that does not match the query`));
+      }
     });
   });
 }

@@ -1,0 +1,87 @@
+import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import { DNS_MAX_NAME_STEPS } from './defaults.js';
+
+/**
+ * dns-packet decodes a message in time proportional to the names it expands, not to the bytes
+ * it was given: a compression pointer may point at another pointer, and every name that points
+ * into such a chain walks all of it again. A 64 KiB answer made of one 8,000-pointer chain and
+ * 4,000 records naming its end kept the event loop busy for 650 ms; 5,000 records each naming
+ * one 127-label name, all legal compression, for 100 ms (issue 14).
+ *
+ * So every name dns-packet decodes is first walked here with its own rules (labels and pointers,
+ * pointers only backwards, 254 characters at most), counting the steps of all the message's names
+ * together; past DNS_MAX_NAME_STEPS the message is refused before dns-packet expands it. The walk
+ * stops at the budget, so a refused message costs at most that many steps too.
+ */
+
+type NameDecode = ((buf: Buffer, offset?: number, opts?: { mail?: boolean }) => string) & { bytes: number };
+
+/** dns-packet's name codec: its own record decoders call it through this object. */
+const nameCodec = (dnsPacket as unknown as { name: { decode: NameDecode } }).name;
+
+/** Longest name dns-packet accepts, in presentation form plus the root's dot. */
+const MAX_NAME_TOTAL = 254;
+
+export class NameBudgetError extends Error {
+  constructor() {
+    super(`its names need more than ${DNS_MAX_NAME_STEPS} steps to decompress`);
+    this.name = 'NameBudgetError';
+  }
+}
+
+/**
+ * Steps dns-packet's name decoder takes for the name at `offset` (one per label, pointer or end),
+ * counted up to `limit`; limit + 1 means "more than the budget".
+ */
+export function nameSteps(buf: Buffer, offset: number, limit: number): number {
+  let o = offset;
+  let segmentStart = offset;
+  let total = 0;
+  let steps = 0;
+  while (steps <= limit) {
+    steps++;
+    if (o >= buf.length) return steps;
+    const len = buf[o++]!;
+    if (len === 0) return steps;
+    if ((len & 0xc0) === 0) {
+      if (o + len > buf.length) return steps;
+      total += len + 1;
+      if (total > MAX_NAME_TOTAL) return steps;
+      o += len;
+    } else if ((len & 0xc0) === 0xc0) {
+      if (o + 1 > buf.length) return steps;
+      const target = buf.readUInt16BE(o - 1) - 0xc000;
+      // Only pointers to data before the current stretch: dns-packet throws on the others.
+      if (target >= segmentStart) return steps;
+      o = target;
+      segmentStart = target;
+    } else {
+      return steps;
+    }
+  }
+  return steps;
+}
+
+/**
+ * dns-packet's decode with a budget on name decompression. Throws NameBudgetError for a message
+ * past the budget, and whatever dns-packet throws for a malformed one.
+ */
+export function decodeBounded(buf: Buffer): DecodedPacket {
+  const original = nameCodec.decode;
+  let left = DNS_MAX_NAME_STEPS;
+  const bounded = ((b: Buffer, offset?: number, opts?: { mail?: boolean }): string => {
+    const steps = nameSteps(b, offset ?? 0, left);
+    if (steps > left) throw new NameBudgetError();
+    left -= steps;
+    // dns-packet records the bytes read in `name.decode.bytes`, which is `bounded` meanwhile.
+    return original(b, offset, opts);
+  }) as NameDecode;
+  bounded.bytes = 0;
+  // Swapped in for this one synchronous call only, and always put back.
+  nameCodec.decode = bounded;
+  try {
+    return dnsPacket.decode(buf);
+  } finally {
+    nameCodec.decode = original;
+  }
+}
