@@ -6,7 +6,7 @@ import { decodeBounded, NameBudgetError, nameSteps } from '../../src/infra/dns/d
 import { DNS_MAX_NAME_STEPS, DNS_MAX_TCP_MESSAGE_BYTES } from '../../src/infra/dns/defaults.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { answerHead, message, pointer, QUESTION_NAME_OFFSET, rr, startRawDnsServer, TYPE, type RawDnsFixture } from './fixtures/raw-dns-server.js';
+import { answerHead, fullOfTxt, longNameManyTimes, manyRecords, MAX_UDP_PAYLOAD, pointer, pointerChain, startRawDnsServer, type RawDnsFixture } from './fixtures/raw-dns-server.js';
 
 /**
  * Issue 14: a DNS server is a peer too (NETDIAG_DNS_SERVERS may point anywhere, and a resolver
@@ -15,85 +15,6 @@ import { answerHead, message, pointer, QUESTION_NAME_OFFSET, rr, startRawDnsServ
  * must come back whole; the ones whose names would take more than DNS_MAX_NAME_STEPS to
  * decompress are refused, which the API reports as TIMEOUT (no server gave a usable answer).
  */
-
-/** Largest UDP payload over IPv4 (65,535 less the IP and UDP headers). */
-const MAX_UDP_PAYLOAD = 65_507;
-const CHUNK = 255;
-
-/** TXT rdata of `chunks` character-strings of 255 bytes, each filled with one letter. */
-function txtRdata(chunks: number, seed: number): { rdata: Buffer; value: string } {
-  const parts: Buffer[] = [];
-  let value = '';
-  for (let c = 0; c < chunks; c++) {
-    const text = String.fromCharCode(97 + ((seed + c) % 26)).repeat(CHUNK);
-    parts.push(Buffer.from([CHUNK]), Buffer.from(text, 'latin1'));
-    value += text;
-  }
-  return { rdata: Buffer.concat(parts), value };
-}
-
-/** TXT records named by a pointer to the question, 4 chunks each, as many as fit in `limit` bytes. */
-function fullOfTxt(head: Buffer, limit: number): { bytes: Buffer; values: string[] } {
-  const records: Buffer[] = [];
-  const values: string[] = [];
-  let size = head.length;
-  for (let i = 0; ; i++) {
-    const { rdata, value } = txtRdata(4, i);
-    const record = rr(pointer(QUESTION_NAME_OFFSET), TYPE.TXT, 60, rdata);
-    if (size + record.length > limit) {
-      // Fill what is left with one shorter record, so the message is as large as the limit.
-      const room = limit - size - 12;
-      if (room > 1) {
-        const chunks = Math.floor(room / (CHUNK + 1));
-        const rest = room - chunks * (CHUNK + 1) - 1;
-        const tail = txtRdata(chunks, i);
-        const last = Buffer.concat([tail.rdata, ...(rest >= 0 ? [Buffer.from([rest]), Buffer.alloc(rest, 'z')] : [])]);
-        records.push(rr(pointer(QUESTION_NAME_OFFSET), TYPE.TXT, 60, last));
-        values.push(tail.value + (rest >= 0 ? 'z'.repeat(rest) : ''));
-      }
-      break;
-    }
-    records.push(record);
-    values.push(value);
-    size += record.length;
-  }
-  return { bytes: message(head, records), values };
-}
-
-/** As many one-character TXT records as fit, each named by a pointer: the most names per byte. */
-function manyRecords(head: Buffer, limit: number): { bytes: Buffer; values: string[] } {
-  const records: Buffer[] = [];
-  const values: string[] = [];
-  for (let size = head.length; size + 15 <= limit; size += 15) {
-    const letter = String.fromCharCode(97 + (records.length % 26));
-    records.push(rr(pointer(QUESTION_NAME_OFFSET), TYPE.TXT, 60, Buffer.from([1, letter.charCodeAt(0)])));
-    values.push(letter);
-  }
-  return { bytes: message(head, records), values };
-}
-
-/**
- * A NULL record whose rdata is a chain of `length` pointers, each to the one before (the first
- * to the question), then TXT records named by a pointer to the chain's end: every one of them
- * walks the whole chain again.
- */
-function pointerChain(head: Buffer, length: number, limit: number): Buffer {
-  const chainStart = head.length + 12;
-  const chain = Buffer.concat(Array.from({ length }, (_, i) => pointer(i === 0 ? QUESTION_NAME_OFFSET : chainStart + (i - 1) * 2)));
-  const records = [rr(pointer(QUESTION_NAME_OFFSET), TYPE.NULL, 60, chain)];
-  const end = pointer(chainStart + (length - 1) * 2);
-  for (let size = head.length + 12 + chain.length; size + 15 <= limit; size += 15) records.push(rr(end, TYPE.TXT, 60, Buffer.from([1, 120])));
-  return message(head, records);
-}
-
-/** Legal compression at its most expensive: a 127-label name once, then records naming it by pointer. */
-function longNameManyTimes(head: Buffer, limit: number): Buffer {
-  const name = Buffer.concat([Buffer.from('\x01a'.repeat(126), 'latin1'), Buffer.from([0])]);
-  const target = head.length + 12;
-  const records = [rr(pointer(QUESTION_NAME_OFFSET), TYPE.NULL, 60, name)];
-  for (let size = head.length + 12 + name.length; size + 15 <= limit; size += 15) records.push(rr(pointer(target), TYPE.TXT, 60, Buffer.from([1, 120])));
-  return message(head, records);
-}
 
 type Builder = (query: DecodedPacket) => Buffer;
 

@@ -9,6 +9,7 @@ import type { WhoisResult } from '../../src/http/schemas/dns.js';
 import { startWhoisServer, type WhoisFixture } from '../fixtures/whois-server.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { hostileWhoisAnswer as hostileAnswer, KIB, wireBytes } from './fixtures/hostile-whois-text.js';
 
 /**
  * Issue 14: a WHOIS server anyone can run (every referral is followed) answers with 256 KiB of
@@ -20,58 +21,6 @@ import { assertMatchesOpenApi } from '../helpers/oas.js';
  */
 
 type WhoisBody = Static<typeof WhoisResult>;
-
-const KIB = 1024;
-const RUN = 20 * KIB;
-/** A run that still fits in one parsed line (WHOIS_MAX_LINE_CHARS), so the scanners see all of it. */
-const IN_LINE = 900;
-
-/** The fixture sends LF as CRLF: the bytes a text becomes on the wire. */
-function wireBytes(text: string): number {
-  return Buffer.byteLength(text, 'utf8') + (text.match(/\n/g)?.length ?? 0);
-}
-
-/** The real fields first, so they are parsed whatever follows; then the traps. */
-function hostileAnswer(domain: string, budget: number): string {
-  const head = [
-    `Domain Name: ${domain.toUpperCase()}`,
-    `Registrar: Hostile Registrar Ltd${' '.repeat(IN_LINE)}[Tag = HOSTILE]`,
-    'Creation Date: 2001-02-03T04:05:06Z',
-    'Registry Expiry Date: 2031-02-03T04:05:06Z',
-    'Name Server: NS1.HOSTILE-EXAMPLE.NET',
-    'Name Server: NS2.HOSTILE-EXAMPLE.NET',
-    `Domain Status: clientTransferProhibited${' '.repeat(IN_LINE)}https://icann.org/epp#clientTransferProhibited`,
-    `Domain Status: ok${'\t'.repeat(512)}(https://icann.org/epp#ok)`,
-    'DNSSEC: unsigned',
-  ];
-  const traps = [
-    ' '.repeat(RUN),
-    ':'.repeat(RUN),
-    `A${' '.repeat(RUN)}`,
-    `A${' '.repeat(RUN)}:${' '.repeat(RUN)}`,
-    `${'a'.repeat(79)} ${' '.repeat(RUN)}x`,
-    `${'%'.repeat(RUN)}${' '.repeat(RUN)}not founder`,
-    `${' '.repeat(RUN)}%${' '.repeat(RUN)}`,
-    `Registrar URL:${' '.repeat(RUN)}h${'ttp:/'.repeat(2 * KIB)}`,
-    `Whois Server: ${'a://'.repeat(4 * KIB)}`,
-    `Updated Date: ${'1'.repeat(RUN)}`,
-    `Nserver: ${'a-'.repeat(8 * KIB)}`,
-    `Status: ${'[tag='.repeat(4 * KIB)}]`,
-    // A block whose lines keep going deeper, then one that is all blank keys.
-    'Relevant dates:',
-    ...Array.from({ length: 200 }, (_, i) => `${' '.repeat(i + 1)}Registered on${' '.repeat(i)}:${' '.repeat(i)}x`),
-    '',
-    ...Array.from({ length: 200 }, () => `Status:${' '.repeat(200)}https://${' '.repeat(100)})`),
-  ];
-  let text = head.join('\n') + '\n';
-  // Repeat the traps until the budget is spent: the answer is as large as the cap lets in.
-  for (let i = 0; ; i = (i + 1) % traps.length) {
-    const line = traps[i]! + '\n';
-    if (wireBytes(text + line) > budget) break;
-    text += line;
-  }
-  return text;
-}
 
 let server: WhoisFixture;
 const FITS = hostileAnswer('fits.example', WHOIS_MAX_RESPONSE_BYTES);
