@@ -1,5 +1,5 @@
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
-import { DNS_MAX_NAME_STEPS } from './defaults.js';
+import { DNS_MAX_NAME_STEPS, DNS_MAX_RECORDS } from './defaults.js';
 
 /**
  * dns-packet decodes a message in time proportional to the names it expands, not to the bytes
@@ -12,6 +12,9 @@ import { DNS_MAX_NAME_STEPS } from './defaults.js';
  * pointers only backwards, 254 characters at most), counting the steps of all the message's names
  * together; past DNS_MAX_NAME_STEPS the message is refused before dns-packet expands it. The walk
  * stops at the budget, so a refused message costs at most that many steps too.
+ *
+ * Records past DNS_MAX_RECORDS are not decoded at all: the header's counts are lowered (answers
+ * kept first), so dns-packet stops there; recordsCut() tells how many were left.
  */
 
 type NameDecode = ((buf: Buffer, offset?: number, opts?: { mail?: boolean }) => string) & { bytes: number };
@@ -62,11 +65,37 @@ export function nameSteps(buf: Buffer, offset: number, limit: number): number {
   return steps;
 }
 
+const HEADER_BYTES = 12;
+const cutCounts = new WeakMap<DecodedPacket, number>();
+
+/** Records of the message left unread by decodeBounded (past DNS_MAX_RECORDS). */
+export function recordsCut(packet: DecodedPacket): number {
+  return cutCounts.get(packet) ?? 0;
+}
+
+/** The message with its record counts lowered to DNS_MAX_RECORDS in all (answers first), and how many that leaves out. */
+function capRecords(buf: Buffer): { message: Buffer; cut: number } {
+  if (buf.length < HEADER_BYTES) return { message: buf, cut: 0 };
+  const an = buf.readUInt16BE(6);
+  const ns = buf.readUInt16BE(8);
+  const ar = buf.readUInt16BE(10);
+  if (an + ns + ar <= DNS_MAX_RECORDS) return { message: buf, cut: 0 };
+  const keepAn = Math.min(an, DNS_MAX_RECORDS);
+  const keepNs = Math.min(ns, DNS_MAX_RECORDS - keepAn);
+  const keepAr = Math.min(ar, DNS_MAX_RECORDS - keepAn - keepNs);
+  const header = Buffer.from(buf.subarray(0, HEADER_BYTES));
+  header.writeUInt16BE(keepAn, 6);
+  header.writeUInt16BE(keepNs, 8);
+  header.writeUInt16BE(keepAr, 10);
+  return { message: Buffer.concat([header, buf.subarray(HEADER_BYTES)]), cut: an + ns + ar - keepAn - keepNs - keepAr };
+}
+
 /**
- * dns-packet's decode with a budget on name decompression. Throws NameBudgetError for a message
- * past the budget, and whatever dns-packet throws for a malformed one.
+ * dns-packet's decode with a budget on name decompression and on records. Throws NameBudgetError
+ * for a message past the name budget, and whatever dns-packet throws for a malformed one.
  */
 export function decodeBounded(buf: Buffer): DecodedPacket {
+  const { message, cut } = capRecords(buf);
   const original = nameCodec.decode;
   let left = DNS_MAX_NAME_STEPS;
   const bounded = ((b: Buffer, offset?: number, opts?: { mail?: boolean }): string => {
@@ -80,7 +109,9 @@ export function decodeBounded(buf: Buffer): DecodedPacket {
   // Swapped in for this one synchronous call only, and always put back.
   nameCodec.decode = bounded;
   try {
-    return dnsPacket.decode(buf);
+    const packet = dnsPacket.decode(message);
+    if (cut > 0) cutCounts.set(packet, cut);
+    return packet;
   } finally {
     nameCodec.decode = original;
   }

@@ -52,3 +52,10 @@ export const DNS_CACHE_NEGATIVE_MAX_TTL_S = 60;
  * per byte with pointer chains, which is what this bounds (src/infra/dns/decode.ts). About 10 ms.
  */
 export const DNS_MAX_NAME_STEPS = 65_536;
+
+/**
+ * Records read from one message, sections together (answers first). dns-packet spends a few
+ * microseconds on each, and a 64 KiB message can hold 5,000 of them; honest answers hold tens,
+ * a large round-robin a few hundred. Past this the rest are left unread and the answer says so.
+ */
+export const DNS_MAX_RECORDS = 1_000;

@@ -10,7 +10,9 @@ import {
   DNS_MAX_ATTEMPT_TIMEOUT_MS,
   DNS_MAX_LABEL_LENGTH,
   DNS_MAX_NAME_LENGTH,
+  DNS_MAX_RECORDS,
 } from './defaults.js';
+import { recordsCut } from './decode.js';
 import { toDnsRecord } from './records.js';
 import { DnsTransportError, exchangeTcp, exchangeUdp, formatServer, rcodeOf } from './transport.js';
 import type {
@@ -210,6 +212,7 @@ function toAnswer(
   transport: 'udp' | 'tcp',
 ): DnsAnswer {
   const records: DnsRecord[] = [];
+  const cut = recordsCut(packet);
   for (const a of packet.answers ?? []) {
     const record = toDnsRecord(a, type);
     if (record !== null) records.push(record);
@@ -223,7 +226,7 @@ function toAnswer(
     responseTimeMs: 0,
     transport,
     cached: false,
-    error: null,
+    error: cut > 0 ? `the answer held ${cut} records more than the ${DNS_MAX_RECORDS} read` : null,
   };
 }
 
