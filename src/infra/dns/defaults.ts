@@ -47,11 +47,11 @@ export const DNS_CACHE_NEGATIVE_MAX_TTL_S = 60;
 
 /**
  * Steps (labels read plus compression pointers followed) that decompressing all the names of one
- * message may take. An honest message needs far fewer than one per byte (4,000 A records named by
- * a pointer to a three-label name take 16,000); a hostile one can make dns-packet take thousands
- * per byte with pointer chains, which is what this bounds (src/infra/dns/decode.ts). About 10 ms.
+ * message may take. An honest message of DNS_MAX_RECORDS records, each with two names of up to
+ * fifteen labels, takes 32,000; a hostile one can make dns-packet take thousands of steps per byte
+ * with pointer chains, which is what this bounds (src/infra/dns/decode.ts). A few milliseconds.
  */
-export const DNS_MAX_NAME_STEPS = 65_536;
+export const DNS_MAX_NAME_STEPS = 32_768;
 
 /**
  * Records read from one message, sections together (answers first). dns-packet spends a few
