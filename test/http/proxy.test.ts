@@ -2,6 +2,7 @@ import { pollUntil } from '../infra/net/fixtures/connect-spy.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createDialer } from '../../src/infra/net/dialer.js';
+import { PROXY_TRY_HEAD_START_MS } from '../../src/domain/proxy/defaults.js';
 import { loadConfig } from '../../src/config.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
@@ -45,6 +46,8 @@ before(async () => {
   fixtures.httpAuth = await startHttpProxy({ auth: AUTH });
   fixtures.httpOnly = await startHttpProxy({ noConnect: true });
   fixtures.connectOnly = await startHttpProxy({ kind: 'transparent', connectOnly: true });
+  // Relays plain HTTP only after the CONNECT try (which starts after the head start) is through.
+  fixtures.slowRelay = await startHttpProxy({ relayDelayMs: 3 * PROXY_TRY_HEAD_START_MS });
   fixtures.socks5 = await startSocksProxy({ version: 5 });
   fixtures.socks5Auth = await startSocksProxy({ version: 5, auth: AUTH });
   fixtures.socks4 = await startSocksProxy({ version: 4 });
@@ -156,6 +159,14 @@ describe('POST /api/proxy/check against real loopback proxies', () => {
     const none = (await check(b, { proxy: f('httpAuth') })).body.data;
     assert.equal(none.status, 'failed');
     assert.match(none.error!, /requires credentials/);
+  });
+
+  test('a proxy whose CONNECT reaches the judge before its plain relay is still reported http: each try has its own nonce', async (t) => {
+    const b = await app(t);
+    const { body } = await check(b, { proxy: f('slowRelay'), check_anonymity: false, check_ssl: false });
+    assertWorking(body.data, 'http');
+    assert.deepEqual(body.data.checks.protocol!.tried!.slice(0, 2), ['http', 'https'], 'CONNECT was tried while the relay was slow');
+    assert.match(body.data.speed!.download!, SPEED, "the winner's nonce still has its download and upload");
   });
 
   test('a SOCKS5 proxy without auth: detected, elite, carries TLS', async (t) => {

@@ -173,15 +173,22 @@ export class ProxyChecker {
     const ep = { dialer: this.#dialer, address: resolved.address, spec, limiter };
     const started = performance.now();
     const signal = cancel ?? new AbortController().signal;
-    // One nonce per check: one echo, and one download and one upload when speed is measured.
+    // One nonce per protocol try: one echo, and one download and one upload when speed is measured.
     const uses: readonly NonceUse[] = flags.speed ? ALL_NONCE_USES : ['echo'];
-    let nonce: string | null = null;
+    const issued: string[] = [];
     try {
-      nonce = await this.judge.issue(uses);
       const key = await this.judge.key();
+      const tickets = {
+        key,
+        issue: async (): Promise<string> => {
+          const nonce = await this.judge.issue(uses);
+          issued.push(nonce);
+          return nonce;
+        },
+      };
       // Learning our own address (rarely needed) overlaps with the detection.
       const own = flags.anonymity ? this.ownAddresses.get() : null;
-      const { result: detected, tried } = await detectProtocol(ep, judge, nonce, this.#timeouts, this.#timeouts.headStartMs, signal);
+      const { result: detected, tried } = await detectProtocol(ep, judge, tickets, this.#timeouts, this.#timeouts.headStartMs, signal);
       if (!detected.ok) {
         const status = TIMEOUT_KINDS.has(detected.kind) ? 'timeout' : 'failed';
         let error = detected.error;
@@ -205,7 +212,7 @@ export class ProxyChecker {
 
       const [ssl, speed, ownAddresses] = await Promise.all([
         flags.ssl ? checkSsl(ep, detected.protocol, this.#sslTarget, this.#timeouts, signal) : null,
-        flags.speed ? measureSpeed(ep, detected.protocol, judge, nonce, key, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal) : null,
+        flags.speed ? measureSpeed(ep, detected.protocol, judge, detected.nonce, key, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal) : null,
         own,
       ]);
       if (ownAddresses) {
@@ -229,7 +236,7 @@ export class ProxyChecker {
       return result;
     } finally {
       // A nonce that cannot be revoked (database gone) still expires, and each use works once at most.
-      if (nonce !== null) await this.judge.revoke(nonce).catch(() => undefined);
+      if (issued.length > 0) await this.judge.revoke(...issued).catch(() => undefined);
     }
   }
 }

@@ -8,11 +8,20 @@ import { PROTOCOL_PREFERENCE, type JudgeEcho, type ProxyProtocol } from './types
 import { round2 } from '../../round.js';
 
 /**
- * Protocol detection: each candidate protocol asks the judge for this check's nonce through the
- * proxy; it works when the judge's echo comes back. Candidates run in parallel, and the first
- * in the order of preference that works is the answer (a better one still running is waited
- * for; worse ones are cancelled). The echo of the winner is what anonymity is judged from.
+ * Protocol detection: each candidate protocol asks the judge, through the proxy, for a nonce of
+ * its own; it works when the judge's signed echo comes back. Candidates run in parallel, and the
+ * first in the order of preference that works is the answer (a better one still running is
+ * waited for; worse ones are cancelled). The echo of the winner is what anonymity is judged from,
+ * and its nonce is the one the speed test goes on with. A nonce per try, because each use of a
+ * nonce works once: with one shared nonce, a less preferred try that reached the judge first
+ * would spend the echo the preferred one needs.
  */
+
+/** Where each protocol try gets its nonce, and the key the judge's answers are checked with. */
+export interface JudgeTickets {
+  key: Buffer;
+  issue: () => Promise<string>;
+}
 
 export interface Timeouts {
   /** Head start of each protocol try over the next (PROXY_TRY_HEAD_START_MS). */
@@ -27,6 +36,8 @@ export interface Detected {
   ok: true;
   protocol: ProxyProtocol;
   echo: JudgeEcho;
+  /** The nonce this try used: its download and upload are still unspent. */
+  nonce: string;
   /** ms: connect + handshake + the judge's answer. */
   responseTime: number;
   /** Our side of the connection to the proxy (an address of ours the proxy saw). */
@@ -72,6 +83,7 @@ export async function tryProtocol(
   protocol: ProxyProtocol,
   judge: JudgeTarget,
   nonce: string,
+  key: Buffer,
   timeouts: Timeouts,
   outer: AbortSignal,
 ): Promise<TryOutcome> {
@@ -96,8 +108,8 @@ export async function tryProtocol(
       signal: ac.signal,
       keepBytes: MAX_ECHO_BYTES,
     });
-    const echo = res.status === 200 ? parseEcho(res.body, nonce) : null;
-    if (echo) return { ok: true, protocol, echo, responseTime: round2(performance.now() - started), localAddress };
+    const echo = res.status === 200 ? parseEcho(res.body, nonce, key) : null;
+    if (echo) return { ok: true, protocol, echo, nonce, responseTime: round2(performance.now() - started), localAddress };
     if (protocol === 'http') {
       // A 5xx from an HTTP proxy is its way of saying it could not reach the judge.
       if (res.status === 407 || res.status >= 500) throw httpRefusal(ep.spec, res.status, 'relay our request to the judge');
@@ -137,7 +149,7 @@ export async function tryProtocol(
 export async function detectProtocol(
   ep: ProxyEndpoint,
   judge: JudgeTarget,
-  nonce: string,
+  tickets: JudgeTickets,
   timeouts: Timeouts,
   headStartMs: number,
   signal: AbortSignal,
@@ -158,7 +170,8 @@ export async function detectProtocol(
     for (const [i, protocol] of candidates.entries()) {
       if (cancel.signal.aborted) break;
       tried.push(protocol);
-      const run = tryProtocol(ep, protocol, judge, nonce, timeouts, cancel.signal).then((o) => {
+      const nonce = await tickets.issue();
+      const run = tryProtocol(ep, protocol, judge, nonce, tickets.key, timeouts, cancel.signal).then((o) => {
         outcomes[i] = o;
         settle();
       });

@@ -4,7 +4,7 @@ import https from 'node:https';
 import os from 'node:os';
 import { MAX_ECHO_BYTES, OWN_ADDRESS_REFRESH_MS, OWN_ADDRESS_RETRY_MS, OWN_ADDRESS_TIMEOUT_MS } from './defaults.js';
 import { normalizeAddress, type Judge } from './judge.js';
-import { echoSigned, pendingNonces, uploadSigned } from './judge-signing.js';
+import { echoSigned, uploadSigned } from './judge-signing.js';
 import type { JudgeEcho } from './types.js';
 
 /** Where proxies are sent: NETDIAG_JUDGE_URL, or this server's own /judge once it listens. */
@@ -22,7 +22,9 @@ export class JudgeTarget {
     this.tls = this.url.protocol === 'https:';
     this.host = this.url.hostname.replace(/^\[|\]$/g, '');
     this.port = this.url.port ? Number(this.url.port) : this.tls ? 443 : 80;
-    this.#base = this.url.pathname.replace(/\/+$/, '');
+    let end = this.url.pathname.length;
+    while (end > 0 && this.url.pathname[end - 1] === '/') end--;
+    this.#base = this.url.pathname.slice(0, end);
   }
 
   /** `Host` header value. */
@@ -64,11 +66,9 @@ const isHeader = (h: unknown): h is [string, string] => Array.isArray(h) && h.le
  * The judge's answer for this nonce, or null when the body is not one: not JSON, for another
  * nonce, or not signed by the judge's key. A proxy can relay, drop or add headers on the way
  * to the judge, but an echo it made up or rewrote on the way back is null here, however
- * plausible it looks. `key` defaults to the key of the check that issued the nonce (see
- * pendingNonces); a nonce we are not waiting on has none, and its echo is null.
+ * plausible it looks. `key` is the judge's signing key (Judge.key()).
  */
-export function parseEcho(body: Buffer, nonce: string, key: Buffer | undefined = pendingNonces.keyOf(nonce)): JudgeEcho | null {
-  if (!key) return null;
+export function parseEcho(body: Buffer, nonce: string, key: Buffer): JudgeEcho | null {
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
@@ -99,7 +99,7 @@ export function parseUploadReceipt(body: Buffer, nonce: string, key: Buffer): nu
 }
 
 /** A direct (no proxy) GET of the judge; the judge URL is the operator's, not a user's target. */
-function directEcho(judge: JudgeTarget, nonce: string, timeoutMs: number): Promise<JudgeEcho> {
+function directEcho(judge: JudgeTarget, nonce: string, key: Buffer, timeoutMs: number): Promise<JudgeEcho> {
   return new Promise((resolve, reject) => {
     const get = judge.tls ? https.get : http.get;
     const req = get(judge.absolute(nonce), { agent: false, timeout: timeoutMs, headers: { accept: 'application/json' } }, (res) => {
@@ -110,7 +110,7 @@ function directEcho(judge: JudgeTarget, nonce: string, timeoutMs: number): Promi
         if (size <= MAX_ECHO_BYTES) chunks.push(c);
       });
       res.on('end', () => {
-        const echo = res.statusCode === 200 ? parseEcho(Buffer.concat(chunks), nonce) : null;
+        const echo = res.statusCode === 200 ? parseEcho(Buffer.concat(chunks), nonce, key) : null;
         if (echo) resolve(echo);
         else if (res.statusCode === 200) reject(new Error('the judge answered with an echo that is not signed with our judge key (is NETDIAG_JUDGE_SECRET the same on every instance?)'));
         else reject(new Error(`the judge answered HTTP ${res.statusCode} without an echo`));
@@ -135,7 +135,7 @@ export class OwnAddresses {
   #pending: Promise<void> | null = null;
   #lastError: string | null = 'not learned yet';
   readonly #judge: () => JudgeTarget | null;
-  readonly #nonces: Pick<Judge, 'issue' | 'revoke'>;
+  readonly #nonces: Pick<Judge, 'issue' | 'revoke' | 'key'>;
   readonly #timeoutMs: number;
   readonly #now: () => number;
   /** Addresses from configuration or tests, always included. */
@@ -143,7 +143,7 @@ export class OwnAddresses {
 
   constructor(opts: {
     judge: () => JudgeTarget | null;
-    nonces: Pick<Judge, 'issue' | 'revoke'>;
+    nonces: Pick<Judge, 'issue' | 'revoke' | 'key'>;
     timeoutMs?: number;
     now?: () => number;
     fixed?: Iterable<string>;
@@ -192,7 +192,7 @@ export class OwnAddresses {
   async #learn(judge: JudgeTarget): Promise<string> {
     const nonce = await this.#nonces.issue(['echo']);
     try {
-      return (await directEcho(judge, nonce, this.#timeoutMs)).remote_address;
+      return (await directEcho(judge, nonce, await this.#nonces.key(), this.#timeoutMs)).remote_address;
     } finally {
       // Its one use is spent already unless the request failed; a failed revoke leaves it to expire.
       await this.#nonces.revoke(nonce).catch(() => undefined);

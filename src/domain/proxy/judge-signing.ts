@@ -92,34 +92,3 @@ export function signUpload(key: Buffer, nonce: string, bytes: number): string {
 export function uploadSigned(key: Buffer, nonce: string, bytes: number, signature: unknown): boolean {
   return sameTag(tag(key, LABEL.upload, `${nonce} ${bytes}`), signature);
 }
-
-/**
- * The key of each nonce this process issued and is still waiting on. Protocol detection asks
- * `parseEcho(body, nonce)` with no key in hand; the nonce, which only our Judge made, finds it
- * here. Entries leave when their check revokes the nonce, or once expired.
- */
-class PendingNonces {
-  readonly #keys = new Map<string, { key: Buffer; expiresAt: number; owner: object }>();
-
-  add(nonce: string, key: Buffer, expiresAt: number, owner: object, now: number): void {
-    // Only a check that died between issue and revoke leaves one behind; they go here.
-    for (const [n, entry] of this.#keys) if (entry.expiresAt <= now) this.#keys.delete(n);
-    this.#keys.set(nonce, { key, expiresAt, owner });
-  }
-
-  delete(nonce: string): void {
-    this.#keys.delete(nonce);
-  }
-
-  keyOf(nonce: string): Buffer | undefined {
-    return this.#keys.get(nonce)?.key;
-  }
-
-  countOf(owner: object): number {
-    let n = 0;
-    for (const entry of this.#keys.values()) if (entry.owner === owner) n++;
-    return n;
-  }
-}
-
-export const pendingNonces = new PendingNonces();

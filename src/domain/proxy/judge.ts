@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JudgeRepository, NonceUse } from '../../infra/store/store.js';
 import { JUDGE_NONCE_TTL_MS, JUDGE_PURGE_GRACE_MS, JUDGE_PURGE_INTERVAL_MS, JUDGE_SECRET_BYTES, SPEED_DOWNLOAD_BYTES } from './defaults.js';
-import { grants, mintNonce, pendingNonces, readNonce, signEcho, signUpload } from './judge-signing.js';
+import { grants, mintNonce, readNonce, signEcho, signUpload } from './judge-signing.js';
 import type { JudgeEcho, SignedJudgeEcho } from './types.js';
 
 /** Every use a nonce can grant: a check that measures speed needs all three. */
@@ -29,6 +29,8 @@ export class Judge {
   readonly #now: () => number;
   #key: Promise<Buffer> | null = null;
   #purgedAt: number;
+  /** Nonces issued and not revoked yet, with their expiry (a check that died leaves one until then). */
+  readonly #outstanding = new Map<string, number>();
 
   constructor(
     opts: {
@@ -68,15 +70,21 @@ export class Judge {
     const now = this.#now();
     const expiresAt = now + this.#ttlMs;
     const nonce = mintNonce(key, uses, expiresAt, randomBytes(16));
-    pendingNonces.add(nonce, key, expiresAt, this, now);
+    for (const [n, expires] of this.#outstanding) if (expires <= now) this.#outstanding.delete(n);
+    this.#outstanding.set(nonce, expiresAt);
     return nonce;
   }
 
-  /** The check ended: whatever uses of its nonce are left are spent, on every instance. */
-  async revoke(nonce: string): Promise<void> {
-    pendingNonces.delete(nonce);
-    const fields = readNonce(await this.key(), nonce);
-    if (fields) await this.#ledger.spendAll([{ id: fields.id, expiresAt: fields.expiresAt }]);
+  /** The check ended: whatever uses of its nonces are left are spent, on every instance, in one write. */
+  async revoke(...nonces: string[]): Promise<void> {
+    const key = await this.key();
+    const spent: Array<{ id: string; expiresAt: number }> = [];
+    for (const nonce of nonces) {
+      this.#outstanding.delete(nonce);
+      const fields = readNonce(key, nonce);
+      if (fields) spent.push({ id: fields.id, expiresAt: fields.expiresAt });
+    }
+    if (spent.length > 0) await this.#ledger.spendAll(spent);
   }
 
   /**
@@ -97,7 +105,7 @@ export class Judge {
 
   /** Nonces this judge issued that no check has revoked yet (tests). */
   get active(): number {
-    return pendingNonces.countOf(this);
+    return this.#outstanding.size;
   }
 
   /** The signed echo body for an admitted request. */

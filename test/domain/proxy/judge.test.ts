@@ -86,7 +86,6 @@ test('the echo keeps every header in order, spells IPv4-mapped peers as IPv4, an
   assert.match(signature, /^[0-9a-f]{64}$/);
   const body = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
   assert.deepEqual(parseEcho(body(signed), nonce, key), echo);
-  assert.deepEqual(parseEcho(body(signed), nonce), echo, 'the key of a nonce we are waiting on is found by the nonce');
 
   // What a proxy could do to the answer on its way back: every one of them is not an echo.
   const tampered: Array<[string, unknown]> = [
@@ -103,9 +102,6 @@ test('the echo keeps every header in order, spells IPv4-mapped peers as IPv4, an
   for (const [what, value] of tampered) assert.equal(parseEcho(body(value), nonce, key), null, what);
   assert.equal(parseEcho(body(signed), await judge.issue(), key), null, 'an echo for another nonce is not ours');
   assert.equal(parseEcho(Buffer.from('<html>'), nonce, key), null);
-  assert.deepEqual(parseEcho(body(signed), nonce, undefined), echo, 'the pending key is the default');
-  await judge.revoke(nonce);
-  assert.equal(parseEcho(body(signed), nonce), null, 'once its check ended, a nonce has no key to verify with');
 });
 
 test('the upload receipt is believed only when the judge signed that count for that nonce', async () => {
