@@ -80,10 +80,15 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
   };
 }
 
-/** Brings the schema to the latest version; a failure names the migration that broke. */
-export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+/**
+ * Brings the schema to the latest version; a failure names the migration that broke. `schema`
+ * (PostgreSQL) is where our tables live: Kysely looks for its migration tables in every schema
+ * of the database unless told, so another schema's (another application's, or a parallel test's)
+ * would pass for ours.
+ */
+export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const { error, results } = await new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);

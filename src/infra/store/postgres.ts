@@ -27,7 +27,8 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
   });
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
-  await migrate(db, 'postgres');
+  const schema = opts.schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
+  await migrate(db, 'postgres', schema);
 
   const touches = new TouchBuffer(async (batch) => {
     await db.transaction().execute(async (trx) => {
