@@ -19,6 +19,7 @@ export function registerUsageRecording(app: FastifyInstance, recorder: GroupComm
         endpoint: request.endpoint,
         outcome: outcomeOf(reply.statusCode),
         duration_ms: round2(reply.elapsedTime),
+        at: request.receivedAt,
       },
       (err) => {
         // The answer still goes out; the failure is loud in the log and /readyz shows the database.

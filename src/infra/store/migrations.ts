@@ -77,6 +77,22 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.dropTable('judge_nonce_uses').execute();
       },
     },
+    '0004_usage_minutes': {
+      async up(db) {
+        await db.schema
+          .createTable('usage_minutes')
+          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('minute', 'bigint', (c) => c.notNull())
+          .addColumn('calls', 'integer', (c) => c.notNull().defaultTo(0))
+          .addPrimaryKeyConstraint('usage_minutes_pk', ['account_id', 'minute'])
+          .execute();
+        // For the purge of old minutes, which goes by minute across accounts.
+        await db.schema.createIndex('usage_minutes_minute').on('usage_minutes').column('minute').execute();
+      },
+      async down(db) {
+        await db.schema.dropTable('usage_minutes').execute();
+      },
+    },
   };
 }
 

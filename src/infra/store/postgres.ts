@@ -4,7 +4,7 @@ import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTok
 import { migrate } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
 import type { Store, TokenRepository, UsageRepository, UsageRow } from './store.js';
-import { aggregateUsage } from './usage-aggregate.js';
+import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
 
 /** Connections one server instance keeps to PostgreSQL. */
 export const PG_POOL_SIZE = 10;
@@ -66,24 +66,46 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     },
   };
 
+  const minutePurge = new MinutePurge();
   const usage: UsageRepository = {
     async record(records) {
       const rows = aggregateUsage(records);
       if (rows.length === 0) return;
-      // One statement for the whole batch; the conflict clause adds to the existing aggregate.
-      await db
-        .insertInto('usage_daily')
-        .values(rows)
-        .onConflict((oc) =>
-          oc.columns(['account_id', 'day', 'endpoint']).doUpdateSet({
-            requests: sql`usage_daily.requests + excluded.requests`,
-            successful: sql`usage_daily.successful + excluded.successful`,
-            failed: sql`usage_daily.failed + excluded.failed`,
-            rate_limited: sql`usage_daily.rate_limited + excluded.rate_limited`,
-            total_ms: sql`usage_daily.total_ms + excluded.total_ms`,
-          }),
-        )
-        .execute();
+      const minutes = aggregateMinutes(records);
+      const cutoff = minutePurge.due(minutes.latest);
+      const writeDays = (q: Kysely<DatabaseSchema>) =>
+        // One statement for the whole batch; the conflict clause adds to the existing aggregate.
+        q
+          .insertInto('usage_daily')
+          .values(rows)
+          .onConflict((oc) =>
+            oc.columns(['account_id', 'day', 'endpoint']).doUpdateSet({
+              requests: sql`usage_daily.requests + excluded.requests`,
+              successful: sql`usage_daily.successful + excluded.successful`,
+              failed: sql`usage_daily.failed + excluded.failed`,
+              rate_limited: sql`usage_daily.rate_limited + excluded.rate_limited`,
+              total_ms: sql`usage_daily.total_ms + excluded.total_ms`,
+            }),
+          )
+          .execute();
+      // A batch of 429s only (no calls, no purge due) stays one statement, with no transaction.
+      if (minutes.rows.length === 0 && cutoff === undefined) {
+        await writeDays(db);
+        return;
+      }
+      // The day rows and the minute rows are one transaction: the rate windows' record never
+      // disagrees with the analytics.
+      await db.transaction().execute(async (trx) => {
+        await writeDays(trx);
+        if (minutes.rows.length > 0) {
+          await trx
+            .insertInto('usage_minutes')
+            .values(minutes.rows)
+            .onConflict((oc) => oc.columns(['account_id', 'minute']).doUpdateSet({ calls: sql`usage_minutes.calls + excluded.calls` }))
+            .execute();
+        }
+        if (cutoff !== undefined) await trx.deleteFrom('usage_minutes').where('minute', '<', cutoff).execute();
+      });
     },
     async rows(accountId, fromDay, toDay) {
       const rows = await db
@@ -113,6 +135,23 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
         .where('day', '=', day)
         .executeTakeFirstOrThrow();
       return Number(row.n);
+    },
+    async windowCounts(accountId, now) {
+      const b = minuteBounds(now);
+      const [r, day] = await Promise.all([
+        db
+          .selectFrom('usage_minutes')
+          .select([
+            sql<string>`coalesce(sum(case when minute = ${b.minute} then calls else 0 end), 0)`.as('minute'),
+            sql<string>`coalesce(sum(calls), 0)`.as('hour'),
+          ])
+          .where('account_id', '=', accountId)
+          .where('minute', '>=', b.hour)
+          .where('minute', '<=', b.minute)
+          .executeTakeFirstOrThrow(),
+        usage.callsOn(accountId, utcDayOf(now)),
+      ]);
+      return { minute: Number(r.minute), hour: Number(r.hour), day };
     },
   };
 

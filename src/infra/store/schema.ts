@@ -25,6 +25,17 @@ export interface TokensTable {
 /** One row per account, UTC day and endpoint: the aggregate the store interface reads back as UsageRow. */
 export type UsageDailyTable = UsageRow & { account_id: number };
 
+/**
+ * Calls (successful + failed) per account and UTC minute, kept for USAGE_MINUTES_KEEP_MS: the
+ * record the rate limiter's minute and hour windows are rebuilt from after a restart.
+ */
+export interface UsageMinutesTable {
+  account_id: number;
+  /** Start of the UTC minute, epoch ms. */
+  minute: number;
+  calls: number;
+}
+
 /** One row per spent use of a judge nonce; kept until the nonce has expired, then purged. */
 export interface JudgeNonceUsesTable {
   /** The nonce's random part, hex. */
@@ -46,6 +57,7 @@ export interface DatabaseSchema {
   accounts: AccountsTable;
   tokens: TokensTable;
   usage_daily: UsageDailyTable;
+  usage_minutes: UsageMinutesTable;
   judge_nonce_uses: JudgeNonceUsesTable;
   secrets: SecretsTable;
 }

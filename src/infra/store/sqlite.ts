@@ -5,7 +5,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { migrate } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
 import type { Account, AccountRepository, JudgeRepository, Store, Token, TokenRepository, UsageRecord, UsageRepository, UsageRow } from './store.js';
-import { aggregateUsage } from './usage-aggregate.js';
+import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
 import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTokens } from './kysely-repos.js';
 
 /** Bound on cached authentication results; the cache is simply dropped when full. */
@@ -100,14 +100,29 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
        failed = failed + excluded.failed, rate_limited = rate_limited + excluded.rate_limited,
        total_ms = total_ms + excluded.total_ms`,
   );
+  // Calls per minute, in the same transaction as the day rows: the rate windows' record.
+  const upsertMinute = sqlite.prepare(
+    `insert into usage_minutes (account_id, minute, calls) values (@account_id, @minute, @calls)
+     on conflict (account_id, minute) do update set calls = calls + excluded.calls`,
+  );
+  const purgeMinutes = sqlite.prepare('delete from usage_minutes where minute < ?');
+  const minutePurge = new MinutePurge();
   const recordUsage = sqlite.transaction((records: readonly UsageRecord[]) => {
     for (const row of aggregateUsage(records)) upsertUsage.run(row);
+    const minutes = aggregateMinutes(records);
+    for (const row of minutes.rows) upsertMinute.run(row);
+    const cutoff = minutePurge.due(minutes.latest);
+    if (cutoff !== undefined) purgeMinutes.run(cutoff);
   });
   const usageRows = sqlite.prepare(
     `select day, endpoint, requests, successful, failed, rate_limited, total_ms from usage_daily
       where account_id = ? and day between ? and ? order by day, endpoint`,
   );
   const callsOn = sqlite.prepare('select coalesce(sum(successful + failed), 0) from usage_daily where account_id = ? and day = ?').pluck();
+  const minuteAndHour = sqlite.prepare(
+    `select coalesce(sum(case when minute = @minute then calls else 0 end), 0) as minute, coalesce(sum(calls), 0) as hour
+       from usage_minutes where account_id = @account_id and minute >= @hour and minute <= @minute`,
+  );
 
   const usage: UsageRepository = {
     async record(records) {
@@ -118,6 +133,10 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     },
     async callsOn(accountId, day) {
       return Number(callsOn.get(accountId, day));
+    },
+    async windowCounts(accountId, now) {
+      const r = minuteAndHour.get({ account_id: accountId, ...minuteBounds(now) }) as { minute: number; hour: number };
+      return { minute: Number(r.minute), hour: Number(r.hour), day: Number(callsOn.get(accountId, utcDayOf(now))) };
     },
   };
 

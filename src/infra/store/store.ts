@@ -66,6 +66,19 @@ export interface UsageRecord {
   endpoint: string;
   outcome: UsageOutcome;
   duration_ms: number;
+  /**
+   * When the request was admitted, epoch ms (the rate limiter's clock): its UTC minute is where
+   * the call counts in the per-minute record that rebuilds the rate windows after a restart.
+   * Without it the record counts in its day only.
+   */
+  at?: number;
+}
+
+/** Recorded calls (successful + failed) of an account in the calendar minute, hour and day of an instant. */
+export interface WindowCounts {
+  minute: number;
+  hour: number;
+  day: number;
 }
 
 /** The per account, day and endpoint aggregate that answers every usage question. */
@@ -86,6 +99,11 @@ export interface UsageRepository {
   rows(accountId: number, fromDay: string, toDay: string): Promise<UsageRow[]>;
   /** Calls (successful + failed) of one day. */
   callsOn(accountId: number, day: string): Promise<number>;
+  /**
+   * Calls (successful + failed) in the UTC minute, hour and day of `now` (epoch ms): what the
+   * rate limiter's windows are rebuilt from after a restart (its own, or Redis's).
+   */
+  windowCounts(accountId: number, now: number): Promise<WindowCounts>;
 }
 
 /** What a judge nonce may be used for, each at most once. */

@@ -22,3 +22,65 @@ export function aggregateUsage(records: readonly UsageRecord[]): UsageDailyTable
   }
   return [...byKey.values()];
 }
+
+/** How long per-minute call counts are kept: the hour window needs the last hour, this is twice that. */
+export const USAGE_MINUTES_KEEP_MS = 2 * 3_600_000;
+/** Old minutes are purged by the first write after this long since the last purge. */
+export const USAGE_MINUTES_PURGE_EVERY_MS = 60_000;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+/** One increment of an account's calls in one UTC minute (epoch ms of its start). */
+export interface MinuteIncrement {
+  account_id: number;
+  minute: number;
+  calls: number;
+}
+
+/**
+ * Folds a batch into calls per (account, UTC minute): 429s are not calls, and records without
+ * `at` count in their day only. `latest` is the newest `at`, from which the purge cutoff is taken
+ * (the records' clock, not the wall clock, so a test clock in the past purges nothing it reads).
+ */
+export function aggregateMinutes(records: readonly UsageRecord[]): { rows: MinuteIncrement[]; latest: number } {
+  const byKey = new Map<string, MinuteIncrement>();
+  let inc: MinuteIncrement | undefined;
+  let latest = -Infinity;
+  for (const r of records) {
+    if (r.outcome === 'rate_limited' || r.at === undefined) continue;
+    if (r.at > latest) latest = r.at;
+    const minute = r.at - (r.at % MINUTE_MS);
+    if (!inc || inc.account_id !== r.account_id || inc.minute !== minute) {
+      const key = `${r.account_id}\u0000${minute}`;
+      inc = byKey.get(key);
+      if (!inc) {
+        inc = { account_id: r.account_id, minute, calls: 0 };
+        byKey.set(key, inc);
+      }
+    }
+    inc.calls += 1;
+  }
+  return { rows: [...byKey.values()], latest };
+}
+
+/** The minute rows that make up `now`'s minute and hour: [minuteStart, hourStart]. */
+export function minuteBounds(now: number): { minute: number; hour: number } {
+  return { minute: now - (now % MINUTE_MS), hour: now - (now % HOUR_MS) };
+}
+
+/** Decides, per store, when the next purge of old minutes is due. */
+export class MinutePurge {
+  private last = -Infinity;
+
+  /** The cutoff (minutes before it are dropped) when a purge is due at `latest`, else undefined. */
+  due(latest: number): number | undefined {
+    if (!Number.isFinite(latest) || latest - this.last < USAGE_MINUTES_PURGE_EVERY_MS) return undefined;
+    this.last = latest;
+    return latest - USAGE_MINUTES_KEEP_MS;
+  }
+}
+
+/** YYYY-MM-DD of a UTC instant, as UsageRecord.day holds it. */
+export function utcDayOf(now: number): string {
+  return new Date(now).toISOString().slice(0, 10);
+}

@@ -1,4 +1,6 @@
 import { sqliteBackend } from './backends.js';
 import { storeSuite } from './suite.js';
+import { usageWindowsSuite } from './usage-windows-suite.js';
 
 storeSuite(sqliteBackend);
+usageWindowsSuite(sqliteBackend);

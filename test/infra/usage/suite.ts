@@ -82,6 +82,7 @@ export function usageRecorderSuite(name: string, open: () => Promise<UsageBacken
       },
       rows: async () => [],
       callsOn: async () => 0,
+      windowCounts: async () => ({ minute: 0, hour: 0, day: 0 }),
     });
     const results = await Promise.allSettled([1, 2, 3].map(() => recorder.record(rec(1, '2026-01-01', '/x', 'successful', 1))));
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
