@@ -118,6 +118,15 @@ export class AccountService {
   }
 
   /**
+   * Whether this exact `Authorization` value was seen before with a known token: then checking
+   * it needs no lookup by a new hash (the store may still ask its database, e.g. after a
+   * revocation elsewhere). An unfamiliar value is a guess until the store has answered.
+   */
+  isFamiliar(authorization: string): boolean {
+    return this.hashes.has(authorization);
+  }
+
+  /**
    * `authenticate` for the request hot path: the answer comes back at once when the store has
    * the token in memory (a promise only when it must ask the database), and a refusal is thrown
    * where it is found, synchronously or as the promise's rejection.

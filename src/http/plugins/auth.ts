@@ -6,7 +6,7 @@ import { PLANS, planLimits, type PlanLimits, type PlanName } from '../../domain/
 import type { AccountService, Authenticated } from '../../domain/accounts/service.js';
 import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
-import { headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
+import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
 import { pathOf } from '../route-index.js';
 import type { DaySeed } from '../../infra/ratelimit/memory.js';
@@ -234,7 +234,7 @@ export function registerAccess(
 
   // Callback hooks: with a cached token and the in-process limiter nothing here waits, and a
   // request then costs no promise at all (an async hook costs several, on every request).
-  const tokenAccess: AccessHook = (request, reply, done) => {
+  const verify = (request: FastifyRequest, reply: FastifyReply, done: HookDone): void => {
     let auth: MaybePromise<Authenticated>;
     try {
       auth = deps.accounts.verify(request.headers.authorization, request.receivedAt);
@@ -247,6 +247,29 @@ export function registerAccess(
       auth,
       (a) => admit(request, reply, a, done),
       (err) => refused(request, reply, err, done),
+    );
+  };
+  /**
+   * A token this process has not seen before costs a store lookup (a database round trip on
+   * PostgreSQL): only while its address still has anonymous budget left. An address that is
+   * already limited gets its 429 without one, so guessing tokens from it costs the database
+   * nothing. (A valid token not seen since start, from an address that has spent its anonymous
+   * budget on bad ones, waits for the window like them.)
+   */
+  const tokenAccess: AccessHook = (request, reply, done) => {
+    const header = request.headers.authorization;
+    if (!limiter || !header || deps.accounts.isFamiliar(header)) return verify(request, reply, done);
+    const policy = policyOf(ANONYMOUS_LIMITS);
+    limiter.peek(clientKey(request.ip), policy.limits, request.receivedAt).then(
+      (windows) => {
+        const spent = windows.find((w) => w.remaining === 0);
+        if (!spent) return verify(request, reply, done);
+        const decision = decide(false, windows.map((w) => w.used), policy.limits, request.receivedAt);
+        setRateHeaders(reply, decision, policy);
+        done(rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, request.receivedAt, true));
+      },
+      // The limiter could not say: the lookup decides, as it would without this check.
+      () => verify(request, reply, done),
     );
   };
   const publicAccess: AccessHook = (request, reply, done) => limitAnonymous(request, reply, null, done);
