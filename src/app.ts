@@ -5,7 +5,7 @@ import { AccountService, type Clock } from './domain/accounts/service.js';
 import type { Store } from './infra/store/store.js';
 import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
-import { API_PREFIX, daySeedFromUsage, registerAccess } from './http/plugins/auth.js';
+import { API_PREFIX, registerAccess, windowSeedFromUsage } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { connectionOptions, registerHygieneHeaders } from './http/plugins/connection.js';
 import { RouteIndex } from './http/route-index.js';
@@ -102,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? (() => new Date());
   const accounts = new AccountService(deps.store, clock);
   // The app closes only the limiter it built itself.
-  const ownLimiter = deps.limiter === undefined ? createRateLimiter(deps.config.redisUrl, daySeedFromUsage(deps.store.usage)) : undefined;
+  const ownLimiter = deps.limiter === undefined ? createRateLimiter(deps.config.redisUrl, windowSeedFromUsage(deps.store.usage), app.log) : undefined;
   const limiter = ownLimiter ?? deps.limiter ?? null;
   const recorder = new GroupCommitRecorder(deps.store.usage);
   const dialer = deps.dialer ?? createDialer(deps.config);
@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await proxyRoutes(api, routeDeps);
     await portRoutes(api, routeDeps);
   }, { prefix: API_PREFIX });
-  await healthRoutes(app, deps.store);
+  await healthRoutes(app, deps.store, limiter);
   await judgeRoutes(app, routeDeps);
 
   return app;

@@ -78,9 +78,13 @@ export class UsageService {
       byEndpoint[r.endpoint] = (byEndpoint[r.endpoint] ?? 0) + r.successful + r.failed;
     }
     const limits = planLimits(account.plan);
+    // One figure wherever it is read: the day window that admitted this request, as GET /user
+    // reports it (the limiter rebuilds it from the recorded calls whenever it lost it). Without a
+    // limiter, the recorded calls and this one.
+    const day = windows.find((w) => w.window === 'day');
     return {
       plan: account.plan,
-      api_calls_used: totals.successful + totals.failed,
+      api_calls_used: day ? day.used : totals.successful + totals.failed,
       api_calls_limit: limits.requests_per_day,
       windows: Object.fromEntries(
         windows.map((w) => [w.window, { limit: w.limit, used: w.used, remaining: w.remaining, reset_at: utcTimestamp(w.resetAt) }]),

@@ -9,8 +9,8 @@ import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
 import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
 import { pathOf } from '../route-index.js';
-import type { DaySeed } from '../../infra/ratelimit/memory.js';
-import { utcDay, utcTimestamp } from '../../domain/usage/service.js';
+import type { WindowSeed } from '../../infra/ratelimit/memory.js';
+import { utcTimestamp } from '../../domain/usage/service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,11 +54,17 @@ function accountKey(id: number): string {
   return key;
 }
 
-/** An account's calls of the day, as recorded, seed the in-process limiter after a restart. */
-export function daySeedFromUsage(usage: UsageRepository): DaySeed {
+/** No recorded usage: an anonymous client's key, which nothing records. */
+const NO_CALLS = { minute: 0, hour: 0, day: 0 } as const;
+
+/**
+ * An account's calls of the current minute, hour and day, as recorded, seed a limiter window it
+ * has not seen (after a restart, a Redis that restarted empty, or while Redis is away).
+ */
+export function windowSeedFromUsage(usage: UsageRepository): WindowSeed {
   return async (key, now) => {
     const id = ACCOUNT_KEY.exec(key)?.[1];
-    return id ? usage.callsOn(Number(id), utcDay(now)) : 0;
+    return id ? usage.windowCounts(Number(id), now) : NO_CALLS;
   };
 }
 
@@ -299,9 +305,9 @@ export function registerAccess(
 
 /**
  * Calls of the current UTC day, this request included: the account's day window counts every
- * request that passed the limiter, which is what a call is. The in-process limiter is seeded
- * from the recorded usage after a restart, the Redis one keeps its counts, so this agrees with
- * /usage/stats without a database read on every request.
+ * request that passed the limiter, which is what a call is. Whenever a limiter lacks a window
+ * (a restart, a Redis that restarted empty or went away) it rebuilds it from the recorded calls,
+ * and /usage/stats reports this same window, so both agree without a database read per request.
  */
 export function callsToday(request: FastifyRequest): number {
   return request.rateDecision?.windows.find((w) => w.window === 'day')?.used ?? 0;

@@ -36,8 +36,15 @@ export interface RateLimiter {
   consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision>;
   /** The windows as they stand, counting nothing. */
   peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]>;
+  /**
+   * A limiter backed by Redis says whether Redis answers ('ok') or each instance is limiting by
+   * itself until it does ('degraded'); an in-process one has no such state.
+   */
+  redisState?(): RedisState;
   close(): Promise<void>;
 }
+
+export type RedisState = 'ok' | 'degraded';
 
 export function windowStart(window: WindowName, now: number): number {
   return now - (now % WINDOW_MS[window]);

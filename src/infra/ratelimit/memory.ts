@@ -1,5 +1,5 @@
 import type { MaybePromise } from '../../maybe-promise.js';
-import { WINDOWS, decide, windowStart, windowStartAt, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
+import { WINDOWS, decide, windowStart, windowStartAt, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from './limiter.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
 export const MEMORY_SWEEP_EVERY = 10_000;
@@ -9,32 +9,35 @@ interface Bucket {
   counts: number[];
 }
 
-/** Where a key's day count comes from when this process first sees the key (after a restart). */
-export type DaySeed = (key: string, now: number) => Promise<number>;
+/**
+ * Where a key's counts come from when a limiter first sees the key (after a restart, or when
+ * Redis lost them): the calls recorded in the minute, hour and day of `now`.
+ */
+export type WindowSeed = (key: string, now: number) => Promise<Readonly<Record<WindowName, number>>>;
 
 /**
  * In-process limiter: exact under concurrency because JavaScript runs one consume at a time.
- * Counts live in memory; `seedDay` lets a restarted process pick the day's count up again from
- * what was recorded, so a restart does not hand out a second daily allowance. REDIS_URL shares
- * the counts between instances and keeps them.
+ * Counts live in memory; `seedWindows` lets a restarted process pick every window's count up
+ * again from what was recorded, so a restart hands out no fresh minute, hour or day. REDIS_URL
+ * shares the counts between instances.
  */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly seeding = new Map<string, Promise<void>>();
   private sinceSweep = 0;
 
-  constructor(private readonly seedDay?: DaySeed) {}
+  constructor(private readonly seedWindows?: WindowSeed) {}
 
-  /** Loads a key's day count once; concurrent first requests wait for the same load. */
+  /** Loads a key's counts once; concurrent first requests wait for the same load. */
   private seed(key: string, now: number): Promise<void> | undefined {
-    if (!this.seedDay || this.buckets.has(key)) return undefined;
+    if (!this.seedWindows || this.buckets.has(key)) return undefined;
     let pending = this.seeding.get(key);
     if (!pending) {
-      pending = this.seedDay(key, now).then(
-        (dayCount) => {
+      pending = this.seedWindows(key, now).then(
+        (seeded) => {
           // Stored even at 0, so the key is not asked about again.
           if (!this.buckets.has(key)) {
-            this.buckets.set(key, { starts: WINDOWS.map((w) => windowStart(w, now)), counts: [0, 0, dayCount] });
+            this.buckets.set(key, { starts: WINDOWS.map((w) => windowStart(w, now)), counts: WINDOWS.map((w) => seeded[w]) });
           }
           this.seeding.delete(key);
         },
@@ -54,7 +57,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return WINDOWS.map((w, i) => (bucket.starts[i] === windowStart(w, now) ? bucket.counts[i]! : 0));
   }
 
-  /** At once, except for a key's first request after a restart, which waits for its day's count. */
+  /** At once, except for a key's first request after a restart, which waits for its recorded counts. */
   consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision> {
     const seeding = this.seed(key, now);
     return seeding ? seeding.then(() => this.count(key, limits, now)) : this.count(key, limits, now);

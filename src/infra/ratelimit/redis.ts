@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowState } from './limiter.js';
+import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from './limiter.js';
+import { MemoryRateLimiter, type WindowSeed } from './memory.js';
 
 /** Every key of this service starts with this, so one Redis can serve other things too. */
 export const REDIS_KEY_PREFIX = 'netdiag:rl:';
@@ -7,14 +8,40 @@ export const REDIS_KEY_PREFIX = 'netdiag:rl:';
 export const REDIS_KEY_GRACE_MS = 60_000;
 /** Keys asked for per SCAN step when flushing. */
 export const REDIS_SCAN_COUNT = 1_000;
-/** How long a Redis command may take before the request fails instead of hanging. */
-export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+/**
+ * How long a Redis command may take before this instance stops waiting for Redis and limits by
+ * itself: short, because every request waits for it.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** How long a connection attempt may take. */
+export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
+/** Pause between reconnection attempts while Redis is away (ioredis keeps trying, forever). */
+export const REDIS_RECONNECT_MS = 500;
+/** While degraded, how often Redis is asked (PING) whether it answers again. */
+export const REDIS_PROBE_MS = 1_000;
+/** Keys remembered as rebuilt after Redis came back; beyond this the memory is dropped (a key rebuilt twice costs a read). */
+export const REDIS_RESYNC_MAX_KEYS = 100_000;
+
+/** Where the limiter says that Redis went away and came back: one line each, never per request. */
+export interface LimiterLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** consume's first answer when a window's key is missing and `check` was asked for. */
+const MISSING = -1;
 
 // Check all three windows and count in all three, or in none: one script, so several server
-// instances sharing the Redis admit exactly min(N, limit) between them.
+// instances sharing the Redis admit exactly min(N, limit) between them. With ARGV[7] = '1', a
+// missing key (Redis restarted empty, or a new window) is reported instead of counted from 0,
+// so that the client seeds it from the recorded usage first.
 const CONSUME = `
 local counts = {}
-for i = 1, 3 do counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0') end
+for i = 1, 3 do
+  local v = redis.call('GET', KEYS[i])
+  if not v and ARGV[7] == '1' then return {${MISSING}, 0, 0, 0} end
+  counts[i] = tonumber(v or '0')
+end
 if counts[1] < tonumber(ARGV[1]) and counts[2] < tonumber(ARGV[2]) and counts[3] < tonumber(ARGV[3]) then
   for i = 1, 3 do
     counts[i] = redis.call('INCR', KEYS[i])
@@ -25,12 +52,117 @@ end
 return {0, counts[1], counts[2], counts[3]}
 `;
 
+// Raises each window to at least the recorded count (creating it when missing): several
+// instances seeding at once leave the highest figure, and counts made meanwhile are kept.
+const RAISE = `
+for i = 1, 3 do
+  local v = redis.call('GET', KEYS[i])
+  if not v or tonumber(v) < tonumber(ARGV[i]) then redis.call('SET', KEYS[i], ARGV[i], 'PX', ARGV[3 + i]) end
+end
+return 1
+`;
+
+/** A failure of Redis itself (unreachable, timed out), as opposed to one of the usage store while seeding. */
+class RedisUnavailable extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+type Script = (...args: Array<string | number>) => Promise<number[]>;
+
+export interface RedisRateLimiterOptions {
+  /** The recorded usage, which rebuilds windows Redis does not have and seeds the fallback. */
+  seed?: WindowSeed;
+  log?: LimiterLog;
+}
+
+/**
+ * Counts in Redis, shared by every instance. A window's key that Redis does not have (it
+ * restarted empty, or the window is new) is first rebuilt from the recorded usage. While Redis
+ * does not answer, this instance limits by itself (an in-process limiter seeded from the recorded
+ * usage, with the same figures) and says so once in the log and in `redisState()`; when Redis
+ * answers again it goes back to it, and each key's windows are raised to the recorded usage once,
+ * so the calls admitted meanwhile count there too.
+ */
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
+  private readonly seed: WindowSeed | undefined;
+  private readonly log: LimiterLog | undefined;
+  private state: RedisState = 'ok';
+  private fallback: MemoryRateLimiter | null = null;
+  private probe: NodeJS.Timeout | null = null;
+  private closing = false;
+  /** Settles once the first connection attempt has succeeded or failed. */
+  private starting: Promise<void> | null;
+  /** After Redis came back: keys whose windows were raised to the recorded usage, until `resyncUntil`. */
+  private resynced = new Set<string>();
+  private resyncUntil = -Infinity;
 
-  constructor(url: string) {
-    this.redis = new Redis(url, { commandTimeout: REDIS_COMMAND_TIMEOUT_MS, maxRetriesPerRequest: 1, lazyConnect: false });
+  constructor(url: string, opts: RedisRateLimiterOptions = {}) {
+    this.seed = opts.seed;
+    this.log = opts.log;
+    this.redis = new Redis(url, {
+      // A command while disconnected fails at once (and the instance limits by itself) instead of
+      // waiting in a queue for a Redis that may not come back.
+      enableOfflineQueue: false,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => REDIS_RECONNECT_MS,
+      lazyConnect: false,
+    });
     this.redis.defineCommand('ndConsume', { numberOfKeys: 3, lua: CONSUME });
+    this.redis.defineCommand('ndRaise', { numberOfKeys: 3, lua: RAISE });
+    this.starting = new Promise<void>((resolve) => {
+      const done = () => {
+        this.starting = null;
+        resolve();
+      };
+      this.redis.once('ready', done);
+      this.redis.once('error', done);
+      this.redis.once('end', done);
+    });
+    this.redis.on('error', (err: unknown) => this.degrade(err));
+    this.redis.on('close', () => this.degrade(new Error('connection closed')));
+    this.redis.on('ready', () => this.recover());
+  }
+
+  redisState(): RedisState {
+    return this.state;
+  }
+
+  private degrade(err: unknown): void {
+    if (this.closing || this.state === 'degraded') return;
+    this.state = 'degraded';
+    this.fallback = new MemoryRateLimiter(this.seed);
+    this.log?.warn(
+      { err, redis: 'degraded' },
+      'Redis does not answer: this instance limits by itself with the same plan figures (seeded from the recorded usage) until it does',
+    );
+    this.probe = setInterval(() => {
+      if (this.redis.status === 'ready') this.redis.ping().then(() => this.recover(), () => {});
+    }, REDIS_PROBE_MS);
+    this.probe.unref();
+  }
+
+  private recover(): void {
+    if (this.closing || this.state === 'ok') return;
+    this.state = 'ok';
+    if (this.probe) clearInterval(this.probe);
+    this.probe = null;
+    const fallback = this.fallback;
+    this.fallback = null;
+    void fallback?.close();
+    this.resynced.clear();
+    // Set from the first consume's clock (tests run in the past): the rest of that day.
+    this.resyncUntil = Infinity;
+    this.log?.info({ redis: 'ok' }, 'Redis answers again: limits are shared again, its windows rebuilt from the recorded usage');
+  }
+
+  private fallbackLimiter(): MemoryRateLimiter {
+    if (!this.fallback) this.fallback = new MemoryRateLimiter(this.seed);
+    return this.fallback;
   }
 
   private keys(key: string, now: number): string[] {
@@ -38,21 +170,81 @@ export class RedisRateLimiter implements RateLimiter {
     return WINDOWS.map((w) => `${REDIS_KEY_PREFIX}{${key}}:${w}:${windowStart(w, now)}`);
   }
 
-  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+  private async call(name: 'ndConsume' | 'ndRaise', args: Array<string | number>): Promise<number[]> {
+    const run = (this.redis as unknown as Record<string, Script>)[name]!;
+    try {
+      return await run.call(this.redis, ...args);
+    } catch (err) {
+      throw new RedisUnavailable(err);
+    }
+  }
+
+  /** Raises the key's windows to the recorded usage (a failing store fails the request, as it would anyway). */
+  private async raise(key: string, keys: string[], expiries: number[], now: number): Promise<void> {
+    const seeded = this.seed ? await this.seed(key, now) : { minute: 0, hour: 0, day: 0 };
+    await this.call('ndRaise', [...keys, seeded.minute, seeded.hour, seeded.day, ...expiries]);
+  }
+
+  /** True once per key after Redis came back, for the rest of that day. */
+  private needsResync(key: string, now: number): boolean {
+    if (this.resyncUntil === -Infinity) return false;
+    if (this.resyncUntil === Infinity) this.resyncUntil = windowStart('day', now) + WINDOW_MS.day;
+    if (now >= this.resyncUntil) {
+      this.resyncUntil = -Infinity;
+      this.resynced.clear();
+      return false;
+    }
+    if (this.resynced.has(key)) return false;
+    if (this.resynced.size >= REDIS_RESYNC_MAX_KEYS) this.resynced.clear();
+    this.resynced.add(key);
+    return true;
+  }
+
+  private async consumeShared(key: string, limits: WindowLimits, now: number): Promise<Decision> {
     // Relative expiries, from the caller's clock (tests run in the past).
     const expiries = WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
-    const run = (this.redis as unknown as { ndConsume: (...args: Array<string | number>) => Promise<number[]> }).ndConsume;
-    const [allowed, ...counts] = await run.call(this.redis, ...this.keys(key, now), limits.minute, limits.hour, limits.day, ...expiries);
+    const keys = this.keys(key, now);
+    if (this.needsResync(key, now)) await this.raise(key, keys, expiries, now);
+    const figures = [limits.minute, limits.hour, limits.day, ...expiries];
+    let [allowed, ...counts] = await this.call('ndConsume', [...keys, ...figures, 1]);
+    if (allowed === MISSING) {
+      // Once per key and window: Redis has not seen it (restarted empty, or a new window).
+      await this.raise(key, keys, expiries, now);
+      [allowed, ...counts] = await this.call('ndConsume', [...keys, ...figures, 0]);
+    }
     return decide(allowed === 1, counts.map(Number), limits, now);
   }
 
+  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+    if (this.starting) await this.starting;
+    if (this.state === 'ok') {
+      try {
+        return await this.consumeShared(key, limits, now);
+      } catch (err) {
+        if (!(err instanceof RedisUnavailable) || this.closing) throw err;
+        this.degrade(err.cause);
+      }
+    }
+    return this.fallbackLimiter().consume(key, limits, now);
+  }
+
   async peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]> {
-    const values = await this.redis.mget(...this.keys(key, now));
-    return decide(true, values.map((v) => Number(v ?? 0)), limits, now).windows;
+    if (this.starting) await this.starting;
+    if (this.state === 'ok') {
+      try {
+        const values = await this.redis.mget(...this.keys(key, now));
+        return decide(true, values.map((v) => Number(v ?? 0)), limits, now).windows;
+      } catch (err) {
+        if (this.closing) throw err;
+        this.degrade(err);
+      }
+    }
+    return this.fallbackLimiter().peek(key, limits, now);
   }
 
   /** For tests: forget every counter of this service. */
   async flush(): Promise<void> {
+    if (this.starting) await this.starting;
     let cursor = '0';
     do {
       const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${REDIS_KEY_PREFIX}*`, 'COUNT', REDIS_SCAN_COUNT);
@@ -62,6 +254,9 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    if (this.probe) clearInterval(this.probe);
+    await this.fallback?.close();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }
