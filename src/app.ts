@@ -104,7 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The app closes only the limiter it built itself.
   const ownLimiter = deps.limiter === undefined ? createRateLimiter(deps.config.redisUrl, windowSeedFromUsage(deps.store.usage), app.log) : undefined;
   const limiter = ownLimiter ?? deps.limiter ?? null;
-  const recorder = new GroupCommitRecorder(deps.store.usage);
+  const recorder = new GroupCommitRecorder(deps.store.usage, app.log);
   const dialer = deps.dialer ?? createDialer(deps.config);
   const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);
   const geo = deps.geo ?? createGeoReader({ cityDb: deps.config.geoipCityDb, asnDb: deps.config.geoipAsnDb });

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   rate_limit_exceeded: 429,
   headers_too_large: 431,
   internal_error: 500,
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -137,6 +138,16 @@ export class UnsupportedMediaTypeError extends AppError {
 export class RateLimitError extends AppError {
   constructor(message: string, details: Record<string, unknown>, headers?: Record<string, string>) {
     super('rate_limit_exceeded', message, details, headers);
+  }
+}
+
+/**
+ * 503: something the answer needs cannot be reached now (the database), or the server is going
+ * away; `Retry-After` (whole seconds) says when to try again.
+ */
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string, retryAfterS: number) {
+    super('service_unavailable', message, { retry_after_s: retryAfterS }, { 'retry-after': String(retryAfterS) });
   }
 }
 

@@ -6,6 +6,7 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  ServiceUnavailableError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../../errors.js';
@@ -13,6 +14,10 @@ import { BODY_LIMIT_BYTES } from '../limits.js';
 import { validationErrorFromAjv } from '../validation.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
 import { CLIENT_GONE_STATUS, ClientGoneError } from '../client-gone.js';
+import { DATABASE_RETRY_AFTER_S, isDatabaseUnreachable } from '../../infra/store/pg-availability.js';
+
+/** What a client is told while the database cannot be reached. */
+export const DATABASE_UNAVAILABLE_MESSAGE = 'the database cannot be reached just now; send the request again after Retry-After seconds';
 
 /** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
 export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
@@ -51,6 +56,8 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
 
 function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
+  // Not logged per request (an outage would flood the log): usage recording logs it once per outage.
+  if (isDatabaseUnreachable(error)) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
   if (error.validation) return validationErrorFromAjv(error.validation, error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

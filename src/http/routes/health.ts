@@ -2,8 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Store } from '../../infra/store/store.js';
 import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
+import { DATABASE_RETRY_AFTER_S } from '../../infra/store/pg-availability.js';
 
-const Health = Type.Object({ status: Type.String(), redis: Type.Optional(Type.String()) });
+/** `status` says it all; each dependency that is not fine adds its own field (`database`, `redis`). */
+const Health = Type.Object({ status: Type.String(), database: Type.Optional(Type.String()), redis: Type.Optional(Type.String()) });
 
 /** Liveness and readiness for orchestrators: outside /api, no token, no rate limit. */
 export async function healthRoutes(app: FastifyInstance, store: Store, limiter: RateLimiter | null = null): Promise<void> {
@@ -15,7 +17,11 @@ export async function healthRoutes(app: FastifyInstance, store: Store, limiter: 
       await store.ping();
       return { status: 'ready', ...redis() };
     } catch {
-      return reply.code(503).send({ status: 'database unavailable', ...redis() });
+      // Answered at once while the store's breaker is open: orchestrators poll this.
+      return reply
+        .code(503)
+        .header('retry-after', String(DATABASE_RETRY_AFTER_S))
+        .send({ status: 'database unavailable', database: 'unreachable', ...redis() });
     }
   });
 }

@@ -18,8 +18,27 @@ export function asAccount(row: Record<string, unknown>): Account {
   };
 }
 
-/** `onWrite` runs before every change, so a backend can drop what it cached. */
-export function kyselyAccounts(db: Kysely<DatabaseSchema>, onWrite: () => void = () => {}): AccountRepository {
+/**
+ * Announces a change to whoever caches authentication (PostgreSQL: NOTIFY), inside the change's
+ * own transaction, so the announcement goes out exactly when the change commits.
+ */
+export type AnnounceWrite = (trx: Kysely<DatabaseSchema>) => Promise<void>;
+
+/** `work` on its own, or with `announce` in one transaction when a backend announces its writes. */
+async function announced<T>(db: Kysely<DatabaseSchema>, announce: AnnounceWrite | undefined, work: (q: Kysely<DatabaseSchema>) => Promise<T>): Promise<T> {
+  if (!announce) return work(db);
+  return db.transaction().execute(async (trx) => {
+    const result = await work(trx);
+    await announce(trx);
+    return result;
+  });
+}
+
+/**
+ * `onWrite` runs before every change, so a backend can drop what it cached; `announce` tells
+ * the other instances (see AnnounceWrite).
+ */
+export function kyselyAccounts(db: Kysely<DatabaseSchema>, onWrite: () => void = () => {}, announce?: AnnounceWrite): AccountRepository {
   return {
     async create(account) {
       const row = await db.insertInto('accounts').values({ ...account, status: 'active' }).returning(ACCOUNT_COLUMNS).executeTakeFirstOrThrow();
@@ -42,7 +61,9 @@ export function kyselyAccounts(db: Kysely<DatabaseSchema>, onWrite: () => void =
     },
     async update(id, changes) {
       onWrite();
-      const row = await db.updateTable('accounts').set(changes).where('id', '=', id).returning(ACCOUNT_COLUMNS).executeTakeFirst();
+      const row = await announced(db, announce, (q) =>
+        q.updateTable('accounts').set(changes).where('id', '=', id).returning(ACCOUNT_COLUMNS).executeTakeFirst(),
+      );
       return row && asAccount(row);
     },
   };
@@ -60,7 +81,11 @@ export function asToken(row: Record<string, unknown>): Token {
 }
 
 /** Everything but the hot path (findByHash) and touch, which each backend does its own way. */
-export function kyselyTokens(db: Kysely<DatabaseSchema>, onWrite: () => void = () => {}): Omit<TokenRepository, 'findByHash' | 'touch'> {
+export function kyselyTokens(
+  db: Kysely<DatabaseSchema>,
+  onWrite: () => void = () => {},
+  announce?: AnnounceWrite,
+): Omit<TokenRepository, 'findByHash' | 'touch'> {
   return {
     async create(token) {
       return asToken(await db.insertInto('tokens').values(token).returning(TOKEN_COLUMNS).executeTakeFirstOrThrow());
@@ -74,13 +99,15 @@ export function kyselyTokens(db: Kysely<DatabaseSchema>, onWrite: () => void = (
     },
     async revoke(id, at) {
       onWrite();
-      const row = await db
-        .updateTable('tokens')
-        .set({ revoked_at: at })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .returning(TOKEN_COLUMNS)
-        .executeTakeFirst();
+      const row = await announced(db, announce, (q) =>
+        q
+          .updateTable('tokens')
+          .set({ revoked_at: at })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .returning(TOKEN_COLUMNS)
+          .executeTakeFirst(),
+      );
       return row && asToken(row);
     },
   };

@@ -1,9 +1,11 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTokens } from './kysely-repos.js';
 import { migrate } from './migrations.js';
+import { AUTH_CHANNEL, ListenedCache } from './pg-auth-cache.js';
+import { CircuitBreaker, guardedPool } from './pg-availability.js';
+import { AUTH_CACHE_MAX_ENTRIES } from './sqlite.js';
 import type { DatabaseSchema } from './schema.js';
-import type { Store, TokenRepository, UsageRepository, UsageRow } from './store.js';
+import type { Account, Store, Token, TokenRepository, UsageRepository, UsageRow } from './store.js';
 import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
 
 /** Connections one server instance keeps to PostgreSQL. */
@@ -15,17 +17,23 @@ export interface PostgresStore extends Store {
 
 /**
  * The PostgreSQL store: the same interface and migrations as SQLite, for several instances
- * sharing one database. Authentication is not cached here: another instance or the CLI may
- * revoke a token at any moment, and the indexed lookup is what makes that immediate.
- * `schema` (tests) puts every table in its own schema.
+ * sharing one database. Authentication is cached in memory and the cache dropped by LISTEN/NOTIFY
+ * (see ListenedCache), so a revocation by another instance or the CLI is seen at once.
+ * While the database cannot be reached, calls fail fast (see pg-availability.ts) and nothing
+ * ends the process. `schema` (tests) puts every table, and the notification channel, in its own
+ * schema's name.
  */
 export async function openPostgresStore(url: string, opts: { schema?: string } = {}): Promise<PostgresStore> {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: PG_POOL_SIZE,
-    ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
-  });
+  const connection = { connectionString: url, ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}) };
+  const breaker = new CircuitBreaker();
+  const { pool } = guardedPool({ ...connection, max: PG_POOL_SIZE }, breaker);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  const authCache = new ListenedCache<{ token: Token; account: Account }>(
+    connection,
+    opts.schema ? `${AUTH_CHANNEL}_${opts.schema}` : AUTH_CHANNEL,
+    AUTH_CACHE_MAX_ENTRIES,
+  );
+  const announce = (trx: Kysely<DatabaseSchema>) => authCache.notify(trx);
   if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
   const schema = opts.schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
   await migrate(db, 'postgres', schema);
@@ -36,31 +44,32 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     });
   });
 
+  const lookup = async (hash: string) => {
+    const r = await db
+      .selectFrom('tokens as t')
+      .innerJoin('accounts as a', 'a.id', 't.account_id')
+      .select([
+        't.id as t_id',
+        't.account_id',
+        't.label',
+        't.created_at as t_created_at',
+        't.last_used_at',
+        't.revoked_at',
+        'a.id',
+        'a.name',
+        'a.email',
+        'a.plan',
+        'a.status',
+        'a.created_at',
+      ])
+      .where('t.hash', '=', hash)
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return { token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }), account: asAccount(r) };
+  };
   const tokens: TokenRepository = {
-    ...kyselyTokens(db),
-    async findByHash(hash) {
-      const r = await db
-        .selectFrom('tokens as t')
-        .innerJoin('accounts as a', 'a.id', 't.account_id')
-        .select([
-          't.id as t_id',
-          't.account_id',
-          't.label',
-          't.created_at as t_created_at',
-          't.last_used_at',
-          't.revoked_at',
-          'a.id',
-          'a.name',
-          'a.email',
-          'a.plan',
-          'a.status',
-          'a.created_at',
-        ])
-        .where('t.hash', '=', hash)
-        .executeTakeFirst();
-      if (!r) return undefined;
-      return { token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }), account: asAccount(r) };
-    },
+    ...kyselyTokens(db, undefined, announce),
+    findByHash: (hash) => authCache.find(hash, () => lookup(hash)),
     touch(id, at) {
       touches.touch(id, at);
     },
@@ -158,7 +167,7 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
   return {
     kind: 'postgres',
     db,
-    accounts: kyselyAccounts(db),
+    accounts: kyselyAccounts(db, undefined, announce),
     tokens,
     usage,
     judge: kyselyJudge(db),
@@ -169,7 +178,9 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
       touches.onError = listener;
     },
     async close() {
-      await touches.close();
+      await authCache.close();
+      // An unreachable database must not keep the process from closing: the touches are informational.
+      await touches.close().catch(() => {});
       await db.destroy();
     },
   };

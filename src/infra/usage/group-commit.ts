@@ -2,15 +2,36 @@ import type { UsageRecord, UsageRepository } from '../store/store.js';
 
 /** A batch is written at once when it reaches this size, without waiting for the next turn. */
 export const GROUP_COMMIT_MAX_BATCH = 512;
+/** Records kept in memory while the database cannot take them; beyond this the oldest are dropped. */
+export const USAGE_PARKED_MAX_RECORDS = 200_000;
+/** How often kept records are offered to the database again. */
+export const USAGE_RETRY_MS = 500;
+/** Kept records are written back in transactions of at most this many. */
+export const USAGE_PARKED_WRITE_CHUNK = 20_000;
 
-/** Called once a record's batch is in the store (null), or with the error that kept it out. */
+/** Called once a record's batch is in the store or, when the store failed, kept to be written later. */
 export type RecordedCallback = (err: Error | null) => void;
+
+/** Where the recorder says that an outage began and ended (pino's shape; the app's logger). */
+export interface UsageLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+const SILENT: UsageLog = { warn() {}, info() {}, error() {} };
 
 /**
  * Group commit for usage records: every request's record joins the open batch, the batch is
  * written in one transaction on the next turn of the event loop, and each request's callback
- * (or promise) is answered only then. A response waits for its record, so a response that was sent is in the
- * store even after kill -9, while the database sees one transaction per turn, not per request.
+ * (or promise) is answered only then. A response waits for its record, so a response that was
+ * sent is in the store even after kill -9, while the database sees one transaction per turn,
+ * not per request.
+ *
+ * When the store cannot take a batch (PostgreSQL is down), its records are kept in memory, up to
+ * USAGE_PARKED_MAX_RECORDS, the responses go out, and the records are written when the database
+ * is back, or when the app closes. Only those kept records can be lost, to a crash during the
+ * outage. The outage is logged when it begins and when it ends, not once per request.
  */
 export class GroupCommitRecorder {
   private records: UsageRecord[] = [];
@@ -18,8 +39,21 @@ export class GroupCommitRecorder {
   private scheduled = false;
   private inFlight: Promise<void> = Promise.resolve();
   private readonly flushSoon = () => this.flush();
+  /** Records of failed writes, oldest first, waiting for the database. */
+  private parked: UsageRecord[] = [];
+  /** Parked records dropped because the queue was full, in this outage. */
+  private dropped = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly usage: UsageRepository) {}
+  constructor(
+    private readonly usage: UsageRepository,
+    private readonly log: UsageLog = SILENT,
+  ) {}
+
+  /** Records waiting in memory for the database (0 unless it is, or was just, unreachable). */
+  get pending(): number {
+    return this.parked.length;
+  }
 
   record(record: UsageRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => this.add(record, (err) => (err ? reject(err) : resolve())));
@@ -27,7 +61,7 @@ export class GroupCommitRecorder {
 
   /**
    * `record` for the request hot path, without a promise per request: `done` is called once the
-   * batch holding the record is in the store, or with the error that kept it out.
+   * batch holding the record is in the store, or kept in memory for it.
    */
   add(record: UsageRecord, done: RecordedCallback): void {
     this.records.push(record);
@@ -48,19 +82,84 @@ export class GroupCommitRecorder {
     this.callbacks = [];
     // Batches are written one after another, never interleaved.
     this.inFlight = this.inFlight.then(async () => {
-      let failure: Error | null = null;
       try {
         await this.usage.record(records);
+        // The database takes writes again: what was kept goes in at once.
+        if (this.parked.length > 0) this.scheduleRetry(0);
       } catch (err) {
-        failure = err instanceof Error ? err : new Error(`usage write failed: ${String(err)}`);
+        this.park(records, err);
       }
-      for (const done of callbacks) done(failure);
+      for (const done of callbacks) done(null);
     });
   }
 
-  /** Writes what is pending; called on shutdown before the store closes. */
+  private park(records: readonly UsageRecord[], err: unknown): void {
+    const first = this.parked.length === 0;
+    for (const r of records) this.parked.push(r);
+    const over = this.parked.length - USAGE_PARKED_MAX_RECORDS;
+    if (over > 0) {
+      this.parked.splice(0, over);
+      this.dropped += over;
+    }
+    if (first) {
+      this.log.warn(
+        { err, kept: this.parked.length },
+        `usage records could not be written; they are kept in memory (at most ${USAGE_PARKED_MAX_RECORDS}) and written when the database is back`,
+      );
+    }
+    this.scheduleRetry(USAGE_RETRY_MS);
+  }
+
+  private scheduleRetry(ms: number): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.inFlight = this.inFlight.then(async () => {
+        await this.writeParked();
+      });
+    }, ms);
+    this.retryTimer.unref();
+  }
+
+  /** Writes kept records in chunks; true when none are left. */
+  private async writeParked(): Promise<boolean> {
+    let written = 0;
+    while (this.parked.length > 0) {
+      const chunk = this.parked.slice(0, USAGE_PARKED_WRITE_CHUNK);
+      try {
+        await this.usage.record(chunk);
+      } catch {
+        if (written > 0) this.log.info({ written, kept: this.parked.length }, 'some kept usage records were written; the rest wait');
+        this.scheduleRetry(USAGE_RETRY_MS);
+        return false;
+      }
+      this.parked.splice(0, chunk.length);
+      written += chunk.length;
+    }
+    if (written > 0) {
+      const dropped = this.dropped;
+      this.dropped = 0;
+      if (dropped > 0) this.log.error({ written, dropped }, 'the database is back; usage records kept meanwhile were written, but the oldest were dropped when the queue was full');
+      else this.log.info({ written }, 'the database is back; usage records kept meanwhile were written');
+    }
+    return true;
+  }
+
+  /** Writes what is pending, kept records included; called on shutdown before the store closes. */
   async drain(): Promise<void> {
     this.flush();
     await this.inFlight;
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+    }
+    if (this.parked.length === 0) return;
+    const done = this.writeParked();
+    this.inFlight = done.then(() => undefined);
+    if (!(await done)) {
+      if (this.retryTimer) clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+      this.log.error({ lost: this.parked.length + this.dropped }, 'closing while the database cannot be reached: usage records kept in memory are lost');
+    }
   }
 }
