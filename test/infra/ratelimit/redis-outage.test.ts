@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { tempDir } from '../../helpers/build.js';
+import { createAccountToken, earlyInMinute } from '../../helpers/accounts-cli.js';
+import { serve, type Served } from '../../helpers/serve.js';
+import { PLANS } from '../../../src/domain/accounts/plans.js';
+
+/**
+ * Redis goes away under traffic and comes back empty, with a real `netdiag serve` and a Redis of
+ * the test's own (the shared one at TEST_REDIS_URL is never stopped).
+ */
+
+const FREE_PER_MINUTE = PLANS.free.requests_per_minute;
+/** The steps take a few seconds; they start no later than this second of a minute, so they share one. */
+const LATEST_START_SECOND = 25;
+/** Polls of /readyz while waiting for the server to find the restarted Redis (a failure message, not a timing bound). */
+const READY_POLLS = 200;
+const READY_POLL_MS = 50;
+const WARN = 'Redis does not answer';
+const BACK = 'Redis answers again';
+
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function startRedis(t: TestContext, port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL'));
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (out.includes('Ready to accept connections')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+  });
+  return child;
+}
+
+async function get(s: Served, path: string, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`http://127.0.0.1:${s.port}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const callsUsed = (r: { body: Record<string, unknown> }) => (r.body.data as { api_calls_used: number }).api_calls_used;
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+
+if (!hasRedis) {
+  test('redis outage: skipped because redis-server is not installed', { skip: 'redis-server not found' }, () => {});
+} else {
+  test('Redis stops under traffic, then comes back empty: no 500, limits hold throughout, /readyz says degraded', async (t) => {
+    const redisPort = await freePort();
+    let redis = await startRedis(t, redisPort);
+    const databaseUrl = `sqlite:${join(tempDir(t), 'outage.db')}`;
+    const free = await createAccountToken(databaseUrl, 'free@example.com', 'free');
+    const big = await createAccountToken(databaseUrl, 'big@example.com', 'enterprise');
+    await earlyInMinute(LATEST_START_SECOND);
+    const s = await serve(join(tempDir(t), 'unused.db'), false, { DATABASE_URL: databaseUrl, REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+    t.after(() => s.child.kill('SIGKILL'));
+
+    // Shared windows in Redis.
+    for (let i = 0; i < 4; i++) assert.equal((await get(s, '/api/user', free)).status, 200);
+    for (let i = 0; i < 3; i++) assert.equal((await get(s, '/api/user', big)).status, 200);
+    assert.deepEqual(await get(s, '/readyz'), { status: 200, body: { status: 'ready' } });
+
+    // Redis dies while calls are in flight: every one of them is answered, none with a 5xx.
+    const inFlight = Array.from({ length: 20 }, () => get(s, '/api/user', big));
+    redis.kill('SIGKILL');
+    const statuses = (await Promise.all(inFlight)).map((r) => r.status);
+    assert.deepEqual([...new Set(statuses)], [200], `statuses while Redis died: ${statuses.join(',')}`);
+
+    // Limited by the instance alone, from the recorded usage: the free account had 4 of its 10.
+    const degraded: number[] = [];
+    for (let i = 0; i < FREE_PER_MINUTE; i++) degraded.push((await get(s, '/api/user', free)).status);
+    assert.deepEqual(degraded, [...Array(FREE_PER_MINUTE - 4).fill(200), ...Array(4).fill(429)], 'the same plan figures, counted from the recorded calls');
+    assert.deepEqual(await get(s, '/readyz'), { status: 200, body: { status: 'ready', redis: 'degraded' } });
+    const user = await get(s, '/api/user', big);
+    const stats = await get(s, '/api/usage/stats', big);
+    assert.equal(callsUsed(stats), callsUsed(user) + 1, 'GET /user and /usage/stats give one figure (each counts itself)');
+    const bigBefore = callsUsed(stats);
+
+    // Redis comes back empty.
+    redis = await startRedis(t, redisPort);
+    let ready: unknown;
+    for (let i = 0; i < READY_POLLS; i++) {
+      ready = (await get(s, '/readyz')).body;
+      if (!('redis' in (ready as object))) break;
+      await new Promise((r) => setTimeout(r, READY_POLL_MS));
+    }
+    assert.deepEqual(ready, { status: 'ready' }, 'the server went back to Redis');
+    const after = await get(s, '/api/user', free);
+    assert.equal(after.status, 429, 'the free account, at its minute limit, stays limited although Redis lost every count');
+    const userAgain = await get(s, '/api/user', big);
+    assert.equal(callsUsed(userAgain), bigBefore + 1, "the day window was rebuilt from the recorded calls, not restarted from 0");
+    assert.equal(callsUsed(await get(s, '/api/usage/stats', big)), callsUsed(userAgain) + 1);
+
+    const log = s.stdout();
+    assert.equal(count(log, WARN), 1, 'one warning when Redis went away, not one per request');
+    assert.equal(count(log, BACK), 1, 'one line when it came back');
+    s.child.kill('SIGTERM');
+    await s.exited;
+  });
+}
