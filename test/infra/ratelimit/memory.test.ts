@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { MemoryRateLimiter } from '../../../src/infra/ratelimit/memory.js';
 import { rateLimiterSuite } from './suite.js';
 
-rateLimiterSuite('memory', async () => new MemoryRateLimiter());
+rateLimiterSuite('memory', async () => new MemoryRateLimiter(), undefined, async (seed) => new MemoryRateLimiter(seed));
 
 test('memory: a window seed is loaded once per key, and admission stays exact while it loads', async () => {
   let seeds = 0;

@@ -7,6 +7,7 @@ import { tempDir } from '../../helpers/build.js';
 import { createAccountToken, earlyInMinute } from '../../helpers/accounts-cli.js';
 import { serve, type Served } from '../../helpers/serve.js';
 import { PLANS } from '../../../src/domain/accounts/plans.js';
+import { RedisRateLimiter } from '../../../src/infra/ratelimit/redis.js';
 
 /**
  * Redis goes away under traffic and comes back empty, with a real `netdiag serve` and a Redis of
@@ -113,3 +114,19 @@ if (!hasRedis) {
     await s.exited;
   });
 }
+
+test('a Redis that never answers: every consume is answered by the instance alone, seeded, with one warning', async (t) => {
+  const port = await freePort(); // nothing listens there
+  const lines: Array<[string, string]> = [];
+  const log = { warn: (_o: object, msg: string) => lines.push(['warn', msg]), info: (_o: object, msg: string) => lines.push(['info', msg]) };
+  const limiter = new RedisRateLimiter(`redis://127.0.0.1:${port}`, { seed: async () => ({ minute: 8, hour: 8, day: 8 }), log });
+  t.after(() => limiter.close());
+  const limits = { minute: 10, hour: 100, day: 500 };
+  const now = Date.UTC(2026, 2, 4, 5, 6, 7);
+  const decisions = await Promise.all(Array.from({ length: 5 }, () => limiter.consume('acct:1', limits, now)));
+  assert.equal(decisions.filter((d) => d.allowed).length, 2, 'the recorded 8 of 10 count');
+  assert.equal(limiter.redisState(), 'degraded');
+  assert.deepEqual((await limiter.peek('acct:1', limits, now)).map((w) => w.used), [10, 10, 10]);
+  assert.equal(lines.filter(([level]) => level === 'warn').length, 1, 'one warning, not one per request');
+  assert.ok(lines[0]![1].includes(WARN));
+});

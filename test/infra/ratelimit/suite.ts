@@ -1,13 +1,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { headlineWindow, type RateLimiter, type WindowLimits } from '../../../src/infra/ratelimit/limiter.js';
+import type { WindowSeed } from '../../../src/infra/ratelimit/memory.js';
 
 /**
  * The rate limiter contract, run against every backend (memory, Redis). `make` returns a fresh
  * limiter whose counters start empty; `makeSecond`, where given, shares the first one's state
  * as a second server instance would.
  */
-export function rateLimiterSuite(name: string, make: () => Promise<RateLimiter>, makeSecond?: () => Promise<RateLimiter>): void {
+export function rateLimiterSuite(
+  name: string,
+  make: () => Promise<RateLimiter>,
+  makeSecond?: () => Promise<RateLimiter>,
+  /** A limiter whose windows it has not seen start from `seed` (the recorded usage). */
+  makeSeeded?: (seed: WindowSeed) => Promise<RateLimiter>,
+): void {
   const FREE: WindowLimits = { minute: 10, hour: 100, day: 500 };
   // 2026-03-04 05:06:00 UTC, a minute boundary
   const T0 = Date.UTC(2026, 2, 4, 5, 6, 0);
@@ -95,6 +102,40 @@ export function rateLimiterSuite(name: string, make: () => Promise<RateLimiter>,
     assert.equal((await limiter.consume(a, FREE, T0)).allowed, false);
     assert.equal((await limiter.consume(b, FREE, T0)).allowed, true);
   });
+
+  if (makeSeeded) {
+    test(`${name}: a key it has not seen starts every window from the recorded usage, and admission stays exact`, async (t) => {
+      const recorded = new Map<string, { minute: number; hour: number; day: number }>();
+      const asked: string[] = [];
+      const limiter = await makeSeeded(async (k) => {
+        asked.push(k);
+        return recorded.get(k) ?? { minute: 0, hour: 0, day: 0 };
+      });
+      t.after(() => limiter.close());
+      const busy = key();
+      recorded.set(busy, { minute: 7, hour: 40, day: 200 });
+      const now = T0 + 30_000;
+      const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(busy, FREE, now)));
+      assert.equal(decisions.filter((d) => d.allowed).length, 3, 'the minute had 3 of its 10 left');
+      const refused = decisions.find((d) => !d.allowed)!;
+      assert.equal(refused.exceeded?.window, 'minute');
+      assert.deepEqual(refused.windows.map((w) => w.used), [10, 43, 203], 'every window counts on top of the recorded calls');
+      assert.ok(asked.includes(busy));
+
+      // The next minute starts empty; the hour and day go on. A window the limiter already has
+      // is not lowered by what was recorded (calls in flight are not recorded yet).
+      recorded.set(busy, { minute: 0, hour: 0, day: 0 });
+      const next = await limiter.consume(busy, FREE, now + 60_000);
+      assert.equal(next.allowed, true);
+      assert.deepEqual(next.windows.map((w) => w.used), [1, 44, 204]);
+
+      const hourFull = key();
+      recorded.set(hourFull, { minute: 0, hour: FREE.hour, day: FREE.hour });
+      const h = await limiter.consume(hourFull, FREE, now);
+      assert.equal(h.allowed, false);
+      assert.equal(h.exceeded?.window, 'hour', 'a restart mid-hour hands out no fresh hour');
+    });
+  }
 
   if (makeSecond) {
     test(`${name}: two instances sharing the backend admit exactly min(N, L) between them`, async (t) => {
