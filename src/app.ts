@@ -8,6 +8,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { API_PREFIX, registerAccess, windowSeedFromUsage } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { connectionOptions, registerHygieneHeaders } from './http/plugins/connection.js';
+import { registerDraining } from './http/plugins/draining.js';
 import { RouteIndex } from './http/route-index.js';
 import { genReqId, lazyChildLogger, registerObservability } from './http/plugins/observability.js';
 import type { RouteDeps } from './http/routes/deps.js';
@@ -91,6 +92,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: false },
     ...connectionOptions(deps.config.timeouts),
+    // Fastify's own 503 while closing is not the envelope; registerDraining answers instead.
+    return503OnClosing: false,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorBody);
@@ -139,6 +142,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerObservability(app);
   registerHygieneHeaders(app);
+  // Before access: a request refused while shutting down spends no rate budget and is no call.
+  registerDraining(app);
   const routes = new RouteIndex(app);
   registerErrorHandling(app, routes);
   // Date.now() unless a test gave a clock: a Date per request only to read its time is waste.

@@ -27,8 +27,10 @@ export interface Config {
   geoipCityDb: string | undefined;
   geoipAsnDb: string | undefined;
   logLevel: string;
-  /** How long a client may take over its connection (see src/http/limits.ts). */
+  /** How long a client may take over its connection (see src/http/plugins/connection.ts). */
   timeouts: ConnectionTimeouts;
+  /** After SIGTERM/SIGINT: how long requests in flight get to finish before the process exits anyway. */
+  shutdownGraceMs: number;
 }
 
 export interface ConnectionTimeouts {
@@ -54,6 +56,11 @@ export const DEFAULTS = {
   requestTimeoutS: 30,
   /** Longer than the 60 s idle timeout of the usual load balancers, so they never reuse a connection we closed. */
   keepAliveTimeoutS: 72,
+  /**
+   * The longest legitimate request with room to spare: a 1000-port scan of silent ports at the
+   * 30 s timeout takes about a minute (the socket budget runs it in two waves).
+   */
+  shutdownGraceS: 90,
 } as const;
 
 /** NETDIAG_JUDGE_SECRET's shortest length: 32 characters (`openssl rand -hex 32` gives 64). */
@@ -225,5 +232,6 @@ export function loadConfig(env: Env = process.env): Config {
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
     logLevel,
     timeouts,
+    shutdownGraceMs: parseSeconds('NETDIAG_SHUTDOWN_GRACE_S', env.NETDIAG_SHUTDOWN_GRACE_S, DEFAULTS.shutdownGraceS, 3600) * 1000,
   });
 }

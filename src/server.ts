@@ -6,9 +6,6 @@ import { openStore } from './infra/store/index.js';
 import { createGeoReader } from './infra/geoip/index.js';
 import { performance } from 'node:perf_hooks';
 
-/** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
-export const SHUTDOWN_GRACE_MS = 10_000;
-
 /**
  * Source maps (tsx turns them on) make every stack trace expensive, and Node reads the stack of
  * every socket error, so a 1000-port scan spends a fifth of its time mapping stacks of refused
@@ -37,24 +34,22 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     await store.close();
   };
 
-  let closing = false;
-  // Requests in flight when the signal lands still get their answer, on a connection that
-  // then closes, so the server is not held open by keep-alive clients.
-  // A callback hook: it runs on every response, and an async one costs a promise each time.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
-
   await app.listen({ port: config.port, host: config.host });
   const bound = app.server.address();
   await bootstrapFirstAccount(new AccountService(store), config, typeof bound === 'object' && bound ? bound.port : config.port);
 
+  // Requests in flight when the signal lands still get their answer (and are recorded), on a
+  // connection that then closes; new ones get a 503 (src/http/plugins/draining.ts). Past the
+  // grace the process exits anyway.
+  let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
+    app.log.info({ signal, graceS: config.shutdownGraceMs / 1000 }, 'shutting down: finishing in-flight requests, refusing new ones');
+    const force = setTimeout(() => {
+      app.log.error({ graceS: config.shutdownGraceMs / 1000 }, 'requests still in flight at the end of the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway');
+      process.exit(1);
+    }, config.shutdownGraceMs);
     force.unref();
     closeAll().then(
       () => process.exit(0),

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadConfig } from '../../src/config.js';
+import { createDialer } from '../../src/infra/net/dialer.js';
+import { build } from '../helpers/build.js';
+import { hangingConnect, pollUntil } from '../infra/net/fixtures/connect-spy.js';
+
+test('the default shutdown grace outlasts a 1000-port scan at the 30 s timeout', () => {
+  // 1000 silent ports run in two waves of the per-request socket budget: about 60 s.
+  assert.ok(loadConfig({}).shutdownGraceMs >= 60_000 + 15_000);
+  assert.equal(loadConfig({ NETDIAG_SHUTDOWN_GRACE_S: '5' }).shutdownGraceMs, 5_000);
+  assert.throws(() => loadConfig({ NETDIAG_SHUTDOWN_GRACE_S: '0' }), /NETDIAG_SHUTDOWN_GRACE_S/);
+});
+
+test('shutting down: the request in flight is answered and recorded; a request that still arrives gets 503 with Retry-After and no call is counted', async (t) => {
+  const { fn: connectFn } = hangingConnect();
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+  // Holds the shutdown between "draining" and "the listener closes", as a slow close would.
+  let release = (): void => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const b = await build(t, {
+    deps: { dialer },
+    extraRoutes: (app) => app.addHook('preClose', (done) => void held.then(() => done())),
+  });
+  assert.equal((await b.api('/api/user')).status, 200);
+
+  // A scan whose connects never answer: it takes its whole 2 s timeout.
+  const inFlight = b.api('/api/port/scan', { json: { host: '127.0.0.1', port: 9, timeout: 2 } });
+  await pollUntil(() => dialer.stats.active >= 1);
+  const closed = b.app.close();
+
+  const late = await b.api('/api/user', { headers: { connection: 'keep-alive' } });
+  assert.equal(late.status, 503);
+  assert.equal(late.headers.get('retry-after'), '1');
+  assert.equal(late.headers.get('connection'), 'close');
+  const body = (await late.json()) as { success: boolean; error: string; message: string };
+  assert.equal(body.error, 'service_unavailable');
+  assert.match(body.message, /shutting down/);
+
+  const scan = await inFlight;
+  assert.equal(scan.status, 200, 'the scan in flight was answered');
+  assert.equal(scan.headers.get('connection'), 'close');
+  assert.equal(((await scan.json()) as { data: { state: string } }).data.state, 'filtered');
+  release();
+  await closed;
+
+  // Recorded before the store closed: the two calls answered; the refused request is not a call.
+  const rows = await b.store.usage.rows(1, '2000-01-01', '2999-12-31');
+  assert.deepEqual(Object.fromEntries(rows.map((r) => [r.endpoint, r.requests])), { '/port/scan': 1, '/user': 1 });
+});
