@@ -9,6 +9,9 @@ import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
 import { useProductionRuntime } from '../../src/server.js';
 import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
+import { RedisRateLimiter } from '../../src/infra/ratelimit/redis.js';
+import { openPostgresStore } from '../../src/infra/store/postgres.js';
+import pg from 'pg';
 import { decide, type RateLimiter } from '../../src/infra/ratelimit/limiter.js';
 
 /**
@@ -22,6 +25,14 @@ class UnboundedLimits implements RateLimiter {
   close = () => this.inner.close();
 }
 const BIG = { minute: 1e12, hour: 1e12, day: 1e12 };
+
+/** The Redis limiter (one script round trip per request, as in production) with the same too-large windows. */
+class UnboundedRedis implements RateLimiter {
+  constructor(private readonly inner: RedisRateLimiter) {}
+  consume: RateLimiter['consume'] = (key, _limits, now) => this.inner.consume(key, BIG, now);
+  peek: RateLimiter['peek'] = (key, _limits, now) => this.inner.peek(key, BIG, now);
+  close = () => this.inner.close();
+}
 
 /**
  * BENCH_PARTS=admit-all: a limiter that admits everything without counting, and a usage write
@@ -43,15 +54,29 @@ class AdmitAll implements RateLimiter {
  */
 useProductionRuntime();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
-const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'silent' });
-const store = await openStore(config.databaseUrl);
+/**
+ * BENCH_BACKEND=scale-out: PostgreSQL (BENCH_DATABASE_URL, a fresh schema dropped at the end) and
+ * the Redis limiter (BENCH_REDIS_URL), the path several instances share; SQLite and the
+ * in-process limiter otherwise.
+ */
+const scaleOut = process.env.BENCH_BACKEND === 'scale-out';
+const pgUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
+const schema = `nd_bench_${process.pid}_${Date.now()}`;
+const config = loadConfig({
+  ...process.env,
+  DATABASE_URL: scaleOut ? pgUrl : `sqlite:${join(dir, 'bench.db')}`,
+  ...(scaleOut ? { REDIS_URL: redisUrl } : {}),
+  LOG_LEVEL: process.env.BENCH_LOG ? 'info' : 'silent',
+});
+const store = scaleOut ? await openPostgresStore(pgUrl, { schema }) : await openStore(config.databaseUrl);
 const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: process.env.BENCH_PLAN ?? 'enterprise' });
 const parts = process.env.BENCH_PARTS ?? 'all';
 if (parts === 'admit-all') store.usage.record = async () => {};
 const app = await buildApp({
   config,
   store,
-  limiter: parts === 'auth' ? null : parts === 'admit-all' ? new AdmitAll() : new UnboundedLimits(),
+  limiter: parts === 'auth' ? null : parts === 'admit-all' ? new AdmitAll() : scaleOut ? new UnboundedRedis(new RedisRateLimiter(redisUrl)) : new UnboundedLimits(),
   recordUsage: parts !== 'auth',
   logger: process.env.BENCH_LOG ? { level: 'info' } : false,
 });
@@ -62,6 +87,12 @@ process.once('SIGTERM', () =>
   void app.close().then(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+    if (scaleOut) {
+      const client = new pg.Client({ connectionString: pgUrl });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    }
     process.exit(0);
   }),
 );
