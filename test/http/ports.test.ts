@@ -22,6 +22,7 @@ interface Item {
   state: 'open' | 'closed' | 'filtered';
   service: string | null;
   response_time: number | null;
+  queued_ms: number | null;
   reason: string;
 }
 interface Ok<T> {
@@ -105,8 +106,9 @@ describe('POST /api/port/scan', () => {
     const b = await build(t, { env: LOOPBACK_ENV });
     const open = await post<Ok<Item>>(b, '/api/port/scan', { host: '127.0.0.1', port: listeners[0]!.port });
     assert.equal(open.status, 200);
-    assert.deepEqual({ ...open.body.data, response_time: 0 }, {
-      host: '127.0.0.1', ip: '127.0.0.1', port: listeners[0]!.port, open: true, state: 'open', service: null, response_time: 0, reason: 'connected',
+    assert.ok(typeof open.body.data.queued_ms === 'number', 'the wait for a connection slot, apart from response_time');
+    assert.deepEqual({ ...open.body.data, response_time: 0, queued_ms: 0 }, {
+      host: '127.0.0.1', ip: '127.0.0.1', port: listeners[0]!.port, open: true, state: 'open', service: null, response_time: 0, queued_ms: 0, reason: 'connected',
     });
     assert.equal(open.body.message, `port ${listeners[0]!.port} of 127.0.0.1 (127.0.0.1): open`);
 

@@ -32,3 +32,10 @@ export const SCAN_CONCURRENCY = 512;
  * the process stays far from its descriptor limit.
  */
 export const SCANS_GLOBAL_SOCKETS = 768;
+
+/**
+ * Of those, the most one owner's (account's) scans hold at once: the other 128 stay free for
+ * other accounts, whose first port then never waits for one of these to time out. When several
+ * accounts wait, a freed slot goes to the one holding the fewest (infra/net/limiter.ts).
+ */
+export const SCANS_PER_OWNER_SOCKETS = 640;

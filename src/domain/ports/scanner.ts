@@ -1,4 +1,6 @@
 import { setMaxListeners } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { round2 } from '../../round.js';
 import { ValidationError } from '../../errors.js';
 import { ConnectionLimiter, DialError, ResolveError, describeDialError, type CheckedAddress, type Dialer } from '../../infra/net/dialer.js';
 import {
@@ -9,6 +11,7 @@ import {
   MIN_TIMEOUT_S,
   SCAN_CONCURRENCY,
   SCANS_GLOBAL_SOCKETS,
+  SCANS_PER_OWNER_SOCKETS,
 } from './defaults.js';
 import { serviceName } from './services.js';
 
@@ -32,6 +35,11 @@ export interface PortResult {
   service: string | null;
   /** ms (two decimals) from the connect to its answer, or to the timeout; null when nothing was sent. */
   response_time: number | null;
+  /**
+   * ms (two decimals) this port waited for a connection slot before its connect (this scan's
+   * own parallelism and the budget shared with other scans); null when nothing was sent.
+   */
+  queued_ms: number | null;
   /** Why the state: `connected`, `connection refused`, `no answer within 3 s`, `host unreachable`, a DNS failure, … */
   reason: string;
 }
@@ -41,6 +49,8 @@ export interface ScanOptions {
   timeoutMs: number;
   /** Ends the scan early: queued ports are never dialled and the scan rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Whose scan this is (an account key): the shared socket budget is divided fairly by owner. */
+  owner?: string;
 }
 
 export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'limiter'>;
@@ -50,6 +60,8 @@ export interface PortScannerOptions {
   concurrency?: number;
   /** Connects all scans of this scanner keep in flight together. */
   globalSockets?: number;
+  /** Of those, the most one owner's scans may hold. */
+  perOwnerSockets?: number;
 }
 
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
@@ -69,8 +81,16 @@ export function normalizePorts(ports: readonly number[], field = 'ports'): numbe
   return [...new Set(ports)].sort((a, b) => a - b);
 }
 
-function portResult(host: string, ip: string | null, port: number, state: PortState, response_time: number | null, reason: string): PortResult {
-  return { host, ip, port, open: state === 'open', state, service: serviceName(port), response_time, reason };
+function portResult(
+  host: string,
+  ip: string | null,
+  port: number,
+  state: PortState,
+  response_time: number | null,
+  reason: string,
+  queued_ms: number | null = null,
+): PortResult {
+  return { host, ip, port, open: state === 'open', state, service: serviceName(port), response_time, queued_ms, reason };
 }
 
 function checkTimeout(timeoutMs: number): void {
@@ -91,7 +111,9 @@ export class PortScanner {
   constructor(deps: { dialer: ScanDialer }, opts: PortScannerOptions = {}) {
     this.#dialer = deps.dialer;
     this.#concurrency = opts.concurrency ?? SCAN_CONCURRENCY;
-    this.#global = new ConnectionLimiter(opts.globalSockets ?? SCANS_GLOBAL_SOCKETS);
+    this.#global = new ConnectionLimiter(opts.globalSockets ?? SCANS_GLOBAL_SOCKETS, {
+      maxPerOwner: opts.perOwnerSockets ?? SCANS_PER_OWNER_SOCKETS,
+    });
   }
 
   /** Connects in flight and waiting across all scans. */
@@ -150,20 +172,26 @@ export class PortScanner {
   }
 
   async #probe(host: string, ip: CheckedAddress, port: number, perScan: ConnectionLimiter, opts: ScanOptions): Promise<PortResult> {
-    const { signal, timeoutMs } = opts;
+    const { signal, timeoutMs, owner } = opts;
+    const queued = performance.now();
     // This scan's cap first, then the shared one, so no scan holds a shared slot while it
     // waits for its own.
     const releaseScan = await perScan.acquire(signal);
     let releaseGlobal: () => void;
     try {
-      releaseGlobal = await this.#global.acquire(signal);
+      releaseGlobal = await this.#global.acquire(signal, owner);
     } catch (err) {
       releaseScan();
       throw err;
     }
-    const result = (state: PortState, responseTime: number, reason: string): PortResult => portResult(host, ip, port, state, responseTime, reason);
+    const waited = performance.now() - queued;
+    let queuedMs = 0;
+    const result = (state: PortState, responseTime: number, reason: string): PortResult =>
+      portResult(host, ip, port, state, responseTime, reason, queuedMs);
     try {
-      const { code, elapsedMs, selfConnect } = await this.#dialer.probe(ip, port, { timeoutMs, signal });
+      const probed = await this.#dialer.probe(ip, port, { timeoutMs, signal, owner });
+      const { code, elapsedMs, selfConnect } = probed;
+      queuedMs = round2(waited + probed.queuedMs);
       if (code === null) return selfConnect ? result('closed', elapsedMs, 'connection refused (nothing listening)') : result('open', elapsedMs, 'connected');
       if (REFUSED.has(code)) return result('closed', elapsedMs, describeDialError(code));
       if (code === 'ETIMEDOUT') return result('filtered', elapsedMs, `no answer within ${timeoutMs / 1000} s`);

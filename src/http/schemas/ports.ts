@@ -43,5 +43,8 @@ export const PortScanItem = Type.Object({
   state: Type.Enum(['open', 'closed', 'filtered'], { description: 'open: connected; closed: refused; filtered: no answer within the timeout, or unreachable' }),
   service: Nullable(Type.String({ description: "IANA's service name for the port" })),
   response_time: Nullable(Type.Number({ description: 'ms from connect to the answer (or the timeout); null when nothing was sent' })),
+  queued_ms: Nullable(
+    Type.Number({ description: 'ms this port waited for a connection slot before its connect (not part of response_time); null when nothing was sent' }),
+  ),
   reason: Type.String({ description: 'connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve' }),
 });

@@ -21,8 +21,11 @@
  *    connect time.
  * 3. The caller owns a returned socket: attach an `'error'` listener and `destroy()` or `end()`
  *    it when done. Its slot in the global budget (and in `limiter`) is freed when it closes.
- * 4. The global socket budget is a FIFO queue: dials beyond it wait (the timeout only starts
- *    when the connect does), and an aborted signal takes a waiting dial out of the queue.
+ * 4. The global socket budget is shared fairly between owners (accounts: `owner`, or the
+ *    `runAsOwner` context of owner.ts): dials beyond it wait (the timeout only starts when the
+ *    connect does), a freed slot goes to the waiting owner holding the fewest, no owner holds
+ *    more than MAX_PER_OWNER_SOCKETS, and an aborted signal takes a waiting dial out of the
+ *    queue. The wait is reported apart (`queuedMs`), never in a connect time.
  *    `dialer.limiter(n)` gives one request its own smaller cap on top.
  *
  * Anything that needs a socket to a user-chosen host and does not come through here is a bug.
@@ -31,7 +34,8 @@ import ipaddr from 'ipaddr.js';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config.js';
-import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_REQUEST_SOCKETS, MAX_PORT, MIN_PORT } from './defaults.js';
+import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, MAX_PER_REQUEST_SOCKETS, MAX_PORT, MIN_PORT } from './defaults.js';
+import { currentOwner } from './owner.js';
 import { parseIpStrict } from './ip-text.js';
 import { ConnectionLimiter } from './limiter.js';
 import { TargetPolicy } from './policy.js';
@@ -72,6 +76,8 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** A per-request cap from `dialer.limiter(n)`. */
   limiter?: ConnectionLimiter;
+  /** Whose dial this is (an account key), for the fair share of the global budget; default: currentOwner(). */
+  owner?: string;
 }
 
 export type DialErrorCode =
@@ -136,8 +142,10 @@ export class DialError extends Error {
   readonly elapsedMs: number;
   readonly address: string;
   readonly port: number;
+  /** Time waiting for a socket slot before the connect, ms with two decimals. */
+  readonly queuedMs: number;
 
-  constructor(code: DialErrorCode, address: string, port: number, elapsedMs: number, cause?: unknown) {
+  constructor(code: DialErrorCode, address: string, port: number, elapsedMs: number, cause?: unknown, queuedMs = 0) {
     const where = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
     super(`${DESCRIPTIONS[code]} (${where})`, cause === undefined ? undefined : { cause });
     this.name = 'DialError';
@@ -145,6 +153,7 @@ export class DialError extends Error {
     this.address = address;
     this.port = port;
     this.elapsedMs = elapsedMs;
+    this.queuedMs = queuedMs;
   }
 
   /** Short text for a result's `error` field. */
@@ -157,6 +166,8 @@ export interface DialResult {
   socket: net.Socket;
   /** Time from socket creation to connected, in ms with two decimals. */
   elapsedMs: number;
+  /** Time waiting for a socket slot before that, in ms with two decimals. */
+  queuedMs: number;
 }
 
 type ProbeCode = Exclude<DialErrorCode, 'ABORT_ERR'>;
@@ -172,6 +183,8 @@ export interface ProbeResult {
    * pick P as the ephemeral port. Loopback scans hit it now and then; the port is closed.
    */
   selfConnect: boolean;
+  /** Time waiting for a socket slot before the connect, ms with two decimals. */
+  queuedMs: number;
 }
 
 export interface DialerStats {
@@ -189,6 +202,8 @@ export interface DialerOptions {
   policy: TargetPolicy;
   resolver: HostResolver;
   maxGlobalSockets?: number;
+  /** Of those, the most one owner may hold; default MAX_PER_OWNER_SOCKETS (capped at maxGlobalSockets). */
+  maxPerOwnerSockets?: number;
   /** Replaces net.connect; tests use it to see (and fake) every connect. */
   connectFn?: ConnectFn;
 }
@@ -229,7 +244,9 @@ export class Dialer {
     this.#resolver = opts.resolver;
     this.#connectFn = opts.connectFn ?? ((o) => net.connect(o));
     this.#customConnect = opts.connectFn !== undefined;
-    this.#global = new ConnectionLimiter(opts.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS);
+    this.#global = new ConnectionLimiter(opts.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS, {
+      maxPerOwner: opts.maxPerOwnerSockets ?? MAX_PER_OWNER_SOCKETS,
+    });
     const counters = this.#counters;
     const global = this.#global;
     this.stats = {
@@ -329,7 +346,11 @@ export class Dialer {
    * of the very address (a string cast into CheckedAddress is caught here), then this request's
    * slot and the global one. `release` frees the slots once, whichever path calls it.
    */
-  async #admit(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<{ host: string; family: 4 | 6; release: () => void }> {
+  async #admit(
+    address: CheckedAddress,
+    port: number,
+    opts: ConnectOptions,
+  ): Promise<{ host: string; family: 4 | 6; release: () => void; queuedMs: number }> {
     if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
       throw new RangeError(`Dialer: port must be an integer ${MIN_PORT}-${MAX_PORT}, got ${port}`);
     }
@@ -343,9 +364,10 @@ export class Dialer {
     const releaseSlots = (): void => {
       for (const release of slots.splice(0)) release();
     };
+    const queued = performance.now();
     try {
       if (opts.limiter) slots.push(await opts.limiter.acquire(signal));
-      slots.push(await this.#global.acquire(signal));
+      slots.push(await this.#global.acquire(signal, opts.owner ?? currentOwner()));
       // The signal may fire between the grant and this line; no socket for a dead request.
       signal?.throwIfAborted();
     } catch (err) {
@@ -361,7 +383,7 @@ export class Dialer {
       this.#counters.active--;
       releaseSlots();
     };
-    return { host, family, release };
+    return { host, family, release, queuedMs: round2(performance.now() - queued) };
   }
 
   /** The last address checked: a scan dials one address a thousand times. */
@@ -386,12 +408,12 @@ export class Dialer {
    */
   async probe(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<ProbeResult> {
     if (this.#customConnect || rawConnect === null) return this.#probeBySocket(address, port, opts);
-    const { host, family, release } = await this.#admit(address, port, opts);
+    const { host, family, release, queuedMs } = await this.#admit(address, port, opts);
     try {
       const r = await rawConnect(host, family, port, opts.timeoutMs, opts.signal);
-      if (r.code === null) return { code: null, elapsedMs: r.elapsedMs, selfConnect: r.localPort === port && r.localAddress === host };
+      if (r.code === null) return { code: null, elapsedMs: r.elapsedMs, selfConnect: r.localPort === port && r.localAddress === host, queuedMs };
       const code = KNOWN_CODES.has(r.code) ? (r.code as ProbeCode) : 'EDIAL';
-      return { code, elapsedMs: r.elapsedMs, selfConnect: false };
+      return { code, elapsedMs: r.elapsedMs, selfConnect: false, queuedMs };
     } catch (err) {
       throw new DialError('ABORT_ERR', host, port, 0, err);
     } finally {
@@ -401,20 +423,20 @@ export class Dialer {
 
   async #probeBySocket(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<ProbeResult> {
     try {
-      const { socket, elapsedMs } = await this.dial(address, port, opts);
+      const { socket, elapsedMs, queuedMs } = await this.dial(address, port, opts);
       const selfConnect = socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress;
       socket.on('error', () => undefined);
       socket.resetAndDestroy();
-      return { code: null, elapsedMs, selfConnect };
+      return { code: null, elapsedMs, selfConnect, queuedMs };
     } catch (err) {
       if (!(err instanceof DialError) || err.code === 'ABORT_ERR') throw err;
-      return { code: err.code, elapsedMs: err.elapsedMs, selfConnect: false };
+      return { code: err.code, elapsedMs: err.elapsedMs, selfConnect: false, queuedMs: err.queuedMs };
     }
   }
 
   /** `connect()` that also reports how long the connect took. */
   async dial(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<DialResult> {
-    const { host, family, release: freeSocketSlot } = await this.#admit(address, port, opts);
+    const { host, family, release: freeSocketSlot, queuedMs } = await this.#admit(address, port, opts);
     const { signal } = opts;
     const started = performance.now();
     let socket: net.Socket;
@@ -439,11 +461,11 @@ export class Dialer {
         socket.on('error', () => undefined);
         socket.destroy();
         freeSocketSlot();
-        reject(withoutStack(() => new DialError(code, host, port, round2(performance.now() - started), cause)));
+        reject(withoutStack(() => new DialError(code, host, port, round2(performance.now() - started), cause, queuedMs)));
       };
       const onConnect = (): void => {
         cleanup();
-        resolve({ socket, elapsedMs: round2(performance.now() - started) });
+        resolve({ socket, elapsedMs: round2(performance.now() - started), queuedMs });
       };
       const onError = (err: NodeJS.ErrnoException): void => {
         const code = err.code !== undefined && KNOWN_CODES.has(err.code) ? (err.code as DialErrorCode) : 'EDIAL';

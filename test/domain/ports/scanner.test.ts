@@ -90,8 +90,9 @@ describe('open and closed on loopback', () => {
     const scanner = new PortScanner({ dialer: d });
     const l = await startListener('127.0.0.1');
     const open = await scanner.scanPort('127.0.0.1', l.port, T);
-    assert.deepEqual({ ...open, response_time: 0 }, {
-      host: '127.0.0.1', ip: '127.0.0.1', port: l.port, open: true, state: 'open', service: null, response_time: 0, reason: 'connected',
+    assert.ok(typeof open.queued_ms === 'number' && open.queued_ms >= 0, 'the wait for a slot is reported apart');
+    assert.deepEqual({ ...open, response_time: 0, queued_ms: 0 }, {
+      host: '127.0.0.1', ip: '127.0.0.1', port: l.port, open: true, state: 'open', service: null, response_time: 0, queued_ms: 0, reason: 'connected',
     });
     await l.close();
     const closed = await scanner.scanPort('127.0.0.1', l.port, T);
