@@ -7,6 +7,7 @@ import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
 import { API_PREFIX, registerAccess, windowSeedFromUsage } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { registerConcurrency } from './http/plugins/concurrency.js';
 import { connectionOptions, registerHygieneHeaders } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
 import { RouteIndex } from './http/route-index.js';
@@ -149,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Date.now() unless a test gave a clock: a Date per request only to read its time is waste.
   const now = deps.clock ? () => clock().getTime() : Date.now;
   registerAccess(app, { accounts, limiter, now });
+  registerConcurrency(app);
   if (deps.recordUsage !== false) registerUsageRecording(app, recorder);
   await registerOpenApi(app, { dataNotes: geoNotes(geo) });
 

@@ -14,6 +14,17 @@ export const PLANS = {
 } as const satisfies Record<string, PlanLimits>;
 
 export type PlanName = keyof typeof PLANS;
+
+/**
+ * Requests that probe the network (/proxy/*, /port/*, /ipv6/test, /dns/whois) one account may
+ * have in flight at once (API.md, "Rate limits"); one more is a 429 with window "concurrent".
+ */
+export const CONCURRENT_PROBES = {
+  free: 2,
+  basic: 4,
+  pro: 8,
+  enterprise: 16,
+} as const satisfies Record<PlanName, number>;
 export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
 
 /** The plan of a new account when none is named. */

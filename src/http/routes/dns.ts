@@ -26,7 +26,7 @@ export async function dnsRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
   );
   app.post(
     '/dns/whois',
-    { schema: { summary: 'WHOIS of a domain, following registry referrals', tags: ['dns'], body: WhoisBody, response: responses(WhoisResult) } },
+    { config: { probe: true }, schema: { summary: 'WHOIS of a domain, following registry referrals', tags: ['dns'], body: WhoisBody, response: responses(WhoisResult) } },
     async (request) => {
       const result = await deps.whois.lookup((request.body as Static<typeof WhoisBody>).domain);
       const state = result.registered === null ? 'registration unknown' : result.registered ? 'registered' : 'not registered';

@@ -23,7 +23,7 @@ export async function ipv6Routes(app: FastifyInstance, deps: RouteDeps): Promise
   );
   app.post(
     '/ipv6/test',
-    { schema: { summary: 'Test IPv6 connectivity to a target (TCP 443, then 80)', tags: ['ipv6'], body: Ipv6TestBody, response: responses(Ipv6TestResult) } },
+    { config: { probe: true }, schema: { summary: 'Test IPv6 connectivity to a target (TCP 443, then 80)', tags: ['ipv6'], body: Ipv6TestBody, response: responses(Ipv6TestResult) } },
     async (request, reply) => {
       const { target, port } = request.body as Static<typeof Ipv6TestBody>;
       // A client that hangs up stops the connects (each may wait up to 5 s); recorded as 499.

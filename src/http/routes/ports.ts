@@ -6,6 +6,7 @@ import { responses } from '../schemas/common.js';
 import { PortScanBody, PortScanCommonBody, PortScanItem, PortScanRangeBody } from '../schemas/ports.js';
 import type { RouteDeps } from './deps.js';
 import { clientGoneSignal } from '../client-gone.js';
+import { ownerOf } from '../plugins/concurrency.js';
 
 /** "example.com (93.184.216.34)", or why there is no address. Every result of a scan shares both. */
 function target(first: PortResult): string {
@@ -20,28 +21,28 @@ function rangeMessage(results: readonly PortResult[]): string {
 export async function portRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.post(
     '/port/scan',
-    { schema: { summary: 'TCP connect scan of one port', tags: ['ports'], body: PortScanBody, response: responses(PortScanItem) } },
+    { config: { probe: true }, schema: { summary: 'TCP connect scan of one port', tags: ['ports'], body: PortScanBody, response: responses(PortScanItem) } },
     async (request, reply) => {
       const { host, port, timeout = SCAN_DEFAULT_TIMEOUT_S } = request.body as Static<typeof PortScanBody>;
-      const result = await deps.ports.scanPort(host, port, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply) });
+      const result = await deps.ports.scanPort(host, port, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply), owner: ownerOf(request) });
       return ok(result, result.ip === null ? target(result) : `port ${port} of ${target(result)}: ${result.state}`);
     },
   );
   app.post(
     '/port/scan-range',
-    { schema: { summary: 'TCP connect scan of up to 1000 ports', tags: ['ports'], body: PortScanRangeBody, response: responses(Type.Array(PortScanItem)) } },
+    { config: { probe: true }, schema: { summary: 'TCP connect scan of up to 1000 ports', tags: ['ports'], body: PortScanRangeBody, response: responses(Type.Array(PortScanItem)) } },
     async (request, reply) => {
       const { host, ports, timeout = RANGE_DEFAULT_TIMEOUT_S } = request.body as Static<typeof PortScanRangeBody>;
-      const results = await deps.ports.scanPorts(host, ports, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply) });
+      const results = await deps.ports.scanPorts(host, ports, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply), owner: ownerOf(request) });
       return ok(results, rangeMessage(results));
     },
   );
   app.post(
     '/port/scan-common',
-    { schema: { summary: 'TCP connect scan of a preset port group', tags: ['ports'], body: PortScanCommonBody, response: responses(Type.Array(PortScanItem)) } },
+    { config: { probe: true }, schema: { summary: 'TCP connect scan of a preset port group', tags: ['ports'], body: PortScanCommonBody, response: responses(Type.Array(PortScanItem)) } },
     async (request, reply) => {
       const { host, preset, timeout = RANGE_DEFAULT_TIMEOUT_S } = request.body as Static<typeof PortScanCommonBody>;
-      const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply) });
+      const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply), owner: ownerOf(request) });
       return ok(results, `${preset}: ${rangeMessage(results)}`);
     },
   );

@@ -19,7 +19,7 @@ function flagsOf(body: Static<typeof ProxyCheckBody> | Static<typeof ProxyBulkBo
 export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.post(
     '/proxy/check',
-    { schema: { summary: 'Check one proxy: protocol, anonymity, SSL, speed, location', tags: ['proxy'], body: ProxyCheckBody, response: responses(ProxyCheckResult) } },
+    { config: { probe: true }, schema: { summary: 'Check one proxy: protocol, anonymity, SSL, speed, location', tags: ['proxy'], body: ProxyCheckBody, response: responses(ProxyCheckResult) } },
     async (request, reply) => {
       const body = request.body as Static<typeof ProxyCheckBody>;
       const result = await deps.proxy.check(body.proxy, flagsOf(body), clientGoneSignal(reply));
@@ -28,7 +28,7 @@ export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promis
   );
   app.post(
     '/proxy/check-bulk',
-    { schema: { summary: 'Check up to 100 proxies at once', tags: ['proxy'], body: ProxyBulkBody, response: responses(Type.Array(ProxyCheckResult)) } },
+    { config: { probe: true }, schema: { summary: 'Check up to 100 proxies at once', tags: ['proxy'], body: ProxyBulkBody, response: responses(Type.Array(ProxyCheckResult)) } },
     async (request, reply) => {
       const body = request.body as Static<typeof ProxyBulkBody>;
       const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body), clientGoneSignal(reply));
