@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, test } from 'node:test';
+import { CONCURRENT_PROBES } from '../../src/domain/accounts/plans.js';
+import { MAX_PORTS_PER_SCAN, SCANS_PER_OWNER_SOCKETS } from '../../src/domain/ports/index.js';
+import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
+import { build } from '../helpers/build.js';
+import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
+
+/**
+ * Issue 15: one account's twenty 1000-port scans of silent ports held the shared connect queue
+ * for 81 s, and another account's one-port scan waited behind them. Here A (enterprise) asks
+ * for 20 such scans and B for one open port right after; B must be answered while every one of
+ * A's connects is still waiting for its answer.
+ */
+
+/** Connects to this address never complete (no packet is sent: the socket is never told to connect). */
+const SILENT_HOST = '127.0.0.2';
+/** Far longer than the test: A's connects are all still pending when B is answered, or the test fails. */
+const SILENT_TIMEOUT_S = 30;
+const A_SCANS = 20;
+
+let listener: Awaited<ReturnType<typeof startListener>>;
+before(async () => {
+  listener = await startListener('127.0.0.1');
+});
+after(() => listener.close());
+
+interface Item {
+  port: number;
+  state: string;
+  open: boolean;
+  response_time: number | null;
+  queued_ms: number | null;
+}
+
+test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B's open port is answered before any of A's ports", async (t) => {
+  const silent: net.Socket[] = [];
+  const connectFn: ConnectFn = (opts) => {
+    if (opts.host === '127.0.0.1') return net.connect(opts);
+    const s = new net.Socket();
+    silent.push(s);
+    return s;
+  };
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+  const b = await build(t, { plan: 'enterprise', deps: { dialer } });
+  const accountB = await b.accounts.createAccount({ email: 'b@example.com', name: 'B', plan: 'free' });
+
+  const ports = Array.from({ length: MAX_PORTS_PER_SCAN }, (_, i) => i + 1);
+  const hangUp = new AbortController();
+  const statuses: number[] = [];
+  const aScans = Array.from({ length: A_SCANS }, () =>
+    b
+      .api('/api/port/scan-range', { json: { host: SILENT_HOST, ports, timeout: SILENT_TIMEOUT_S }, signal: hangUp.signal })
+      .then(async (res) => {
+        statuses.push(res.status);
+        if (res.status === 429) assert.equal(((await res.json()) as { details: { window: string } }).details.window, 'concurrent');
+      })
+      .catch((err: unknown) => {
+        if (!hangUp.signal.aborted) throw err;
+      }),
+  );
+  const refused = A_SCANS - CONCURRENT_PROBES.enterprise;
+  await pollUntil(() => statuses.length === refused && silent.length === SCANS_PER_OWNER_SOCKETS);
+  assert.deepEqual(statuses, Array.from({ length: refused }, () => 429), 'the 17th and later scans are refused');
+  assert.equal(silent.length, SCANS_PER_OWNER_SOCKETS, "A holds its share of the scanners' sockets, no more");
+  assert.ok(dialer.stats.active === SCANS_PER_OWNER_SOCKETS, 'and those connects are all in flight');
+
+  const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: listener.port, timeout: 1 }, token: accountB.token });
+  const aConnectsWhenBAnswered = silent.length;
+  const aPortsAnsweredWhenBAnswered = silent.filter((s) => s.destroyed).length;
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { data: Item };
+  await assertMatchesOpenApi(b.app, 'POST', '/api/port/scan', 200, body);
+  assert.equal(body.data.state, 'open');
+  assert.equal(typeof body.data.queued_ms, 'number');
+  // Order, not time: when B had its answer, A had started no connect beyond its share and not
+  // one of A's 16,000 ports had an answer, so none of A's scans was anywhere near half done.
+  assert.equal(aConnectsWhenBAnswered, SCANS_PER_OWNER_SOCKETS);
+  assert.equal(aPortsAnsweredWhenBAnswered, 0);
+  assert.ok(aConnectsWhenBAnswered < (CONCURRENT_PROBES.enterprise * MAX_PORTS_PER_SCAN) / 2);
+
+  // A hangs up: every queued port leaves the queue, every socket closes.
+  hangUp.abort();
+  await Promise.all(aScans);
+  await pollUntil(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
+  assert.deepEqual({ active: dialer.stats.active, waiting: dialer.stats.waiting }, { active: 0, waiting: 0 });
+  assert.equal(silent.length, SCANS_PER_OWNER_SOCKETS, 'nothing queued was dialled after the hang-up');
+});

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConnectionLimiter } from '../../../src/infra/net/limiter.js';
+
+/** Lets granted promises settle. */
+const ticks = async (n = 5): Promise<void> => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+/** Acquires and records, in `log`, the order grants arrive in. */
+function take(l: ConnectionLimiter, owner: string | undefined, log: string[], name: string, signal?: AbortSignal): Promise<() => void> {
+  return l.acquire(signal, owner).then((release) => {
+    log.push(name);
+    return release;
+  });
+}
+
+describe('ConnectionLimiter', () => {
+  test('without owners: a FIFO queue, the slot passed straight to the next waiter', async () => {
+    const l = new ConnectionLimiter(1);
+    const log: string[] = [];
+    const first = await take(l, undefined, log, 'a');
+    const rest = ['b', 'c', 'd'].map((n) => take(l, undefined, log, n));
+    assert.equal(l.waiting, 3);
+    first();
+    first(); // twice is once
+    (await rest[0]!)();
+    (await rest[1]!)();
+    (await rest[2]!)();
+    assert.deepEqual(log, ['a', 'b', 'c', 'd']);
+    assert.equal(l.active, 0);
+    assert.equal(l.waiting, 0);
+  });
+
+  test("a freed slot goes to the owner holding the fewest: B's first before A's queued thousandth", async () => {
+    const l = new ConnectionLimiter(4);
+    const log: string[] = [];
+    const held = await Promise.all([0, 1, 2, 3].map((i) => take(l, 'A', log, `A${i}`)));
+    const queuedA = Array.from({ length: 1_000 }, (_, i) => take(l, 'A', log, `A${i + 4}`));
+    const b = take(l, 'B', log, 'B0');
+    assert.equal(l.waiting, 1_001);
+    held[0]!();
+    await ticks();
+    assert.deepEqual(log.slice(4), ['B0'], 'B is served at the first release, ahead of A');
+    assert.equal(l.heldBy('B'), 1);
+    held[1]!();
+    await ticks();
+    assert.deepEqual(log.slice(4), ['B0', 'A4'], 'then A again, in its own order');
+    (await b)();
+    for (const r of held.slice(2)) r();
+    for (const p of queuedA) (await p)();
+    assert.equal(l.active, 0);
+    assert.equal(l.heldBy('A'), 0);
+  });
+
+  test('maxPerOwner: one owner alone never fills the budget, so another is served at once', async () => {
+    const l = new ConnectionLimiter(4, { maxPerOwner: 3 });
+    const log: string[] = [];
+    const a = await Promise.all([0, 1, 2].map((i) => take(l, 'A', log, `A${i}`)));
+    const a3 = take(l, 'A', log, 'A3');
+    await ticks();
+    assert.deepEqual(log, ['A0', 'A1', 'A2'], 'A waits at its cap with a slot still free');
+    assert.equal(l.active, 3);
+    const b = await take(l, 'B', log, 'B0');
+    assert.equal(l.active, 4);
+    // A freed slot of B's: A is still at its cap, so the slot stays free.
+    b();
+    await ticks();
+    assert.equal(l.active, 3);
+    assert.deepEqual(log, ['A0', 'A1', 'A2', 'B0']);
+    // One of A's own: now A may take another.
+    a[0]!();
+    (await a3)();
+    assert.deepEqual(log, ['A0', 'A1', 'A2', 'B0', 'A3']);
+    a[1]!();
+    a[2]!();
+    assert.equal(l.active, 0);
+  });
+
+  test('an aborted waiter leaves its queue and is never granted', async () => {
+    const l = new ConnectionLimiter(1);
+    const log: string[] = [];
+    const first = await take(l, 'A', log, 'A0');
+    const ac = new AbortController();
+    const gone = take(l, 'B', log, 'B0', ac.signal);
+    const next = take(l, 'C', log, 'C0');
+    ac.abort(new Error('client gone'));
+    await assert.rejects(gone, /client gone/);
+    assert.equal(l.waiting, 1);
+    first();
+    (await next)();
+    assert.deepEqual(log, ['A0', 'C0']);
+    assert.equal(l.active, 0);
+    await assert.rejects(l.acquire(ac.signal, 'B'), /client gone/);
+  });
+
+  test('bad options are programming errors', () => {
+    assert.throws(() => new ConnectionLimiter(0), RangeError);
+    assert.throws(() => new ConnectionLimiter(2, { maxPerOwner: 0 }), RangeError);
+    assert.equal(new ConnectionLimiter(2, { maxPerOwner: 5 }).maxPerOwner, 2);
+  });
+});
