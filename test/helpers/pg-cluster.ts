@@ -42,6 +42,8 @@ async function freePort(): Promise<number> {
  * the test may stop and start at will (the shared test database is never stopped).
  */
 export class PrivateCluster {
+  private forget = () => {};
+
   private constructor(
     private readonly pgCtl: string,
     private readonly dir: string,
@@ -55,6 +57,17 @@ export class PrivateCluster {
     chownSync(dir, uid, gid);
     const cluster = new PrivateCluster(pgCtl, dir, await freePort());
     await cluster.ctl(['initdb', '-D', cluster.data, '-o', `--auth=trust --username=${PG_USER} --no-sync`]);
+    // A test that dies of an uncaught error runs no after hooks: no cluster is left running.
+    const leftover = () => {
+      try {
+        execFileSync('runuser', ['-u', PG_USER, '--', pgCtl, 'stop', '-D', cluster.data, '-m', 'immediate'], { stdio: 'ignore' });
+      } catch {
+        // not running
+      }
+      rmSync(dir, { recursive: true, force: true });
+    };
+    process.once('exit', leftover);
+    cluster.forget = () => process.off('exit', leftover);
     await cluster.start();
     return cluster;
   }
@@ -93,6 +106,7 @@ export class PrivateCluster {
 
   /** Stops the cluster if it runs and removes its directory. */
   async destroy(): Promise<void> {
+    this.forget();
     try {
       await this.stop('immediate');
     } catch {

@@ -112,6 +112,8 @@ export class ListenedCache<V> {
       connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
       query_timeout: PG_FENCE_TIMEOUT_MS,
       keepAlive: true,
+      // How the LISTEN connection shows in pg_stat_activity.
+      application_name: this.channel,
       ...this.config,
     });
     this.client = client;

@@ -27,10 +27,11 @@ export function sqliteBackend(): Backend {
 }
 
 /** A schema of its own in TEST_DATABASE_URL, so parallel test files never see each other. */
-export function postgresBackend(url: string): Backend {
+export function postgresBackend(url: string): Backend & { schema: string } {
   const schema = `nd_test_${process.pid}_${Date.now()}_${n++}`;
   return {
     name: 'postgres',
+    schema,
     open: () => openPostgresStore(url, { schema }),
     drop: async () => {
       const client = new pg.Client({ connectionString: url });
