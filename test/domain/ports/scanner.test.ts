@@ -7,7 +7,9 @@ import { Dialer, TargetPolicy, type ConnectFn } from '../../../src/infra/net/dia
 import { DnsHostResolver } from '../../../src/infra/net/resolver.js';
 import { closedPort, connectSpy, startListener } from '../../infra/net/fixtures/connect-spy.js';
 import { startDnsServer, type TestDnsServer } from '../../infra/net/fixtures/dns-server.js';
-import { quietLowPorts } from './fixtures/quiet-ports.js';
+import { listeningPorts, quietLowPorts } from './fixtures/quiet-ports.js';
+import { readFileSync } from 'node:fs';
+import { MAX_PORTS_PER_SCAN } from '../../../src/domain/ports/index.js';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 /** TEST-NET-1: allowed in some tests so the fakes below stand in for a distant network. */
@@ -116,6 +118,39 @@ describe('open and closed on loopback', () => {
     assert.equal(r.state, 'closed');
     assert.equal(r.open, false);
     await settled(d);
+  });
+});
+
+/** The kernel's ephemeral port range: where a connect's local port can equal the port it dials. */
+function ephemeralRange(): [number, number] {
+  const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  return [low!, high!];
+}
+
+describe('a port with nothing listening is never open, the scanning host included', () => {
+  test('every port of the ephemeral range on 127.0.0.1, on the bare TCP handle: open only where a listener is', async () => {
+    const [low, high] = ephemeralRange();
+    const ours = listeners.map((l) => l.port).filter((p) => p >= low && p <= high);
+    const d = dialer(LOOPBACK);
+    const scanner = new PortScanner({ dialer: d });
+    const wronglyOpen: number[] = [];
+    let scanned = 0;
+    for (let from = low; from <= high; from += MAX_PORTS_PER_SCAN) {
+      const ports = Array.from({ length: Math.min(MAX_PORTS_PER_SCAN, high - from + 1) }, (_, i) => from + i);
+      // Other programs (other tests) open listeners in this range too: a port counts as
+      // listened on when the kernel's table shows it so before or after its chunk.
+      const before = listeningPorts();
+      const results = await scanner.scanPorts('127.0.0.1', ports, T);
+      const afterwards = listeningPorts();
+      scanned += results.length;
+      for (const r of results) {
+        if (r.open && !before.has(r.port) && !afterwards.has(r.port)) wronglyOpen.push(r.port);
+        if (ours.includes(r.port)) assert.equal(r.state, 'open', `our listener on ${r.port}`);
+      }
+    }
+    assert.equal(scanned, high - low + 1);
+    assert.deepEqual(wronglyOpen, [], 'ports reported open with nothing listening (connected to itself)');
+    await settled(d, scanner);
   });
 });
 
