@@ -23,8 +23,8 @@ const SILENT: UsageLog = { warn() {}, info() {}, error() {} };
 
 /**
  * Group commit for usage records: every request's record joins the open batch, the batch is
- * written in one transaction on the next turn of the event loop, and each request's callback
- * (or promise) is answered only then. A response waits for its record, so a response that was
+ * written in one transaction on the next turn of the event loop (or, while a write is in flight,
+ * as soon as it ends), and each request's callback (or promise) is answered only then. A response waits for its record, so a response that was
  * sent is in the store even after kill -9, while the database sees one transaction per turn,
  * not per request.
  *
@@ -37,13 +37,15 @@ export class GroupCommitRecorder {
   private records: UsageRecord[] = [];
   private callbacks: RecordedCallback[] = [];
   private scheduled = false;
-  private inFlight: Promise<void> = Promise.resolve();
   private readonly flushSoon = () => this.flush();
+  /** The write loop while it runs: one write at a time, each taking everything that is waiting. */
+  private writing: Promise<void> | null = null;
   /** Records of failed writes, oldest first, waiting for the database. */
   private parked: UsageRecord[] = [];
   /** Parked records dropped because the queue was full, in this outage. */
   private dropped = 0;
   private retryTimer: NodeJS.Timeout | null = null;
+  private retryDue = false;
 
   constructor(
     private readonly usage: UsageRepository,
@@ -73,24 +75,41 @@ export class GroupCommitRecorder {
     }
   }
 
+  /**
+   * Starts the write loop unless it runs. While a write is in flight, records keep joining the
+   * next batch, which is written as soon as that write ends: a slow commit (PostgreSQL's fsync)
+   * makes batches larger, not a queue of small transactions longer.
+   */
   private flush(): void {
     this.scheduled = false;
-    const records = this.records;
-    const callbacks = this.callbacks;
-    if (records.length === 0) return;
-    this.records = [];
-    this.callbacks = [];
-    // Batches are written one after another, never interleaved.
-    this.inFlight = this.inFlight.then(async () => {
+    if (this.writing || (this.records.length === 0 && !this.retryDue)) return;
+    this.writing = this.writeLoop().finally(() => {
+      this.writing = null;
+      // Records added between the loop's last look and now.
+      if (this.records.length > 0 || this.retryDue) this.flush();
+    });
+  }
+
+  private async writeLoop(): Promise<void> {
+    while (this.records.length > 0 || this.retryDue) {
+      if (this.retryDue) {
+        this.retryDue = false;
+        await this.writeParked();
+        continue;
+      }
+      const records = this.records;
+      const callbacks = this.callbacks;
+      this.records = [];
+      this.callbacks = [];
       try {
         await this.usage.record(records);
         // The database takes writes again: what was kept goes in at once.
-        if (this.parked.length > 0) this.scheduleRetry(0);
+        if (this.parked.length > 0) this.retryDue = true;
       } catch (err) {
         this.park(records, err);
       }
       for (const done of callbacks) done(null);
-    });
+    }
   }
 
   private park(records: readonly UsageRecord[], err: unknown): void {
@@ -107,17 +126,16 @@ export class GroupCommitRecorder {
         `usage records could not be written; they are kept in memory (at most ${USAGE_PARKED_MAX_RECORDS}) and written when the database is back`,
       );
     }
-    this.scheduleRetry(USAGE_RETRY_MS);
+    this.scheduleRetry();
   }
 
-  private scheduleRetry(ms: number): void {
+  private scheduleRetry(): void {
     if (this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      this.inFlight = this.inFlight.then(async () => {
-        await this.writeParked();
-      });
-    }, ms);
+      this.retryDue = true;
+      this.flush();
+    }, USAGE_RETRY_MS);
     this.retryTimer.unref();
   }
 
@@ -130,7 +148,7 @@ export class GroupCommitRecorder {
         await this.usage.record(chunk);
       } catch {
         if (written > 0) this.log.info({ written, kept: this.parked.length }, 'some kept usage records were written; the rest wait');
-        this.scheduleRetry(USAGE_RETRY_MS);
+        this.scheduleRetry();
         return false;
       }
       this.parked.splice(0, chunk.length);
@@ -148,18 +166,14 @@ export class GroupCommitRecorder {
   /** Writes what is pending, kept records included; called on shutdown before the store closes. */
   async drain(): Promise<void> {
     this.flush();
-    await this.inFlight;
-    if (this.retryTimer) {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = null;
-    }
+    while (this.writing) await this.writing;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.retryDue = false;
     if (this.parked.length === 0) return;
-    const done = this.writeParked();
-    this.inFlight = done.then(() => undefined);
-    if (!(await done)) {
-      if (this.retryTimer) clearTimeout(this.retryTimer);
-      this.retryTimer = null;
-      this.log.error({ lost: this.parked.length + this.dropped }, 'closing while the database cannot be reached: usage records kept in memory are lost');
-    }
+    const done = await this.writeParked();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (!done) this.log.error({ lost: this.parked.length + this.dropped }, 'closing while the database cannot be reached: usage records kept in memory are lost');
   }
 }
