@@ -1,0 +1,36 @@
+// First, as bin/netdiag.js does before the application loads (src/runtime/next-tick-warmup.ts).
+import './warm-up.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { AccountService } from '../../src/domain/accounts/service.js';
+import { openStore } from '../../src/infra/store/index.js';
+import { useProductionRuntime } from '../../src/server.js';
+
+/**
+ * The real app over a fresh SQLite file with two accounts: A on BENCH_PLAN_A (enterprise) and
+ * B on BENCH_PLAN_B (free). The per-minute limits are left out (`limiter: null`) so that a
+ * benchmark's rounds are not cut short by them; the limit on work in flight is not a rate
+ * limit and stays on. Prints `{"url", "tokenA", "tokenB"}` when it listens.
+ */
+useProductionRuntime();
+const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
+const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent' });
+const store = await openStore(config.databaseUrl);
+const accounts = new AccountService(store);
+const a = await accounts.createAccount({ email: 'a@example.com', name: 'A', plan: process.env.BENCH_PLAN_A ?? 'enterprise' });
+const b = await accounts.createAccount({ email: 'b@example.com', name: 'B', plan: process.env.BENCH_PLAN_B ?? 'free' });
+const app = await buildApp({ config, store, limiter: null, logger: false });
+await app.listen({ port: 0, host: '127.0.0.1' });
+const address = app.server.address();
+const port = typeof address === 'object' && address ? address.port : 0;
+process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}`, tokenA: a.token, tokenB: b.token }) + '\n');
+process.once('SIGTERM', () =>
+  void app.close().then(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  }),
+);
