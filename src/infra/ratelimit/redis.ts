@@ -12,7 +12,7 @@ export const REDIS_SCAN_COUNT = 1_000;
  * How long a Redis command may take before this instance stops waiting for Redis and limits by
  * itself: short, because every request waits for it.
  */
-export const REDIS_COMMAND_TIMEOUT_MS = 250;
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
 /** How long a connection attempt may take. */
 export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
 /** Pause between reconnection attempts while Redis is away (ioredis keeps trying, forever). */
