@@ -113,6 +113,42 @@ if (!hasRedis) {
     s.child.kill('SIGTERM');
     await s.exited;
   });
+
+  test('a Redis that hangs (SIGSTOP): requests time out into the per-instance limiter; once it answers, its windows are raised to the recorded usage', async (t) => {
+    const port = await freePort();
+    const redis = await startRedis(t, port);
+    t.after(() => redis.kill('SIGCONT'));
+    const recorded = { minute: 0, hour: 0, day: 0 };
+    const lines: string[] = [];
+    const log = { warn: (_o: object, msg: string) => lines.push(msg), info: (_o: object, msg: string) => lines.push(msg) };
+    const limiter = new RedisRateLimiter(`redis://127.0.0.1:${port}`, { seed: async () => ({ ...recorded }), log });
+    t.after(() => limiter.close());
+    const limits = { minute: 10, hour: 100, day: 500 };
+    const now = Date.UTC(2026, 2, 4, 5, 6, 7);
+    const record = (n: number) => {
+      recorded.minute += n;
+      recorded.hour += n;
+      recorded.day += n;
+    };
+    // What the usage record would hold after each admitted call: here the test records them.
+    for (let i = 0; i < 2; i++) assert.equal((await limiter.consume('acct:1', limits, now)).allowed, true);
+    record(2);
+    assert.equal(limiter.redisState(), 'ok');
+
+    redis.kill('SIGSTOP');
+    const during = [];
+    for (let i = 0; i < 3; i++) during.push(await limiter.consume('acct:1', limits, now));
+    assert.deepEqual(during.map((d) => d.windows[0]!.used), [3, 4, 5], 'counted by the instance, on top of the recorded 2');
+    record(3);
+    assert.equal(limiter.redisState(), 'degraded');
+
+    redis.kill('SIGCONT');
+    for (let i = 0; i < READY_POLLS && limiter.redisState() !== 'ok'; i++) await new Promise((r) => setTimeout(r, READY_POLL_MS));
+    assert.equal(limiter.redisState(), 'ok', 'back to Redis once it answers');
+    const back = await limiter.consume('acct:1', limits, now);
+    assert.equal(back.windows[0]!.used, 6, 'the calls admitted while Redis hung count in Redis too');
+    assert.deepEqual(lines.map((l) => (l.includes(WARN) ? 'warn' : l.includes(BACK) ? 'back' : l)), ['warn', 'back']);
+  });
 }
 
 test('a Redis that never answers: every consume is answered by the instance alone, seeded, with one warning', async (t) => {
