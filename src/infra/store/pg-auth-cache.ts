@@ -32,6 +32,7 @@ export class ListenedCache<V> {
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
   private fencing: Promise<boolean> | null = null;
+  private lastFence: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -92,7 +93,11 @@ export class ListenedCache<V> {
           this.fencing = null;
           const client = this.client;
           if (!client || !this.listening) return resolve(false);
-          client.query('select 1').then(
+          // One query at a time on the connection (node-postgres deprecates queueing them): a
+          // fence sent once the previous one is answered is still sent after its requests were read.
+          const round = this.lastFence.then(() => client.query('select 1'));
+          this.lastFence = round.catch(() => {});
+          round.then(
             () => resolve(true),
             () => {
               if (this.client === client) this.lost();
