@@ -113,7 +113,6 @@ if (!TEST_DATABASE_URL) {
     const db = new pg.Client({ connectionString: cluster.url });
     db.on('error', () => {}); // the cluster is removed when the test ends
     await db.connect();
-    t.after(() => db.end());
     let recorded = -1;
     await until(`usage equal to the ${answered} answered requests`, RECOVERY_DEADLINE_MS, async () => {
       recorded = Number((await db.query<{ n: string }>('select coalesce(sum(requests), 0) as n from usage_daily')).rows[0]!.n);
@@ -122,5 +121,12 @@ if (!TEST_DATABASE_URL) {
     });
     const kept = served.stdout().split('\n').filter((line) => line.includes('usage records could not be written')).length;
     t.diagnostic(`${recorded} requests recorded; usage writes failed and were kept in ${kept} outage(s)`);
+
+    // A graceful shutdown does not hang on a database that is gone.
+    await db.end();
+    await cluster.stop('immediate');
+    assert.equal((await call('/api/user')).status, 503);
+    served.child.kill('SIGTERM');
+    assert.equal(await served.exited, 0, 'SIGTERM while PostgreSQL is down: a clean exit, not the forced one');
   });
 }
