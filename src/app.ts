@@ -150,7 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Date.now() unless a test gave a clock: a Date per request only to read its time is waste.
   const now = deps.clock ? () => clock().getTime() : Date.now;
   registerAccess(app, { accounts, limiter, now });
-  registerConcurrency(app);
+  registerConcurrency(app, { redisUrl: deps.config.redisUrl });
   if (deps.recordUsage !== false) registerUsageRecording(app, recorder);
   await registerOpenApi(app, { dataNotes: geoNotes(geo) });
 

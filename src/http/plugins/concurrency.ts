@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONCURRENT_PROBES, DEFAULT_PLAN, isPlanName, planLimits } from '../../domain/accounts/plans.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
+import { createInFlightSlots, type InFlightSlots } from '../../infra/inflight/index.js';
 import { runAsOwner } from '../../infra/net/owner.js';
+import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -24,32 +26,6 @@ export function ownerOf(request: FastifyRequest): string | undefined {
   return request.account === null ? undefined : ownerKey(request.account.id);
 }
 
-/**
- * Probing requests in flight per owner, in this process. Several instances behind one Redis
- * each count their own: the per-account maximum then holds per instance.
- */
-export class ProbeSlots {
-  readonly #held = new Map<string, number>();
-
-  /** Takes a slot when `owner` holds fewer than `max`; false when it holds them all. */
-  tryAcquire(owner: string, max: number): boolean {
-    const held = this.#held.get(owner) ?? 0;
-    if (held >= max) return false;
-    this.#held.set(owner, held + 1);
-    return true;
-  }
-
-  release(owner: string): void {
-    const held = (this.#held.get(owner) ?? 0) - 1;
-    if (held > 0) this.#held.set(owner, held);
-    else this.#held.delete(owner);
-  }
-
-  heldBy(owner: string): number {
-    return this.#held.get(owner) ?? 0;
-  }
-}
-
 function concurrentError(plan: string, max: number, now: number): RateLimitError {
   const resetAt = utcTimestamp(now + CONCURRENT_RETRY_AFTER_S * 1000);
   return new RateLimitError(
@@ -68,25 +44,44 @@ type HookDone = (err?: Error) => void;
  * once, when the response has been sent or the client has hung up, whichever comes first; the
  * handler runs as its account's work (infra/net/owner.ts), so every dial it makes is counted to
  * that account's share of the socket budget.
+ *
+ * Counted through Redis (leases that lapse if an instance dies) when `redisUrl` is given, in
+ * this process otherwise; `slots` replaces either (tests).
  */
-export function registerConcurrency(app: FastifyInstance, slots: ProbeSlots = new ProbeSlots()): ProbeSlots {
-  const check = (request: FastifyRequest, reply: FastifyReply, done: HookDone): void => {
-    const account = request.account;
-    if (account === null) return done();
-    const owner = ownerKey(account.id);
-    const max = CONCURRENT_PROBES[isPlanName(account.plan) ? account.plan : DEFAULT_PLAN];
-    if (!slots.tryAcquire(owner, max)) return done(concurrentError(account.plan, max, request.receivedAt || Date.now()));
-    let held = true;
-    const release = (): void => {
-      if (!held) return;
-      held = false;
-      slots.release(owner);
-    };
+export function registerConcurrency(app: FastifyInstance, opts: { redisUrl?: string | undefined; slots?: InFlightSlots } = {}): InFlightSlots {
+  const slots = opts.slots ?? createInFlightSlots(opts.redisUrl);
+  if (!opts.slots) app.addHook('onClose', async () => slots.close());
+
+  const admitted = (request: FastifyRequest, reply: FastifyReply, owner: string, release: () => void, done: HookDone): void => {
+    // The client may have left while Redis was asked: then nothing will answer, give it back now.
+    if (reply.raw.destroyed || reply.raw.writableFinished) {
+      release();
+      return done();
+    }
     // 'close' comes both after the last byte and when the client leaves early; onResponse
     // covers injected requests, whose response may not emit it.
     reply.raw.once('close', release);
     request.probeRelease = release;
     runAsOwner(owner, () => done());
+  };
+
+  const check = (request: FastifyRequest, reply: FastifyReply, done: HookDone): void => {
+    const account = request.account;
+    if (account === null) return done();
+    const owner = ownerKey(account.id);
+    const max = CONCURRENT_PROBES[isPlanName(account.plan) ? account.plan : DEFAULT_PLAN];
+    const refuse = (): void => done(concurrentError(account.plan, max, request.receivedAt || Date.now()));
+    let taken: MaybePromise<(() => void) | null>;
+    try {
+      taken = slots.tryAcquire(owner, max);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (!isPromise(taken)) return taken === null ? refuse() : admitted(request, reply, owner, taken, done);
+    taken.then(
+      (release) => (release === null ? refuse() : admitted(request, reply, owner, release, done)),
+      (err: Error) => done(err),
+    );
   };
 
   app.decorateRequest('probeRelease', null);

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { MemoryInFlight } from './memory.js';
+import type { InFlightSlots } from './slots.js';
+
+/** Every key of this counter starts with this. */
+export const IN_FLIGHT_KEY_PREFIX = 'netdiag:inflight:';
+/**
+ * A slot taken through Redis is a lease: it lapses this long after it was last renewed, so the
+ * slots of an instance that dies (no release ever comes) come back by themselves.
+ */
+export const IN_FLIGHT_LEASE_MS = 30_000;
+/** A live request renews its lease this often, well within the lease. */
+export const IN_FLIGHT_RENEW_MS = 10_000;
+/** Every request waits for the acquire: short, and past it this instance counts by itself. */
+export const IN_FLIGHT_COMMAND_TIMEOUT_MS = 500;
+export const IN_FLIGHT_CONNECT_TIMEOUT_MS = 1_000;
+export const IN_FLIGHT_RECONNECT_MS = 500;
+
+// One sorted set per owner: member = lease id, score = when it lapses (Redis' own clock, so
+// instances whose clocks are apart agree). Lapsed leases are dropped before counting.
+const ACQUIRE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+const RENEW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[1]), ARGV[2]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 1
+`;
+
+type Scripted = Redis & {
+  ndInflightAcquire(key: string, max: number, leaseMs: number, id: string): Promise<number>;
+  ndInflightRenew(key: string, leaseMs: number, id: string): Promise<number>;
+};
+
+export interface RedisInFlightOptions {
+  leaseMs?: number;
+  renewMs?: number;
+}
+
+/**
+ * Work in flight counted in Redis, shared by every instance behind it. While Redis does not
+ * answer, this instance counts by itself (per instance, as with no Redis at all) rather than
+ * refuse or admit everything.
+ */
+export class RedisInFlight implements InFlightSlots {
+  readonly #redis: Scripted;
+  readonly #local = new MemoryInFlight();
+  readonly #leaseMs: number;
+  readonly #renewMs: number;
+
+  constructor(url: string, opts: RedisInFlightOptions = {}) {
+    this.#leaseMs = opts.leaseMs ?? IN_FLIGHT_LEASE_MS;
+    this.#renewMs = opts.renewMs ?? IN_FLIGHT_RENEW_MS;
+    if (!(this.#renewMs > 0 && this.#renewMs < this.#leaseMs)) {
+      throw new RangeError(`RedisInFlight: renewMs (${this.#renewMs}) must be positive and below leaseMs (${this.#leaseMs})`);
+    }
+    const redis = new Redis(url, {
+      commandTimeout: IN_FLIGHT_COMMAND_TIMEOUT_MS,
+      connectTimeout: IN_FLIGHT_CONNECT_TIMEOUT_MS,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => IN_FLIGHT_RECONNECT_MS,
+    });
+    // Failures are answered by counting locally; the connection's own errors need a listener.
+    redis.on('error', () => undefined);
+    redis.defineCommand('ndInflightAcquire', { numberOfKeys: 1, lua: ACQUIRE });
+    redis.defineCommand('ndInflightRenew', { numberOfKeys: 1, lua: RENEW });
+    this.#redis = redis as Scripted;
+  }
+
+  async tryAcquire(owner: string, max: number): Promise<(() => void) | null> {
+    const key = IN_FLIGHT_KEY_PREFIX + owner;
+    const id = randomUUID();
+    let taken: number;
+    try {
+      taken = await this.#redis.ndInflightAcquire(key, max, this.#leaseMs, id);
+    } catch {
+      return this.#local.tryAcquire(owner, max);
+    }
+    if (taken !== 1) return null;
+    const renew = setInterval(() => {
+      this.#redis.ndInflightRenew(key, this.#leaseMs, id).catch(() => undefined);
+    }, this.#renewMs);
+    renew.unref();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      clearInterval(renew);
+      // A release that does not reach Redis lapses with its lease.
+      this.#redis.zrem(key, id).catch(() => undefined);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}
