@@ -160,13 +160,27 @@ export const TOKEN_TOUCH_FLUSH_MS = 5_000;
 export class TouchBuffer {
   private readonly pending = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;
-  /** Told of a failed timed flush; its touches were put back and go out with the next one. */
+  /**
+   * Told of a failed timed flush; its touches were put back and go out with the next one. Only
+   * the first failure of a run is told: a database that is down for a minute is one log line.
+   */
   onError: (err: unknown) => void = () => {};
+  private failing = false;
 
   constructor(private readonly write: (touches: Array<[number, string]>) => Promise<void> | void) {
     // A failed write (database busy or down) must not become an unhandled rejection, which
     // would end the process: it is reported, and retried at the next flush.
-    this.timer = setInterval(() => this.flush().catch((err: unknown) => this.onError(err)), TOKEN_TOUCH_FLUSH_MS);
+    this.timer = setInterval(
+      () =>
+        this.flush().then(
+          () => (this.failing = false),
+          (err: unknown) => {
+            if (!this.failing) this.onError(err);
+            this.failing = true;
+          },
+        ),
+      TOKEN_TOUCH_FLUSH_MS,
+    );
     this.timer.unref();
   }
 

@@ -38,3 +38,29 @@ test('a failed timed flush of last-used times is reported, and its touches go ou
   assert.equal(reported.length, 1);
   await buffer.close();
 });
+
+test('a run of failed flushes (the database is down) is reported once, and again after a flush succeeded', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let fail = true;
+  const buffer = new TouchBuffer(() => {
+    if (fail) throw new Error('connect ECONNREFUSED');
+  });
+  const reported: unknown[] = [];
+  buffer.onError = (err) => reported.push(err);
+  const flushOnce = async () => {
+    buffer.touch(1, Date.UTC(2026, 0, 1));
+    t.mock.timers.tick(TOKEN_TOUCH_FLUSH_MS);
+    await turn();
+  };
+  await flushOnce();
+  await flushOnce();
+  await flushOnce();
+  assert.equal(reported.length, 1);
+  fail = false;
+  await flushOnce();
+  fail = true;
+  await flushOnce();
+  assert.equal(reported.length, 2);
+  fail = false;
+  await buffer.close();
+});
