@@ -16,6 +16,9 @@ import { pathOf, type RouteIndex } from '../route-index.js';
 import { CLIENT_GONE_STATUS, ClientGoneError } from '../client-gone.js';
 import { DATABASE_RETRY_AFTER_S, isDatabaseUnreachable } from '../../infra/store/pg-availability.js';
 
+/** While the database cannot be reached, its 503s are logged at most this often: a line per outage, not per request. */
+export const DATABASE_UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
+
 /** What a client is told while the database cannot be reached. */
 export const DATABASE_UNAVAILABLE_MESSAGE = 'the database cannot be reached just now; send the request again after Retry-After seconds';
 
@@ -31,6 +34,7 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     return sendError(reply, error);
   });
 
+  let unavailableLoggedAt = -Infinity;
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ClientGoneError) {
       request.log.info({ reason: error.message }, 'client gone');
@@ -39,6 +43,12 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     const appError = toAppError(error);
     if (appError instanceof InternalError) {
       request.log.error({ err: error }, 'unhandled error');
+    } else if (appError instanceof ServiceUnavailableError && !(error instanceof AppError)) {
+      const now = Date.now();
+      if (now - unavailableLoggedAt >= DATABASE_UNAVAILABLE_LOG_INTERVAL_MS) {
+        unavailableLoggedAt = now;
+        request.log.warn({ err: error }, 'the database cannot be reached: requests that need it are answered 503 (logged at most once a minute)');
+      }
     }
     return sendError(reply, appError);
   });
@@ -56,7 +66,7 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
 
 function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
-  // Not logged per request (an outage would flood the log): usage recording logs it once per outage.
+  // Not logged here, per request: the error handler logs an outage once (see DATABASE_UNAVAILABLE_LOG_INTERVAL_MS).
   if (isDatabaseUnreachable(error)) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
   if (error.validation) return validationErrorFromAjv(error.validation, error.validationContext);
   switch (error.code) {
