@@ -11,8 +11,9 @@ import {
   type ConnectFn,
   type HostResolver,
 } from '../../../src/infra/net/dialer.js';
-import { closedPort, hangingConnect, startListener } from './fixtures/connect-spy.js';
+import { closedPort, hangingConnect, pollUntil, startListener } from './fixtures/connect-spy.js';
 import { rawConnect } from '../../../src/infra/net/raw-connect.js';
+import { runAsOwner } from '../../../src/infra/net/owner.js';
 
 const LOOP = '127.0.0.1' as CheckedAddress;
 const noDns: HostResolver = {
@@ -105,6 +106,39 @@ describe('dialer', () => {
     next.destroy();
     await settle(dialer);
     assert.equal(dialer.stats.active, 0);
+  });
+
+  test("owners share the global budget: one owner's queue never holds back another's first connect", async () => {
+    // Sockets to 127.0.0.2 hang (never told to connect); 127.0.0.1 really connects.
+    const hanging: net.Socket[] = [];
+    const connectFn: ConnectFn = (opts) => {
+      if (opts.host === '127.0.0.1') return net.connect(opts);
+      const s = new net.Socket();
+      hanging.push(s);
+      return s;
+    };
+    const dialer = new Dialer({ policy: new TargetPolicy(['127.0.0.0/8']), resolver: noDns, maxGlobalSockets: 4, maxPerOwnerSockets: 3, connectFn });
+    const silent = '127.0.0.2' as CheckedAddress;
+    const controller = new AbortController();
+    const opts = { timeoutMs: 30_000, signal: controller.signal };
+    // A: ten dials, by option and by context; only its share (3) start.
+    const aDials = [
+      ...Array.from({ length: 5 }, () => dialer.connect(silent, 80, { ...opts, owner: 'A' })),
+      ...Array.from({ length: 5 }, () => runAsOwner('A', () => dialer.connect(silent, 80, opts))),
+    ].map((p) => p.catch((e: unknown) => e));
+    await pollUntil(() => hanging.length === 3 && dialer.stats.waiting === 7);
+    assert.equal(hanging.length, 3);
+    assert.equal(dialer.stats.waiting, 7);
+    // B's connect starts at once on the slot A may not take, and says it did not wait for it.
+    const b = await runAsOwner('B', () => dialer.dial(LOOP, listener.port, { timeoutMs: 2_000 }));
+    assert.equal(hanging.length, 3, "no more of A's connects started meanwhile");
+    assert.ok(b.queuedMs >= 0 && b.elapsedMs >= 0);
+    b.socket.destroy();
+    controller.abort();
+    const outcomes = await Promise.all(aDials);
+    assert.ok(outcomes.every((e) => e instanceof DialError && e.code === 'ABORT_ERR'));
+    await settle(dialer);
+    assert.deepEqual({ active: dialer.stats.active, waiting: dialer.stats.waiting, attempts: dialer.stats.connectAttempts }, { active: 0, waiting: 0, attempts: 4 });
   });
 
   test('an already aborted signal never creates a socket', async () => {
