@@ -179,7 +179,10 @@ export async function detectProtocol(
       if (i < candidates.length - 1) {
         let timer: NodeJS.Timeout | undefined;
         const headStart = new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, headStartMs);
+          // Then one more turn of the event loop: an answer that came in while the loop was busy
+          // (its I/O waits behind due timers) is read first, and a busy server does not start
+          // needless tries of the proxies it is still reading the answers of.
+          timer = setTimeout(() => setImmediate(resolve), headStartMs);
           cancel.signal.addEventListener('abort', () => resolve(), { once: true });
         });
         await Promise.race([run, headStart]);

@@ -48,10 +48,15 @@ export interface NonceFields {
   uses: number;
 }
 
+/** The `uses` field of a nonce granting these uses. */
+export function useBits(uses: readonly NonceUse[]): number {
+  return uses.reduce((bits, use) => bits | USE_BITS[use], 0);
+}
+
 /** A new nonce granting `uses` until `expiresAt` (epoch ms), made from 16 random bytes `id`. */
 export function mintNonce(key: Buffer, uses: readonly NonceUse[], expiresAt: number, id: Buffer): string {
   const nonce = Buffer.alloc(NONCE_BYTES);
-  nonce[0] = uses.reduce((bits, use) => bits | USE_BITS[use], 0);
+  nonce[0] = useBits(uses);
   nonce.writeUIntBE(expiresAt, EXPIRY_AT, EXPIRY_BYTES);
   id.copy(nonce, ID_AT, 0, ID_BYTES);
   tag(key, LABEL.nonce, nonce.subarray(0, TAG_AT)).copy(nonce, TAG_AT, 0, TAG_BYTES);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JudgeRepository, NonceUse } from '../../infra/store/store.js';
-import { JUDGE_NONCE_TTL_MS, JUDGE_PURGE_GRACE_MS, JUDGE_PURGE_INTERVAL_MS, JUDGE_SECRET_BYTES, SPEED_DOWNLOAD_BYTES } from './defaults.js';
-import { grants, mintNonce, readNonce, signEcho, signUpload } from './judge-signing.js';
+import { JUDGE_NONCE_TTL_MS, JUDGE_PURGE_GRACE_MS, JUDGE_PURGE_INTERVAL_MS, JUDGE_REVOKE_BATCH_MAX, JUDGE_SECRET_BYTES, SPEED_DOWNLOAD_BYTES } from './defaults.js';
+import { grants, mintNonce, readNonce, signEcho, signUpload, useBits, type NonceFields } from './judge-signing.js';
 import type { JudgeEcho, SignedJudgeEcho } from './types.js';
 
 /** Every use a nonce can grant: a check that measures speed needs all three. */
@@ -29,8 +29,15 @@ export class Judge {
   readonly #now: () => number;
   #key: Promise<Buffer> | null = null;
   #purgedAt: number;
-  /** Nonces issued and not revoked yet, with their expiry (a check that died leaves one until then). */
-  readonly #outstanding = new Map<string, number>();
+  /**
+   * Nonces issued and not revoked yet, with their fields (a check that died leaves one until it
+   * expires). In issue order, which is expiry order. The key is the whole nonce, tag included, so
+   * a nonce found here is one we made: its tag need not be computed again to admit or revoke it.
+   */
+  readonly #outstanding = new Map<string, NonceFields>();
+  /** Revoked nonces whose spent uses are written together at the end of this turn of the event loop. */
+  #revoked: Array<{ id: string; expiresAt: number }> = [];
+  #revoking: Promise<void> | null = null;
 
   constructor(
     opts: {
@@ -69,22 +76,46 @@ export class Judge {
     const key = await this.key();
     const now = this.#now();
     const expiresAt = now + this.#ttlMs;
-    const nonce = mintNonce(key, uses, expiresAt, randomBytes(16));
-    for (const [n, expires] of this.#outstanding) if (expires <= now) this.#outstanding.delete(n);
-    this.#outstanding.set(nonce, expiresAt);
+    const id = randomBytes(16);
+    const nonce = mintNonce(key, uses, expiresAt, id);
+    // Expired ones are at the front (issue order), so this stops at the first live one.
+    for (const [n, fields] of this.#outstanding) {
+      if (fields.expiresAt > now) break;
+      this.#outstanding.delete(n);
+    }
+    this.#outstanding.set(nonce, { id: id.toString('hex'), expiresAt, uses: useBits(uses) });
     return nonce;
   }
 
-  /** The check ended: whatever uses of its nonces are left are spent, on every instance, in one write. */
+  /** Our nonce's fields: from memory when this instance issued it, else from its tag (null: not ours). */
+  #fields(key: Buffer, nonce: string): NonceFields | null {
+    return this.#outstanding.get(nonce) ?? readNonce(key, nonce);
+  }
+
+  /**
+   * The check ended: whatever uses of its nonces are left are spent, on every instance. Checks of
+   * a bulk end together, so the revocations of one turn of the event loop share one write;
+   * this resolves once that write is done.
+   */
   async revoke(...nonces: string[]): Promise<void> {
     const key = await this.key();
     const spent: Array<{ id: string; expiresAt: number }> = [];
     for (const nonce of nonces) {
+      const fields = this.#fields(key, nonce);
       this.#outstanding.delete(nonce);
-      const fields = readNonce(key, nonce);
       if (fields) spent.push({ id: fields.id, expiresAt: fields.expiresAt });
     }
-    if (spent.length > 0) await this.#ledger.spendAll(spent);
+    if (spent.length === 0) return;
+    this.#revoked.push(...spent);
+    this.#revoking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const batch = this.#revoked;
+      this.#revoked = [];
+      this.#revoking = null;
+      const writes: Array<Promise<void>> = [];
+      for (let i = 0; i < batch.length; i += JUDGE_REVOKE_BATCH_MAX) writes.push(this.#ledger.spendAll(batch.slice(i, i + JUDGE_REVOKE_BATCH_MAX)));
+      return Promise.all(writes).then(() => undefined);
+    });
+    await this.#revoking;
   }
 
   /**
@@ -92,7 +123,7 @@ export class Judge {
    * expired, revoked, not granted, or that use already spent on any instance).
    */
   async admit(nonce: string, use: NonceUse): Promise<boolean> {
-    const fields = readNonce(await this.key(), nonce);
+    const fields = this.#fields(await this.key(), nonce);
     const now = this.#now();
     if (!fields || !grants(fields, use) || fields.expiresAt <= now) return false;
     if (now - this.#purgedAt >= JUDGE_PURGE_INTERVAL_MS) {
