@@ -14,7 +14,7 @@ import { BODY_LIMIT_BYTES } from '../limits.js';
 import { validationErrorFromAjv } from '../validation.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
 import { CLIENT_GONE_STATUS, ClientGoneError } from '../client-gone.js';
-import { DATABASE_RETRY_AFTER_S, isDatabaseUnreachable } from '../../infra/store/pg-availability.js';
+import { DATABASE_RETRY_AFTER_S, DatabaseUnavailableError } from '../../infra/store/pg-availability.js';
 
 /** While the database cannot be reached, its 503s are logged at most this often: a line per outage, not per request. */
 export const DATABASE_UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
@@ -67,7 +67,7 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
 function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
   // Not logged here, per request: the error handler logs an outage once (see DATABASE_UNAVAILABLE_LOG_INTERVAL_MS).
-  if (isDatabaseUnreachable(error)) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
+  if (error instanceof DatabaseUnavailableError) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
   if (error.validation) return validationErrorFromAjv(error.validation, error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -14,7 +14,11 @@ export const PG_BREAKER_OPEN_MS = 500;
 /** The Retry-After (seconds) of an answer refused because the database cannot be reached. */
 export const DATABASE_RETRY_AFTER_S = 1;
 
-/** Thrown without trying while the breaker is open. */
+/**
+ * What the store throws when the database cannot be reached: at once while the breaker is open,
+ * or wrapping the connection-level failure (`cause`). Only this becomes a 503: an ECONNREFUSED of
+ * anything else (a probe, a resolver) is not the database's.
+ */
 export class DatabaseUnavailableError extends Error {
   readonly code = 'NETDIAG_DATABASE_UNAVAILABLE';
   constructor(cause?: unknown) {
@@ -118,8 +122,12 @@ export function guardedPool(config: pg.PoolConfig, breaker: CircuitBreaker): { p
     // statement opens the breaker, like a failed connect.
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const result = query(...args);
-      if (result instanceof Promise) result.catch(onClientError);
-      return result;
+      if (!(result instanceof Promise)) return result;
+      return result.catch((err: unknown) => {
+        if (!isDatabaseUnreachable(err)) throw err;
+        breaker.failed(err);
+        throw new DatabaseUnavailableError(err);
+      });
     };
   });
   const pool: PostgresPool = {
@@ -129,10 +137,14 @@ export function guardedPool(config: pg.PoolConfig, breaker: CircuitBreaker): { p
       try {
         client = await raw.connect();
       } catch (err) {
+        if (!isDatabaseUnreachable(err)) {
+          breaker.succeeded();
+          throw err;
+        }
         // A wait for a free client that timed out says the pool is busy, not that the server is gone.
-        if (isDatabaseUnreachable(err) && !(err instanceof Error && err.message === POOL_BUSY_MESSAGE)) breaker.failed(err);
-        else breaker.succeeded();
-        throw err;
+        if (err instanceof Error && err.message === POOL_BUSY_MESSAGE) breaker.succeeded();
+        else breaker.failed(err);
+        throw new DatabaseUnavailableError(err);
       }
       breaker.succeeded();
       return client as unknown as PostgresPoolClient;
