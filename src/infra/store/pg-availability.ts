@@ -22,7 +22,8 @@ export const DATABASE_RETRY_AFTER_S = 1;
 export class DatabaseUnavailableError extends Error {
   readonly code = 'NETDIAG_DATABASE_UNAVAILABLE';
   constructor(cause?: unknown) {
-    super('the database cannot be reached', cause === undefined ? undefined : { cause });
+    const why = cause instanceof Error && cause.message ? `: ${cause.message}` : '';
+    super(`the database cannot be reached${why}`, cause === undefined ? undefined : { cause });
     this.name = 'DatabaseUnavailableError';
   }
 }
