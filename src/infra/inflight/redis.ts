@@ -16,6 +16,8 @@ export const IN_FLIGHT_RENEW_MS = 10_000;
 export const IN_FLIGHT_COMMAND_TIMEOUT_MS = 500;
 export const IN_FLIGHT_CONNECT_TIMEOUT_MS = 1_000;
 export const IN_FLIGHT_RECONNECT_MS = 500;
+/** While Redis does not answer, how often it is asked (PING) whether it answers again. */
+export const IN_FLIGHT_PROBE_MS = 1_000;
 
 // One sorted set per owner: member = lease id, score = when it lapses (Redis' own clock, so
 // instances whose clocks are apart agree). Lapsed leases are dropped before counting.
@@ -53,13 +55,15 @@ export interface RedisInFlightOptions {
 /**
  * Work in flight counted in Redis, shared by every instance behind it. While Redis does not
  * answer, this instance counts by itself (per instance, as with no Redis at all) rather than
- * refuse or admit everything.
+ * refuse or admit everything; after one failed command it stops asking Redis (so requests do
+ * not each wait out a timeout) until a PING every IN_FLIGHT_PROBE_MS, or a reconnect, answers.
  */
 export class RedisInFlight implements InFlightSlots {
   readonly #redis: Scripted;
   readonly #local = new MemoryInFlight();
   readonly #leaseMs: number;
   readonly #renewMs: number;
+  #probe: NodeJS.Timeout | null = null;
 
   constructor(url: string, opts: RedisInFlightOptions = {}) {
     this.#leaseMs = opts.leaseMs ?? IN_FLIGHT_LEASE_MS;
@@ -78,15 +82,38 @@ export class RedisInFlight implements InFlightSlots {
     redis.defineCommand('ndInflightAcquire', { numberOfKeys: 1, lua: ACQUIRE });
     redis.defineCommand('ndInflightRenew', { numberOfKeys: 1, lua: RENEW });
     this.#redis = redis as Scripted;
+    redis.on('ready', () => this.#recovered());
+  }
+
+  /** Redis did not answer: count locally, and ask it now and then whether it is back. */
+  #degrade(): void {
+    if (this.#probe !== null) return;
+    this.#probe = setInterval(() => {
+      this.#redis.ping().then(() => this.#recovered(), () => undefined);
+    }, IN_FLIGHT_PROBE_MS);
+    this.#probe.unref();
+  }
+
+  #recovered(): void {
+    if (this.#probe === null) return;
+    clearInterval(this.#probe);
+    this.#probe = null;
+  }
+
+  /** True while this instance counts by itself because Redis did not answer. */
+  get degraded(): boolean {
+    return this.#probe !== null;
   }
 
   async tryAcquire(owner: string, max: number): Promise<(() => void) | null> {
     const key = IN_FLIGHT_KEY_PREFIX + owner;
     const id = randomUUID();
+    if (this.degraded) return this.#local.tryAcquire(owner, max);
     let taken: number;
     try {
       taken = await this.#redis.ndInflightAcquire(key, max, this.#leaseMs, id);
     } catch {
+      this.#degrade();
       return this.#local.tryAcquire(owner, max);
     }
     if (taken !== 1) return null;
@@ -105,6 +132,7 @@ export class RedisInFlight implements InFlightSlots {
   }
 
   async close(): Promise<void> {
+    this.#recovered();
     this.#redis.disconnect();
   }
 }

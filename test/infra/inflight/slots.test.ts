@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { IN_FLIGHT_KEY_PREFIX, MemoryInFlight, RedisInFlight, type InFlightSlots } from '../../../src/infra/inflight/index.js';
 import { Redis } from 'ioredis';
+import { closedPort } from '../net/fixtures/connect-spy.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 let unique = 0;
@@ -30,6 +31,19 @@ function suite(name: string, make: () => InFlightSlots): void {
 }
 
 suite('memory', () => new MemoryInFlight());
+
+test('Redis unreachable: this instance counts by itself, without asking Redis again per request', async (t) => {
+  const port = await closedPort('127.0.0.1');
+  const slots = new RedisInFlight(`redis://127.0.0.1:${port}`);
+  t.after(() => slots.close());
+  const owner = freshOwner();
+  const first = await slots.tryAcquire(owner, 1);
+  assert.equal(typeof first, 'function', 'admitted on the local count');
+  assert.equal(slots.degraded, true);
+  assert.equal(await slots.tryAcquire(owner, 1), null, 'and that count still holds the maximum');
+  first!();
+  assert.equal(typeof (await slots.tryAcquire(owner, 1)), 'function');
+});
 
 if (REDIS_URL === undefined) {
   test('in-flight slots: Redis skipped because TEST_REDIS_URL is unset (.ci/run sets it)', { skip: 'TEST_REDIS_URL is unset' }, () => {});
