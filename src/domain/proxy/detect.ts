@@ -89,7 +89,8 @@ export async function tryProtocol(
 ): Promise<TryOutcome> {
   const started = performance.now();
   const ac = new AbortController();
-  const onOuter = (): void => ac.abort();
+  // The outer reason is passed on: a reason-less abort() builds a DOMException (with a stack).
+  const onOuter = (): void => ac.abort(outer.reason);
   outer.addEventListener('abort', onOuter, { once: true });
   let socket: import('node:net').Socket | null = null;
   let timer: NodeJS.Timeout | undefined;
@@ -179,10 +180,16 @@ export async function detectProtocol(
       if (i < candidates.length - 1) {
         let timer: NodeJS.Timeout | undefined;
         const headStart = new Promise<void>((resolve) => {
-          // Then one more turn of the event loop: an answer that came in while the loop was busy
-          // (its I/O waits behind due timers) is read first, and a busy server does not start
-          // needless tries of the proxies it is still reading the answers of.
-          timer = setTimeout(() => setImmediate(resolve), headStartMs);
+          // The head start is time we could have heard the answer in. While the event loop was
+          // busy (a bulk of 100 checks and their judge requests in this process), an answer may
+          // have waited unread: that time is added once, and one more I/O turn reads whatever
+          // came in, so a busy server does not start needless tries of proxies that did answer.
+          // An idle server adds next to nothing.
+          const elu = performance.eventLoopUtilization();
+          timer = setTimeout(() => {
+            const busy = Math.min(performance.eventLoopUtilization(elu).active, headStartMs);
+            timer = setTimeout(() => setImmediate(resolve), busy);
+          }, headStartMs);
           cancel.signal.addEventListener('abort', () => resolve(), { once: true });
         });
         await Promise.race([run, headStart]);
