@@ -89,6 +89,12 @@ if (!TEST_DATABASE_URL) {
         const res = await call('/api/user');
         assert.equal(res.status, 503, `while PostgreSQL is stopped (${mode})`);
         assert.ok(performance.now() - started < HANG_MS / 2, `a 503 is answered well before the ${HANG_MS} ms hang`);
+        if (i === 0) {
+          const body = await (await fetch(`${base}/api/user`, { headers: { authorization: probeAuth } })).json();
+          assert.equal(body.success, false);
+          assert.equal(body.error, 'service_unavailable');
+          assert.deepEqual(body.details, { retry_after_s: 1 });
+        }
         const ready = await fetch(`${base}/readyz`);
         assert.equal(ready.status, 503);
         assert.equal((await ready.json()).database, 'unreachable');
