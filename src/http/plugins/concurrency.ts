@@ -84,15 +84,19 @@ export function registerConcurrency(app: FastifyInstance, opts: { redisUrl?: str
     );
   };
 
-  app.decorateRequest('probeRelease', null);
-  app.addHook('onResponse', (request, _reply, done) => {
+  const releaseOnResponse = (request: FastifyRequest, _reply: FastifyReply, done: HookDone): void => {
     request.probeRelease?.();
     done();
-  });
+  };
+
+  app.decorateRequest('probeRelease', null);
+  // Hooks of the probe routes only: every other request runs none of this.
   app.addHook('onRoute', (route) => {
     if (route.config?.probe !== true) return;
-    const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
-    route.preHandler = [check, ...existing] as typeof route.preHandler;
+    const pre = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    route.preHandler = [check, ...pre] as typeof route.preHandler;
+    const post = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+    route.onResponse = [...post, releaseOnResponse] as typeof route.onResponse;
   });
   return slots;
 }
