@@ -4,6 +4,28 @@ import { JUDGE_NONCE_TTL_MS, JUDGE_PURGE_GRACE_MS, JUDGE_PURGE_INTERVAL_MS, JUDG
 import { grants, mintNonce, readNonce, signEcho, signUpload, useBits, type NonceFields } from './judge-signing.js';
 import type { JudgeEcho, SignedJudgeEcho } from './types.js';
 
+type SpentNonce = { id: string; expiresAt: number };
+
+/** Revocations waiting for the write under way to finish; `written` settles when theirs is done. */
+interface RevocationBatch {
+  nonces: SpentNonce[];
+  written: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function revocationBatch(): RevocationBatch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const written = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Every caller awaits it; this only keeps a failed write from being an unhandled rejection meanwhile.
+  written.catch(() => undefined);
+  return { nonces: [], written, resolve, reject };
+}
+
 /** Every use a nonce can grant: a check that measures speed needs all three. */
 export const ALL_NONCE_USES: readonly NonceUse[] = ['echo', 'download', 'upload'];
 
@@ -35,9 +57,9 @@ export class Judge {
    * a nonce found here is one we made: its tag need not be computed again to admit or revoke it.
    */
   readonly #outstanding = new Map<string, NonceFields>();
-  /** Revoked nonces whose spent uses are written together at the end of this turn of the event loop. */
-  #revoked: Array<{ id: string; expiresAt: number }> = [];
-  #revoking: Promise<void> | null = null;
+  /** A revocation write is under way; revocations meanwhile gather in `#nextRevocations`. */
+  #revoking = false;
+  #nextRevocations: RevocationBatch | null = null;
 
   constructor(
     opts: {
@@ -93,29 +115,45 @@ export class Judge {
   }
 
   /**
-   * The check ended: whatever uses of its nonces are left are spent, on every instance. Checks of
-   * a bulk end together, so the revocations of one turn of the event loop share one write;
-   * this resolves once that write is done.
+   * The check ended: whatever uses of its nonces are left are spent, on every instance; resolves
+   * once that is written. One write at a time: checks of a bulk end together, and those that end
+   * while a write is under way share the next one (a group commit) instead of one write each.
    */
   async revoke(...nonces: string[]): Promise<void> {
     const key = await this.key();
-    const spent: Array<{ id: string; expiresAt: number }> = [];
+    const spent: SpentNonce[] = [];
     for (const nonce of nonces) {
       const fields = this.#fields(key, nonce);
       this.#outstanding.delete(nonce);
       if (fields) spent.push({ id: fields.id, expiresAt: fields.expiresAt });
     }
     if (spent.length === 0) return;
-    this.#revoked.push(...spent);
-    this.#revoking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      const batch = this.#revoked;
-      this.#revoked = [];
-      this.#revoking = null;
-      const writes: Array<Promise<void>> = [];
-      for (let i = 0; i < batch.length; i += JUDGE_REVOKE_BATCH_MAX) writes.push(this.#ledger.spendAll(batch.slice(i, i + JUDGE_REVOKE_BATCH_MAX)));
-      return Promise.all(writes).then(() => undefined);
-    });
-    await this.#revoking;
+    if (this.#revoking) {
+      this.#nextRevocations ??= revocationBatch();
+      this.#nextRevocations.nonces.push(...spent);
+      return this.#nextRevocations.written;
+    }
+    this.#revoking = true;
+    try {
+      await this.#spendAll(spent);
+    } finally {
+      this.#writeNextRevocations();
+    }
+  }
+
+  /** The revocations that gathered during the last write, in one write of their own. */
+  #writeNextRevocations(): void {
+    const batch = this.#nextRevocations;
+    this.#nextRevocations = null;
+    this.#revoking = batch !== null;
+    if (batch === null) return;
+    this.#spendAll(batch.nonces).then(batch.resolve, batch.reject).finally(() => this.#writeNextRevocations());
+  }
+
+  #spendAll(nonces: readonly SpentNonce[]): Promise<void> {
+    const writes: Array<Promise<void>> = [];
+    for (let i = 0; i < nonces.length; i += JUDGE_REVOKE_BATCH_MAX) writes.push(this.#ledger.spendAll(nonces.slice(i, i + JUDGE_REVOKE_BATCH_MAX)));
+    return Promise.all(writes).then(() => undefined);
   }
 
   /**

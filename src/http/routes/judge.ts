@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import { JUDGE_UPLOAD_BODY_LIMIT, type NonceUse, type ProxyChecker } from '../../domain/proxy/index.js';
 import { NotFoundError } from '../../errors.js';
 
@@ -25,7 +26,8 @@ export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChec
   };
 
   await app.register(async (scope) => {
-    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: JUDGE_UPLOAD_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    // The upload's body is counted, never kept: 128 KiB per check need not be gathered into one Buffer.
+    scope.addContentTypeParser('application/octet-stream', (request, payload, done) => countBody(request, payload, JUDGE_UPLOAD_BODY_LIMIT, done));
     scope.addHook('onSend', async (_request, reply) => {
       reply.header('cache-control', 'no-store');
     });
@@ -36,7 +38,40 @@ export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChec
       return reply.type('application/octet-stream').send(judge.downloadPayload);
     });
     scope.post('/judge/:nonce/upload', { schema: { hide: true }, bodyLimit: JUDGE_UPLOAD_BODY_LIMIT, onRequest: admit('upload') }, async (request) => {
-      return judge.uploadReceipt(nonceOf(request), Buffer.isBuffer(request.body) ? request.body.length : 0);
+      return judge.uploadReceipt(nonceOf(request), typeof request.body === 'number' ? request.body : 0);
     });
   });
+}
+
+/**
+ * The byte count of a body, with Fastify's own checks of a buffered body (`parseAs`): over
+ * `limit` (announced or received) is a 413, a stream error a 400, and a count that differs from
+ * Content-Length a 400.
+ */
+function countBody(request: FastifyRequest, payload: Readable, limit: number, done: (err: Error | null, body?: number) => void): void {
+  const announced = Number(request.headers['content-length']);
+  if (announced > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+  let received = 0;
+  const finish = (err: (Error & { statusCode?: number }) | null, body?: number): void => {
+    payload.removeListener('data', onData);
+    payload.removeListener('end', onEnd);
+    payload.removeListener('error', onEnd);
+    done(err, body);
+  };
+  const onData = (chunk: Buffer | string): void => {
+    received += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    if (received > limit) finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+  };
+  const onEnd = (err?: Error & { statusCode?: number }): void => {
+    if (err) {
+      if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
+      return finish(err);
+    }
+    if (!Number.isNaN(announced) && received !== announced) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    finish(null, received);
+  };
+  payload.on('data', onData);
+  payload.on('end', onEnd);
+  payload.on('error', onEnd);
+  payload.resume();
 }
