@@ -149,8 +149,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app, routes);
   // Date.now() unless a test gave a clock: a Date per request only to read its time is waste.
   const now = deps.clock ? () => clock().getTime() : Date.now;
-  registerAccess(app, { accounts, limiter, now });
-  registerConcurrency(app, { redisUrl: deps.config.redisUrl });
+  const access = registerAccess(app, { accounts, limiter, now });
+  registerConcurrency(app, { redisUrl: deps.config.redisUrl, onRefused: access.refund });
   if (deps.recordUsage !== false) registerUsageRecording(app, recorder);
   await registerOpenApi(app, { dataNotes: geoNotes(geo) });
 

@@ -68,6 +68,9 @@ for (const plan of ['free', 'basic'] as const) {
     assert.match(String(body.details.reset_at), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     await assertMatchesOpenApi(b.app, 'POST', '/api/port/scan', 429, body);
     assert.equal(spy.silent.length, max, 'the refused request dialled nothing');
+    // A 429 is not a call: the windows that admitted it take it back.
+    const user = (await (await b.api('/api/user')).json()) as { data: { api_calls_used: number } };
+    assert.equal(user.data.api_calls_used, max + 1, 'the held scans and this call; the refused request is not one');
 
     // Every probe route counts (the free plan's 10 a minute leave room for one of them); routes
     // that do not probe are not limited.

@@ -143,6 +143,12 @@ export const UNMATCHED_ENDPOINT = '(unmatched)';
 
 type AccessHook = (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
 
+/** What the access check offers the plugins that refuse an admitted request for another reason. */
+export interface AccessControl {
+  /** The request was admitted by the account's windows but is refused after all (a 429): it is not a call. */
+  refund(request: FastifyRequest): void;
+}
+
 /** What a route under /api asks of a request before its handler may run. */
 export type Access = 'token' | 'public' | 'none';
 
@@ -183,7 +189,7 @@ export function registerAccess(
     /** Epoch ms now (the app's clock). */
     now: () => number;
   },
-): void {
+): AccessControl {
   app.decorateRequest('account', null);
   app.decorateRequest('tokenId', null);
   app.decorateRequest('rateDecision', null);
@@ -301,6 +307,14 @@ export function registerAccess(
     // First among the route's own hooks: nothing of the route runs before access is decided.
     route.onRequest = [hook, ...existing] as typeof route.onRequest;
   });
+
+  return {
+    refund(request) {
+      if (limiter?.refund && request.account !== null && request.rateDecision !== null) {
+        void Promise.resolve(limiter.refund(accountKey(request.account.id), request.receivedAt)).catch(() => undefined);
+      }
+    },
+  };
 }
 
 /**

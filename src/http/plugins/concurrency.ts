@@ -48,7 +48,15 @@ type HookDone = (err?: Error) => void;
  * Counted through Redis (leases that lapse if an instance dies) when `redisUrl` is given, in
  * this process otherwise; `slots` replaces either (tests).
  */
-export function registerConcurrency(app: FastifyInstance, opts: { redisUrl?: string | undefined; slots?: InFlightSlots } = {}): InFlightSlots {
+export function registerConcurrency(
+  app: FastifyInstance,
+  opts: {
+    redisUrl?: string | undefined;
+    slots?: InFlightSlots;
+    /** A request refused here was counted by the rate windows: a 429 is no call, so it is taken back. */
+    onRefused?: (request: FastifyRequest) => void;
+  } = {},
+): InFlightSlots {
   const slots = opts.slots ?? createInFlightSlots(opts.redisUrl);
   if (!opts.slots) app.addHook('onClose', async () => slots.close());
 
@@ -70,7 +78,10 @@ export function registerConcurrency(app: FastifyInstance, opts: { redisUrl?: str
     if (account === null) return done();
     const owner = ownerKey(account.id);
     const max = CONCURRENT_PROBES[isPlanName(account.plan) ? account.plan : DEFAULT_PLAN];
-    const refuse = (): void => done(concurrentError(account.plan, max, request.receivedAt || Date.now()));
+    const refuse = (): void => {
+      opts.onRefused?.(request);
+      done(concurrentError(account.plan, max, request.receivedAt || Date.now()));
+    };
     let taken: MaybePromise<(() => void) | null>;
     try {
       taken = slots.tryAcquire(owner, max);

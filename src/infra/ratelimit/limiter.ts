@@ -37,6 +37,12 @@ export interface RateLimiter {
   /** The windows as they stand, counting nothing. */
   peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]>;
   /**
+   * Takes back one request counted by `consume` at `now` (in the windows that are still those of
+   * `now`): a request admitted here and then refused for another reason (too much work in flight)
+   * is a 429, and a 429 is not a call. Best effort: a window that has moved on is left alone.
+   */
+  refund?(key: string, now: number): MaybePromise<void>;
+  /**
    * A limiter backed by Redis says whether Redis answers ('ok') or each instance is limiting by
    * itself until it does ('degraded'); an in-process one has no such state.
    */

@@ -88,6 +88,14 @@ export class MemoryRateLimiter implements RateLimiter {
     return decide(true, this.current(key, now), limits, now).windows;
   }
 
+  refund(key: string, now: number): void {
+    const bucket = this.buckets.get(key);
+    if (!bucket) return;
+    for (let i = 0; i < WINDOWS.length; i++) {
+      if (bucket.starts[i] === windowStartAt(i, now) && bucket.counts[i]! > 0) bucket.counts[i]! -= 1;
+    }
+  }
+
   private sweep(now: number): void {
     this.sinceSweep = 0;
     const today = windowStart('day', now);

@@ -85,6 +85,15 @@ export interface RedisRateLimiterOptions {
  * answers again it goes back to it, and each key's windows are raised to the recorded usage once,
  * so the calls admitted meanwhile count there too.
  */
+// Takes one request back from the three windows it was counted in (never below zero).
+const REFUND = `
+for i = 1, 3 do
+  local n = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if n > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0
+`;
+
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
   private readonly seed: WindowSeed | undefined;
@@ -114,6 +123,7 @@ export class RedisRateLimiter implements RateLimiter {
     });
     this.redis.defineCommand('ndConsume', { numberOfKeys: 3, lua: CONSUME });
     this.redis.defineCommand('ndRaise', { numberOfKeys: 3, lua: RAISE });
+    this.redis.defineCommand('ndRefund', { numberOfKeys: 3, lua: REFUND });
     this.starting = new Promise<void>((resolve) => {
       const done = () => {
         this.starting = null;
@@ -170,7 +180,7 @@ export class RedisRateLimiter implements RateLimiter {
     return WINDOWS.map((w) => `${REDIS_KEY_PREFIX}{${key}}:${w}:${windowStart(w, now)}`);
   }
 
-  private async call(name: 'ndConsume' | 'ndRaise', args: Array<string | number>): Promise<number[]> {
+  private async call(name: 'ndConsume' | 'ndRaise' | 'ndRefund', args: Array<string | number>): Promise<number[]> {
     const run = (this.redis as unknown as Record<string, Script>)[name]!;
     try {
       return await run.call(this.redis, ...args);
@@ -213,6 +223,15 @@ export class RedisRateLimiter implements RateLimiter {
       [allowed, ...counts] = await this.call('ndConsume', [...keys, ...figures, 0]);
     }
     return decide(allowed === 1, counts.map(Number), limits, now);
+  }
+
+  async refund(key: string, now: number): Promise<void> {
+    if (this.state === 'ok') {
+      // Counted in Redis or by the fallback, whichever admitted it: a refund that fails is dropped.
+      await this.call('ndRefund', this.keys(key, now)).catch(() => undefined);
+      return;
+    }
+    this.fallback?.refund(key, now);
   }
 
   async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
