@@ -6,6 +6,11 @@ import type { JudgeEcho, SignedJudgeEcho } from './types.js';
 
 type SpentNonce = { id: string; expiresAt: number };
 
+/** A nonce this judge issued: its fields, and the uses this judge itself spent in the database. */
+interface OwnNonce extends NonceFields {
+  spentHere: number;
+}
+
 /** Revocations waiting for the write under way to finish; `written` settles when theirs is done. */
 interface RevocationBatch {
   nonces: SpentNonce[];
@@ -56,7 +61,7 @@ export class Judge {
    * expires). In issue order, which is expiry order. The key is the whole nonce, tag included, so
    * a nonce found here is one we made: its tag need not be computed again to admit or revoke it.
    */
-  readonly #outstanding = new Map<string, NonceFields>();
+  readonly #outstanding = new Map<string, OwnNonce>();
   /** A revocation write is under way; revocations meanwhile gather in `#nextRevocations`. */
   #revoking = false;
   #nextRevocations: RevocationBatch | null = null;
@@ -105,7 +110,7 @@ export class Judge {
       if (fields.expiresAt > now) break;
       this.#outstanding.delete(n);
     }
-    this.#outstanding.set(nonce, { id: id.toString('hex'), expiresAt, uses: useBits(uses) });
+    this.#outstanding.set(nonce, { id: id.toString('hex'), expiresAt, uses: useBits(uses), spentHere: 0 });
     return nonce;
   }
 
@@ -123,8 +128,11 @@ export class Judge {
     const key = await this.key();
     const spent: SpentNonce[] = [];
     for (const nonce of nonces) {
-      const fields = this.#fields(key, nonce);
+      const own = this.#outstanding.get(nonce);
       this.#outstanding.delete(nonce);
+      // Every use it grants was spent through this judge: the database holds them all already.
+      if (own && (own.spentHere & own.uses) === own.uses) continue;
+      const fields = own ?? readNonce(key, nonce);
       if (fields) spent.push({ id: fields.id, expiresAt: fields.expiresAt });
     }
     if (spent.length === 0) return;
@@ -169,7 +177,10 @@ export class Judge {
       // Rows of expired nonces only cost space: a purge that fails is simply tried again later.
       this.#ledger.purge(now - JUDGE_PURGE_GRACE_MS).catch(() => undefined);
     }
-    return this.#ledger.spend(fields.id, use, fields.expiresAt);
+    const spent = await this.#ledger.spend(fields.id, use, fields.expiresAt);
+    const own = this.#outstanding.get(nonce);
+    if (spent && own) own.spentHere |= useBits([use]);
+    return spent;
   }
 
   /** Nonces this judge issued that no check has revoked yet (tests). */
