@@ -81,6 +81,16 @@ test('netdiag: bad arguments and unknown e-mails exit 2 with a clear message', a
   }
 });
 
+test('netdiag: --plan is accepted in any case and stored in canonical case (issue 16)', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'cli.db')}` };
+  const created = await cli(env, 'account', 'create', '--email', 'p@example.com', '--name', 'P', '--plan', 'Free');
+  assert.equal(created.code, 0, created.err);
+  assert.equal((created.json().account as { plan: string }).plan, 'free');
+  const setPlan = await cli(env, 'account', 'set-plan', '--email', 'p@example.com', '--plan', 'PRO');
+  assert.equal(setPlan.code, 0, setPlan.err);
+  assert.equal(setPlan.json().plan, 'pro');
+});
+
 test('the installed bin runs without a build step and exits 2 on errors', async (t) => {
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(tempDir(t), 'bin.db')}` };
   const bin = new URL('../bin/netdiag.js', import.meta.url).pathname;

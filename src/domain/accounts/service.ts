@@ -1,6 +1,7 @@
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, Store, Token } from '../../infra/store/store.js';
-import { DEFAULT_PLAN, PLAN_NAMES, isPlanName } from './plans.js';
+import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
+import { canonicalOf } from '../../canonical.js';
 import { TOKEN_PATTERN, generateToken, hashToken } from './tokens.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 
@@ -22,11 +23,19 @@ export interface Authenticated {
 
 /** The token of an `Authorization` value, or UnauthorizedError saying what is wrong with it. */
 function tokenOf(authorization: string): string {
-  const match = /^Bearer ([^\s]+)$/.exec(authorization);
+  // RFC 9110: the scheme word is case-insensitive and 1*SP separates it from the token.
+  const match = /^bearer +(\S+)$/i.exec(authorization);
   if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
   const token = match[1]!;
   if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
   return token;
+}
+
+/** A plan name in any case ("Free") as its canonical name, or the ValidationError listing them. */
+function planOf(name: string): PlanName {
+  const plan = canonicalOf(PLAN_NAMES, name.trim());
+  if (plan === undefined) throw new ValidationError('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
+  return plan;
 }
 
 /** Accounts and tokens: plain domain logic over the store interface. */
@@ -50,10 +59,9 @@ export class AccountService {
   async createAccount(input: { email: string; name: string; plan?: string }): Promise<{ account: Account; token: string }> {
     const email = input.email.trim().toLowerCase();
     const name = input.name.trim();
-    const plan = input.plan ?? DEFAULT_PLAN;
+    const plan = planOf(input.plan ?? DEFAULT_PLAN);
     if (!EMAIL_PATTERN.test(email)) throw new ValidationError('email', 'must be an e-mail address like ops@example.com');
     if (!name || name.length > MAX_NAME_LENGTH) throw new ValidationError('name', `must be 1-${MAX_NAME_LENGTH} characters`);
-    if (!isPlanName(plan)) throw new ValidationError('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
     if (await this.store.accounts.findByEmail(email)) throw new ValidationError('email', `an account with ${email} exists already`);
     const account = await this.store.accounts.create({ email, name, plan, created_at: this.now() });
     const { token } = await this.issueToken(account, 'default');
@@ -74,8 +82,8 @@ export class AccountService {
     return this.store.accounts.count();
   }
 
-  async setPlan(email: string, plan: string): Promise<Account> {
-    if (!isPlanName(plan)) throw new ValidationError('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
+  async setPlan(email: string, name: string): Promise<Account> {
+    const plan = planOf(name);
     const account = await this.accountByEmail(email);
     return (await this.store.accounts.update(account.id, { plan }))!;
   }

@@ -1,0 +1,10 @@
+/**
+ * The one rule for enumerations (issue 16): a value is accepted in any case and answered in its
+ * canonical spelling. Used by the HTTP validator (bodies and query strings), the account service
+ * and through it the command line, so "WEB", "CSV", "Free" and "mx" all mean the same thing.
+ */
+export function canonicalOf<T extends string>(allowed: readonly T[], input: string): T | undefined {
+  if ((allowed as readonly string[]).includes(input)) return input as T;
+  const folded = input.toLowerCase();
+  return allowed.find((value) => value.toLowerCase() === folded);
+}
