@@ -43,8 +43,17 @@ test('/ipv6/validate and /ipv6/expand through the API', async (t) => {
   assert.equal(badBody.error, 'validation_error');
   assert.equal(badBody.details.field, 'ipv6');
   assert.match(badBody.message, /^ipv6: /);
-  for (const body of [{}, { ipv6: 42 }, { ipv6: ['::1'] }, { ipv6: '' }]) {
+  for (const body of [{}, { ipv6: 42 }, { ipv6: ['::1'] }]) {
     assert.equal((await api('/api/ipv6/validate', { json: body })).status, 400, JSON.stringify(body));
+  }
+  // API.md: 200 for every string, the empty and the overlong included, with the reason (issue 16)
+  for (const [text, reason] of [['', /empty/], [`${'1:'.repeat(300)}1`, /longer than/]] as const) {
+    const res = await api('/api/ipv6/validate', { json: { ipv6: text } });
+    assert.equal(res.status, 200, text);
+    const body = (await res.json()) as { data: { valid: boolean; reason: string } };
+    await assertMatchesOpenApi(app, 'POST', '/api/ipv6/validate', 200, body);
+    assert.equal(body.data.valid, false);
+    assert.match(body.data.reason, reason);
   }
 });
 

@@ -42,6 +42,7 @@ type Parsed = { ok: true; parts: number[]; zone: string | null } | { ok: false; 
 
 function parse(input: string): Parsed {
   if (typeof input !== 'string') return { ok: false, reason: 'must be a string' };
+  if (input.length === 0) return { ok: false, reason: 'empty: an IPv6 address looks like 2001:db8::1' };
   if (input.length > IPV6_MAX_INPUT_LENGTH) {
     return { ok: false, reason: `longer than ${IPV6_MAX_INPUT_LENGTH} characters` };
   }

@@ -4,15 +4,15 @@ import type { Static } from 'typebox';
 import { expand, testConnectivity, validate } from '../../domain/ipv6/index.js';
 import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
-import { Ipv6Body, Ipv6Expansion, Ipv6TestBody, Ipv6TestResult, Ipv6Validation } from '../schemas/ipv6.js';
+import { Ipv6Body, Ipv6Expansion, Ipv6ValidateBody, Ipv6TestBody, Ipv6TestResult, Ipv6Validation } from '../schemas/ipv6.js';
 import type { RouteDeps } from './deps.js';
 
 export async function ipv6Routes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.post(
     '/ipv6/validate',
-    { schema: { summary: 'Validate IPv6 address format', tags: ['ipv6'], body: Ipv6Body, response: responses(Ipv6Validation) } },
+    { schema: { summary: 'Validate IPv6 address format', tags: ['ipv6'], body: Ipv6ValidateBody, response: responses(Ipv6Validation) } },
     async (request) => {
-      const result = validate((request.body as Static<typeof Ipv6Body>).ipv6);
+      const result = validate((request.body as Static<typeof Ipv6ValidateBody>).ipv6);
       return ok(result, result.valid ? 'valid IPv6 address' : 'not a valid IPv6 address');
     },
   );
