@@ -1,55 +1,69 @@
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, DEFAULTS, loadConfig } from './config.js';
+import { describeDatabase } from './config-summary.js';
 import { AccountService, NotFound } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
+import { hashToken } from './domain/accounts/tokens.js';
 import { AppError } from './errors.js';
 import { openStore } from './infra/store/index.js';
 import type { Store } from './infra/store/store.js';
 
-export const USAGE = `usage: netdiag <command>
-
-  serve                                                  start the API server
-  account create --email E --name N [--plan P]           create an account and its first token
-  account set-plan --email E --plan P                    plans: ${PLAN_NAMES.join(', ')}
-  account suspend --email E | account resume --email E
-  account list
-  token create --email E [--label L]                     a new token (shown once)
-  token revoke --id ID
-  token list --email E                                   never prints secrets
-
-The database is DATABASE_URL (default sqlite:./data/netdiag.db), as for the server.`;
-
-/** Bad arguments or an unknown account: exit code 2. */
-class UsageError extends Error {}
-
-export interface CliIo {
-  env: Record<string, string | undefined>;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
 type Flags = Record<string, string | undefined>;
 
-const COMMANDS: Record<string, { flags: string[]; required: string[]; run: (svc: AccountService, f: Flags) => Promise<unknown> }> = {
+interface Command {
+  /** The command's own usage line, after `netdiag `. */
+  usage: string;
+  summary: string;
+  flags: string[];
+  required: string[];
+  run: (svc: AccountService, f: Flags, store: Store) => Promise<unknown>;
+}
+
+const COMMANDS: Record<string, Command> = {
   'account create': {
+    usage: 'account create --email E --name N [--plan P]',
+    summary: `create an account and its first token (shown once); plans: ${PLAN_NAMES.join(', ')}, default free`,
     flags: ['email', 'name', 'plan'],
     required: ['email', 'name'],
-    run: async (svc, f) => {
+    run: async (svc, f, store) => {
       const { account, token } = await svc.createAccount({ email: f.email!, name: f.name!, ...(f.plan ? { plan: f.plan } : {}) });
-      return { account: { id: account.id, name: account.name, email: account.email, plan: account.plan }, token };
+      const row = await store.tokens.findByHash(hashToken(token));
+      return { account: { id: account.id, name: account.name, email: account.email, plan: account.plan }, token, token_id: row?.token.id ?? null };
     },
   },
-  'account set-plan': { flags: ['email', 'plan'], required: ['email', 'plan'], run: (svc, f) => svc.setPlan(f.email!, f.plan!) },
-  'account suspend': { flags: ['email'], required: ['email'], run: (svc, f) => svc.setStatus(f.email!, 'suspended') },
-  'account resume': { flags: ['email'], required: ['email'], run: (svc, f) => svc.setStatus(f.email!, 'active') },
-  'account list': { flags: [], required: [], run: (svc) => svc.listAccounts() },
+  'account set-plan': {
+    usage: 'account set-plan --email E --plan P',
+    summary: `change an account's plan: ${PLAN_NAMES.join(', ')}`,
+    flags: ['email', 'plan'],
+    required: ['email', 'plan'],
+    run: (svc, f) => svc.setPlan(f.email!, f.plan!),
+  },
+  'account suspend': {
+    usage: 'account suspend --email E',
+    summary: "refuse the account's tokens (401) until resumed",
+    flags: ['email'],
+    required: ['email'],
+    run: (svc, f) => svc.setStatus(f.email!, 'suspended'),
+  },
+  'account resume': {
+    usage: 'account resume --email E',
+    summary: 'accept a suspended account again',
+    flags: ['email'],
+    required: ['email'],
+    run: (svc, f) => svc.setStatus(f.email!, 'active'),
+  },
+  'account list': { usage: 'account list', summary: 'every account', flags: [], required: [], run: (svc) => svc.listAccounts() },
   'token create': {
+    usage: 'token create --email E [--label L]',
+    summary: 'a new token for the account (shown once); also how to get a new admin token: --email admin@localhost',
     flags: ['email', 'label'],
     required: ['email'],
     run: (svc, f) => svc.createToken(f.email!, f.label ?? ''),
   },
   'token revoke': {
+    usage: 'token revoke --id ID',
+    summary: 'refuse the token (401) from the next request on',
     flags: ['id'],
     required: ['id'],
     run: (svc, f) => {
@@ -57,44 +71,138 @@ const COMMANDS: Record<string, { flags: string[]; required: string[]; run: (svc:
       return svc.revokeToken(Number(f.id));
     },
   },
-  'token list': { flags: ['email'], required: ['email'], run: (svc, f) => svc.listTokens(f.email!) },
+  'token list': {
+    usage: 'token list --email E',
+    summary: "the account's tokens with id, prefix, label and dates; never prints secrets",
+    flags: ['email'],
+    required: ['email'],
+    run: (svc, f) => svc.listTokens(f.email!),
+  },
 };
+
+const GROUPS: Record<string, string> = {
+  account: 'create, change, suspend and list accounts',
+  token: 'create, revoke and list API tokens',
+};
+
+const DATABASE_NOTE = `The database is DATABASE_URL, as for the server (default ${DEFAULTS.databaseUrl});
+each command says on stderr which database it used. Commands print JSON on stdout.`;
+
+function lines(commands: Command[]): string {
+  const width = Math.max(...commands.map((c) => c.usage.length));
+  return commands.map((c) => `  netdiag ${c.usage.padEnd(width)}  ${c.summary}`).join('\n');
+}
+
+export const USAGE = `usage: netdiag <command> [--help]
+
+  netdiag serve${' '.repeat(6)}start the API server (configuration: environment variables, see README)
+${Object.entries(GROUPS)
+  .map(([group, text]) => `  netdiag ${group.padEnd(10)} ${text}`)
+  .join('\n')}
+
+${lines(Object.values(COMMANDS))}
+
+Lost the first (admin) token? On the server's machine: netdiag token create --email admin@localhost --label new
+
+${DATABASE_NOTE}`;
+
+const SERVE_USAGE = `usage: netdiag serve
+
+Starts the API server (npm start runs it). Its configuration is the environment: PORT, HOST,
+DATABASE_URL (default ${DEFAULTS.databaseUrl}), REDIS_URL, LOG_LEVEL, LOG_FORMAT and the
+NETDIAG_* variables of the README. The first start on an empty database prints an admin token.`;
+
+function groupUsage(group: string): string {
+  const commands = Object.entries(COMMANDS)
+    .filter(([name]) => name.startsWith(`${group} `))
+    .map(([, c]) => c);
+  return `usage: netdiag ${group} <${commands.map((c) => c.usage.split(' ')[1]).join('|')}> [--help]
+
+${lines(commands)}
+
+${DATABASE_NOTE}`;
+}
+
+function commandUsage(command: Command): string {
+  return `usage: netdiag ${command.usage}
+
+${command.summary}.
+
+${DATABASE_NOTE}`;
+}
+
+/** Bad arguments or an unknown account: exit code 2. `usage` is printed after the message. */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage = USAGE,
+  ) {
+    super(message);
+  }
+}
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const HELP_FLAGS = ['--help', '-h'];
+
+/** The usage text for `argv` when it asks for help (`--help`, `-h`, `help …`), else undefined. */
+function helpFor(argv: string[]): string | undefined {
+  const [first, ...rest] = argv;
+  if (first === 'help') return helpFor([...rest, '--help']) ?? USAGE;
+  if (!argv.some((a) => HELP_FLAGS.includes(a))) return undefined;
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const [group, action] = words;
+  if (group === 'serve') return SERVE_USAGE;
+  const command = COMMANDS[`${group} ${action}`];
+  if (command) return commandUsage(command);
+  if (group !== undefined && group in GROUPS) return groupUsage(group);
+  return USAGE;
+}
 
 /** Runs one command; returns the exit code. The server (`serve`) keeps running and returns 0. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let store: Store | undefined;
   try {
+    const help = helpFor(argv);
+    if (help !== undefined) {
+      io.stdout(help + '\n');
+      return 0;
+    }
     const [group, action, ...rest] = argv;
     if (group === 'serve') {
       const { startServer } = await import('./server.js');
       await startServer(loadConfig(io.env));
       return 0;
     }
-    if (!group || group === 'help' || group === '--help' || group === '-h') {
-      io.stdout(USAGE + '\n');
-      return group ? 0 : 2;
-    }
-    const name = `${group} ${action ?? ''}`.trim();
+    if (!group) throw new UsageError('a command is needed');
+    if (!(group in GROUPS)) throw new UsageError(`unknown command "${group}"`);
+    if (!action) throw new UsageError(`"${group}" needs a subcommand`, groupUsage(group));
+    const name = `${group} ${action}`;
     const command = COMMANDS[name];
-    if (!command) throw new UsageError(`unknown command "${name}"`);
+    if (!command) throw new UsageError(`unknown command "${name}"`, groupUsage(group));
     const options = Object.fromEntries(command.flags.map((f) => [f, { type: 'string' as const }]));
     let values: Flags;
     try {
       values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values as Flags;
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw new UsageError((err as Error).message, commandUsage(command));
     }
     for (const flag of command.required) {
-      if (!values[flag]) throw new UsageError(`${name} needs --${flag}`);
+      if (!values[flag]) throw new UsageError(`${name} needs --${flag}`, commandUsage(command));
     }
     const config = loadConfig(io.env);
     store = await openStore(config.databaseUrl);
-    const result = await command.run(new AccountService(store), values);
+    io.stderr(`netdiag: database ${describeDatabase(config.databaseUrl)}\n`);
+    const result = await command.run(new AccountService(store), values, store);
     io.stdout(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (err) {
     if (err instanceof UsageError || err instanceof NotFound || err instanceof AppError || err instanceof ConfigError) {
-      io.stderr(`netdiag: ${err.message}\n${err instanceof UsageError ? `\n${USAGE}\n` : ''}`);
+      io.stderr(`netdiag: ${err.message}\n${err instanceof UsageError ? `\n${err.usage}\n` : ''}`);
       return 2;
     }
     io.stderr(`netdiag: ${(err as Error).message}\n`);

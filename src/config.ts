@@ -1,5 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** One frozen, typed configuration, read from the environment and checked at boot. */
 
@@ -27,6 +29,8 @@ export interface Config {
   geoipCityDb: string | undefined;
   geoipAsnDb: string | undefined;
   logLevel: string;
+  /** LOG_FORMAT: `pretty` (readable lines) or `json` (one JSON object a line); unset, pretty on a terminal. */
+  logFormat: LogFormat | undefined;
   /** How long a client may take over its connection (see src/http/plugins/connection.ts). */
   timeouts: ConnectionTimeouts;
   /** After SIGTERM/SIGINT: how long requests in flight get to finish before the process exits anyway. */
@@ -42,10 +46,20 @@ export interface ConnectionTimeouts {
   keepAliveMs: number;
 }
 
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * The directory of netdiag's package.json (this file is src/config.ts): the default SQLite file
+ * lives under it, so the server and the CLI find the same database from any directory.
+ */
+export const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+
 export const DEFAULTS = {
   port: 8080,
   host: '0.0.0.0',
-  databaseUrl: 'sqlite:./data/netdiag.db',
+  /** Absolute: the same file whatever the current directory (an explicit relative sqlite: path is relative to it). */
+  databaseUrl: `sqlite:${join(PACKAGE_DIR, 'data', 'netdiag.db')}`,
   whoisServer: 'whois.iana.org:43',
   sslCheckTarget: 'www.google.com:443',
   dnsblZones: 'zen.spamhaus.org,bl.spamcop.net,b.barracudacentral.org',
@@ -183,6 +197,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);
   }
+  const logFormatRaw = env.LOG_FORMAT?.trim() || undefined;
+  if (logFormatRaw !== undefined && !(LOG_FORMATS as readonly string[]).includes(logFormatRaw)) {
+    throw new ConfigError('LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}`, logFormatRaw);
+  }
+  const logFormat = logFormatRaw as LogFormat | undefined;
   const dnsblZones = list(env.NETDIAG_DNSBL_ZONES ?? DEFAULTS.dnsblZones);
   for (const zone of dnsblZones) {
     if (!/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+\.?$/.test(zone)) {
@@ -231,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
     geoipCityDb: env.NETDIAG_GEOIP_CITY_DB?.trim() || undefined,
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
     logLevel,
+    logFormat,
     timeouts,
     shutdownGraceMs: parseSeconds('NETDIAG_SHUTDOWN_GRACE_S', env.NETDIAG_SHUTDOWN_GRACE_S, DEFAULTS.shutdownGraceS, 3600) * 1000,
   });

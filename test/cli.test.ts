@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { runCli } from '../src/cli.js';
+import { DEFAULTS, PACKAGE_DIR, loadConfig } from '../src/config.js';
 import { tempDir } from './helpers/build.js';
 
 const run = promisify(execFile);
@@ -119,4 +121,70 @@ test('a bad configuration value stops the server with one line naming the variab
       return true;
     });
   }
+});
+
+test('netdiag: usage at every level (issue 16): --help exits 0 on stdout, a missing subcommand exits 2 on stderr', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'help.db')}` };
+  const helps: Array<[string[], RegExp]> = [
+    [['--help'], /^usage: netdiag <command>[\s\S]*account create --email E --name N[\s\S]*token list --email E/],
+    [['-h'], /^usage: netdiag <command>/],
+    [['help'], /^usage: netdiag <command>/],
+    [['account', '--help'], /^usage: netdiag account <create\|set-plan\|suspend\|resume\|list>/],
+    [['token', '--help'], /^usage: netdiag token <create\|revoke\|list>/],
+    [['help', 'token'], /^usage: netdiag token </],
+    [['account', 'create', '--help'], /^usage: netdiag account create --email E --name N \[--plan P\]\n/],
+    [['token', 'list', '-h'], /^usage: netdiag token list --email E\n/],
+    [['serve', '--help'], /^usage: netdiag serve\n[\s\S]*DATABASE_URL/],
+  ];
+  for (const [argv, usage] of helps) {
+    const r = await cli(env, ...argv);
+    assert.equal(r.code, 0, argv.join(' '));
+    assert.match(r.out, usage, argv.join(' '));
+    assert.equal(r.err, '', argv.join(' '));
+  }
+  const missing: Array<[string[], RegExp]> = [
+    [[], /^usage: netdiag <command>/m],
+    [['account'], /"account" needs a subcommand\n\nusage: netdiag account </],
+    [['token'], /"token" needs a subcommand\n\nusage: netdiag token </],
+    [['account', 'frobnicate'], /unknown command "account frobnicate"\n\nusage: netdiag account </],
+    [['frobnicate'], /unknown command "frobnicate"\n\nusage: netdiag <command>/],
+    [['token', 'create'], /token create needs --email\n\nusage: netdiag token create --email E/],
+  ];
+  for (const [argv, usage] of missing) {
+    const r = await cli(env, ...argv);
+    assert.equal(r.code, 2, argv.join(' '));
+    assert.match(r.err, usage, argv.join(' '));
+    assert.equal(r.out, '', argv.join(' '));
+  }
+  assert.match((await cli(env, '--help')).out, /Lost the first \(admin\) token\? .*netdiag token create --email admin@localhost/);
+});
+
+test('netdiag: the default database is under the package directory, not the current one (issue 16)', () => {
+  const expected = `sqlite:${join(PACKAGE_DIR, 'data', 'netdiag.db')}`;
+  assert.ok(existsSync(join(PACKAGE_DIR, 'package.json')), PACKAGE_DIR);
+  assert.equal(DEFAULTS.databaseUrl, expected);
+  assert.equal(loadConfig({}).databaseUrl, expected);
+  assert.equal(loadConfig({ DATABASE_URL: 'sqlite:./elsewhere.db' }).databaseUrl, 'sqlite:./elsewhere.db');
+});
+
+test('netdiag: says on stderr which database it used; stdout stays JSON; account create prints the token id (issue 16)', async (t) => {
+  const dir = tempDir(t);
+  const bin = new URL('../bin/netdiag.js', import.meta.url).pathname;
+  // A relative sqlite: path is relative to the current directory; the line names it absolutely.
+  const env = { ...process.env, DATABASE_URL: 'sqlite:./rel/cli.db' };
+  const created = await run(bin, ['account', 'create', '--email', 'd@example.com', '--name', 'D'], { env, cwd: dir });
+  assert.equal(created.stderr.split('\n').filter((l) => l.startsWith('netdiag: database'))[0], `netdiag: database sqlite:${join(dir, 'rel', 'cli.db')}`);
+  assert.ok(existsSync(join(dir, 'rel', 'cli.db')));
+  const body = JSON.parse(created.stdout) as { account: { id: number }; token: string; token_id: number };
+  assert.deepEqual(Object.keys(body), ['account', 'token', 'token_id']);
+  assert.equal(typeof body.token_id, 'number');
+
+  const tokens = await cli({ DATABASE_URL: `sqlite:${join(dir, 'rel', 'cli.db')}` }, 'token', 'list', '--email', 'd@example.com');
+  assert.equal(tokens.code, 0, tokens.err);
+  assert.deepEqual((JSON.parse(tokens.out) as Array<{ id: number }>).map((x) => x.id), [body.token_id]);
+  assert.equal(tokens.err, `netdiag: database sqlite:${join(dir, 'rel', 'cli.db')}\n`);
+
+  // The default, seen from another directory: the package's data/ directory (--help names it).
+  const help = await run(bin, ['--help'], { env: { ...process.env, DATABASE_URL: '' }, cwd: dir });
+  assert.ok(help.stdout.includes(`default sqlite:${join(PACKAGE_DIR, 'data', 'netdiag.db')}`), help.stdout);
 });

@@ -1,0 +1,50 @@
+import { resolve } from 'node:path';
+import type { Config, HostPort } from './config.js';
+
+/** What the start-up line and the CLI say about the configuration: never a password or a secret. */
+
+/** A URL with its password replaced by `***` (user names stay: they help find the right account). */
+export function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** DATABASE_URL as the store opens it: an SQLite path made absolute, a PostgreSQL URL without its password. */
+export function describeDatabase(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const path = databaseUrl.slice('sqlite:'.length);
+    return path === ':memory:' ? databaseUrl : `sqlite:${resolve(path)}`;
+  }
+  return withoutPassword(databaseUrl);
+}
+
+const hostPort = (hp: HostPort) => (hp.host.includes(':') ? `[${hp.host}]:${hp.port}` : `${hp.host}:${hp.port}`);
+
+/** The effective configuration, one object for the start-up log line. */
+export function configSummary(config: Config): Record<string, unknown> {
+  return {
+    database: describeDatabase(config.databaseUrl),
+    redis: config.redisUrl === undefined ? null : withoutPassword(config.redisUrl),
+    allowTargets: config.allowTargets,
+    trustProxy: config.trustProxy,
+    judgeUrl: config.judgeUrl ?? null,
+    judgeSecret: config.judgeSecret === undefined ? 'kept in the database' : 'NETDIAG_JUDGE_SECRET',
+    dnsServers: config.dnsServers.map(hostPort),
+    whoisServer: hostPort(config.whoisServer),
+    sslCheckTarget: hostPort(config.sslCheckTarget),
+    geoip: { city: config.geoipCityDb ?? 'bundled', asn: config.geoipAsnDb ?? 'bundled' },
+    timeoutsS: {
+      headers: config.timeouts.headersMs / 1000,
+      request: config.timeouts.requestMs / 1000,
+      keepAlive: config.timeouts.keepAliveMs / 1000,
+    },
+    shutdownGraceS: config.shutdownGraceMs / 1000,
+    logLevel: config.logLevel,
+  };
+}
