@@ -1,0 +1,432 @@
+/**
+ * Worked examples for the OpenAPI document: a request body for every POST, an answer for every
+ * 200 and for the 4XX and 5XX error envelopes. They are added to the generated document (so the
+ * route schemas stay about validation) and a test checks each one against its schema, so an
+ * example cannot drift from what the service accepts and answers.
+ *
+ * Addresses and names are documentation ones (example.com, 203.0.113.0/24, 198.51.100.0/24) or
+ * well-known public resolvers (8.8.8.8, 2001:4860:4860::8888).
+ */
+
+export interface ExampleObject {
+  summary: string;
+  value: unknown;
+}
+
+/** What one operation shows: keyed by media type, then by example name. */
+export interface OperationExamples {
+  /** Request body examples (application/json), the first one fills the "try it out" editor. */
+  body?: Record<string, ExampleObject>;
+  /** The 200 answer, per media type. */
+  ok: Record<string, Record<string, ExampleObject>>;
+  /** The field a 400 validation_error names for this operation, and its message. */
+  invalid?: { field: string; message: string };
+  /** Whether the operation probes the network, so a 403 target_forbidden can answer it. */
+  probes?: boolean;
+}
+
+const CHECKED_AT = '2026-11-23T04:52:29.511Z';
+
+function ok(data: unknown, message: string, summary = 'success'): Record<string, Record<string, ExampleObject>> {
+  return { 'application/json': { success: { summary, value: { success: true, data, message } } } };
+}
+
+function one(summary: string, value: unknown): Record<string, ExampleObject> {
+  return { example: { summary, value } };
+}
+
+const GOOGLE_DNS = {
+  ip: '8.8.8.8',
+  version: 4,
+  type: 'public',
+  hostname: null,
+  location: {
+    country: 'United States',
+    country_code: 'US',
+    region: null,
+    city: null,
+    postal_code: null,
+    latitude: 37.751,
+    longitude: -97.822,
+    timezone: 'America/Chicago',
+    isp: 'Google LLC',
+  },
+  asn: { number: 15169, organization: 'Google LLC', network: '8.8.8.0/24' },
+};
+
+const GOOGLE_DNS_V6 = {
+  ...GOOGLE_DNS,
+  ip: '2001:4860:4860::8888',
+  version: 6,
+  asn: { number: 15169, organization: 'Google LLC', network: '2001:4860:4840::/42' },
+};
+
+const WORKING_PROXY = {
+  proxy: '203.0.113.7:8080:user:***',
+  status: 'working',
+  protocol: 'http',
+  response_time: 412.35,
+  anonymity_level: 'elite',
+  proxy_headers: [],
+  ssl_support: true,
+  location: { country: 'Germany', country_code: 'DE', city: 'Frankfurt am Main', region: 'Hesse', isp: 'Example Hosting GmbH' },
+  speed: { download: '38.42 Mbps', upload: '12.07 Mbps', latency: '96.4ms' },
+  exit_ip: '203.0.113.7',
+  error: null,
+  checked_at: CHECKED_AT,
+  host: '203.0.113.7',
+  port: 8080,
+  checks: {
+    protocol: { status: 'ok', error: null, time: 210.4, tried: ['http'] },
+    anonymity: { status: 'ok', error: null, time: 412.35 },
+    ssl: { status: 'ok', error: null, time: 388.9 },
+    speed: { status: 'ok', error: null, time: 1843.2 },
+  },
+};
+
+const DEAD_PROXY = {
+  proxy: 'socks5://198.51.100.4:1080',
+  status: 'timeout',
+  protocol: null,
+  response_time: null,
+  anonymity_level: null,
+  ssl_support: null,
+  location: null,
+  speed: null,
+  exit_ip: null,
+  error: 'no answer within 10 s',
+  checked_at: CHECKED_AT,
+  host: '198.51.100.4',
+  port: 1080,
+  checks: { protocol: { status: 'timeout', error: 'no answer within 10 s', time: 10000, tried: ['socks5'] } },
+};
+
+const PORT_443 = {
+  host: 'example.com',
+  ip: '93.184.215.14',
+  port: 443,
+  open: true,
+  state: 'open',
+  service: 'https',
+  response_time: 23.61,
+  queued_ms: 0,
+  reason: 'connected',
+};
+
+function port(port: number, service: string | null, state: 'open' | 'closed' | 'filtered', responseTime: number): Record<string, unknown> {
+  const reason = state === 'open' ? 'connected' : state === 'closed' ? 'connection refused' : 'no answer within 3 s';
+  return { ...PORT_443, port, service, state, open: state === 'open', response_time: responseTime, reason };
+}
+
+const DNS_A = {
+  domain: 'example.com',
+  type: 'A',
+  status: 'NOERROR',
+  records: [{ type: 'A', ttl: 3600, address: '93.184.215.14' }],
+  resolver: '8.8.8.8',
+  response_time: 12.84,
+  cached: false,
+};
+
+/** Every documented operation, keyed `METHOD /path` as in the OpenAPI document. */
+export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
+  'GET /api/user': {
+    ok: ok(
+      {
+        id: 1,
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        plan: 'pro',
+        api_calls_used: 42,
+        api_calls_limit: 10000,
+        rate_limit: { requests_per_minute: 60, requests_per_hour: 1000, requests_per_day: 10000 },
+        created_at: '2026-11-01T09:30:00.000Z',
+      },
+      'account retrieved',
+    ),
+  },
+  'GET /api/usage/stats': {
+    ok: ok(
+      {
+        plan: 'pro',
+        api_calls_used: 42,
+        api_calls_limit: 10000,
+        windows: {
+          minute: { limit: 60, used: 3, remaining: 57, reset_at: '2026-11-23 04:53:00' },
+          hour: { limit: 1000, used: 42, remaining: 958, reset_at: '2026-11-23 05:00:00' },
+          day: { limit: 10000, used: 42, remaining: 9958, reset_at: '2026-11-24 00:00:00' },
+        },
+        today: { requests: 44, successful: 39, failed: 3, rate_limited: 2 },
+        by_endpoint: { '/proxy/check': 20, '/ip/lookup': 15, '/dns/lookup': 7 },
+      },
+      'usage statistics',
+    ),
+  },
+  'GET /api/usage/history': {
+    ok: ok(
+      [
+        { date: '2026-11-22', requests: 0, successful: 0, failed: 0, rate_limited: 0 },
+        { date: '2026-11-23', requests: 44, successful: 39, failed: 3, rate_limited: 2 },
+      ],
+      'usage of the last 2 days',
+    ),
+  },
+  'GET /api/usage/export': {
+    ok: {
+      ...ok(
+        [
+          { date: '2026-11-23', endpoint: '/ip/lookup', requests: 15, successful: 15, failed: 0, rate_limited: 0, avg_response_time: 1.92 },
+          { date: '2026-11-23', endpoint: '/proxy/check', requests: 22, successful: 18, failed: 2, rate_limited: 2, avg_response_time: 1734.5 },
+        ],
+        'usage export',
+      ),
+      'text/csv': one(
+        'format=csv',
+        'date,endpoint,requests,successful,failed,rate_limited,avg_response_time\n' +
+          '2026-11-23,/ip/lookup,15,15,0,0,1.92\n' +
+          '2026-11-23,/proxy/check,22,18,2,2,1734.5\n',
+      ),
+    },
+  },
+  'POST /api/ipv6/validate': {
+    body: one('a public address', { ipv6: '2001:4860:4860::8888' }),
+    ok: {
+      'application/json': {
+        valid: {
+          summary: 'a valid address',
+          value: {
+            success: true,
+            data: {
+              ipv6: '2001:4860:4860::8888',
+              valid: true,
+              type: 'public',
+              compressed: '2001:4860:4860::8888',
+              expanded: '2001:4860:4860:0000:0000:0000:0000:8888',
+              reason: null,
+            },
+            message: 'valid IPv6 address',
+          },
+        },
+        invalid: {
+          summary: 'not an address (still a 200)',
+          value: {
+            success: true,
+            data: { ipv6: '2001:db8::g', valid: false, type: null, compressed: null, expanded: null, reason: "'g' is not a hexadecimal digit" },
+            message: 'not a valid IPv6 address',
+          },
+        },
+      },
+    },
+    invalid: { field: 'ipv6', message: 'ipv6: is required' },
+  },
+  'POST /api/ipv6/expand': {
+    body: one('a compressed address', { ipv6: '2001:4860:4860::8888' }),
+    ok: ok(
+      { ipv6: '2001:4860:4860::8888', expanded: '2001:4860:4860:0000:0000:0000:0000:8888', compressed: '2001:4860:4860::8888' },
+      'address expanded',
+    ),
+    invalid: { field: 'ipv6', message: 'ipv6: is not a valid IPv6 address' },
+  },
+  'POST /api/ipv6/test': {
+    body: one('a host name (443, then 80)', { target: 'example.com' }),
+    ok: ok(
+      {
+        target: 'example.com',
+        addresses: ['2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+        reachable: true,
+        address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c',
+        port: 443,
+        response_time: 18.27,
+        error: null,
+      },
+      'reachable over IPv6',
+    ),
+    invalid: { field: 'target', message: 'target: is required' },
+    probes: true,
+  },
+  'POST /api/dns/lookup': {
+    body: one('A records of example.com', { domain: 'example.com', type: 'A' }),
+    ok: ok(DNS_A, 'lookup complete'),
+    invalid: { field: 'domain', message: 'domain: is required' },
+  },
+  'POST /api/dns/lookup-bulk': {
+    body: one('several names, one type', { domains: ['example.com', 'example.net', 'nonexistent.example'], type: 'A' }),
+    ok: ok(
+      [
+        DNS_A,
+        { ...DNS_A, domain: 'example.net', records: [{ type: 'A', ttl: 3600, address: '93.184.215.14' }], response_time: 14.02 },
+        { ...DNS_A, domain: 'nonexistent.example', status: 'NXDOMAIN', records: [], response_time: 9.71 },
+      ],
+      '3 names looked up',
+    ),
+    invalid: { field: 'domains', message: 'domains: at most 50 entries' },
+  },
+  'POST /api/dns/whois': {
+    body: one('a registered domain', { domain: 'example.com' }),
+    ok: ok(
+      {
+        domain: 'example.com',
+        registered: true,
+        registrar: 'RESERVED-Internet Assigned Numbers Authority',
+        registrar_url: 'http://res-dom.iana.org',
+        whois_server: 'whois.verisign-grs.com',
+        creation_date: '1995-08-14T04:00:00Z',
+        updated_date: '2024-08-14T07:01:34Z',
+        expiration_date: '2025-08-13T04:00:00Z',
+        name_servers: ['a.iana-servers.net', 'b.iana-servers.net'],
+        status: ['clientDeleteProhibited', 'clientTransferProhibited', 'clientUpdateProhibited'],
+        dnssec: true,
+        raw: '   Domain Name: EXAMPLE.COM\r\n   Registry Domain ID: 2336799_DOMAIN_COM-VRSN\r\n   Registrar WHOIS Server: whois.iana.org\r\n   ...',
+        hops: [
+          { server: 'whois.iana.org', status: 'ok', error: null, bytes: 1468, response_time: 84.3 },
+          { server: 'whois.verisign-grs.com', status: 'ok', error: null, bytes: 3967, response_time: 61.8 },
+        ],
+        error: null,
+      },
+      'WHOIS record retrieved',
+    ),
+    invalid: { field: 'domain', message: 'domain: is required' },
+    probes: true,
+  },
+  'POST /api/ip/lookup': {
+    body: one('a public address', { ip: '8.8.8.8', detailed: false, security_check: false }),
+    ok: ok(GOOGLE_DNS, 'address looked up'),
+    invalid: { field: 'ip', message: 'ip: must be an IPv4 or IPv6 address' },
+  },
+  'POST /api/ip/lookup-bulk': {
+    body: one('IPv4, IPv6 and a typo', { ips: ['8.8.8.8', '2001:4860:4860::8888', '8.8.8.888'] }),
+    ok: ok(
+      [GOOGLE_DNS, GOOGLE_DNS_V6, { ip: '8.8.8.888', error: 'must be an IPv4 or IPv6 address' }],
+      '2 looked up, 1 invalid',
+    ),
+    invalid: { field: 'ips', message: 'ips: at most 100 entries' },
+  },
+  'GET /api/ip/my-ip': {
+    ok: ok({ ...GOOGLE_DNS, ip: '8.8.4.4' }, 'your address'),
+  },
+  'POST /api/proxy/check': {
+    body: {
+      colon: { summary: 'host:port:user:pass', value: { proxy: '203.0.113.7:8080:user:pass' } },
+      url: { summary: 'a SOCKS5 URL', value: { proxy: 'socks5://198.51.100.4:1080', check_speed: false } },
+      at: { summary: 'user:pass@host:port, protocol and TLS only', value: { proxy: 'user:pass@203.0.113.7:3128', check_anonymity: false, check_speed: false, check_location: false } },
+    },
+    ok: {
+      'application/json': {
+        working: { summary: 'a working elite HTTP proxy', value: { success: true, data: WORKING_PROXY, message: 'proxy is working' } },
+        timeout: { summary: 'a proxy that did not answer (still a 200)', value: { success: true, data: DEAD_PROXY, message: 'proxy timed out' } },
+      },
+    },
+    invalid: { field: 'proxy', message: 'proxy: must be host:port, host:port:user:pass, user:pass@host:port or a proxy URL' },
+    probes: true,
+  },
+  'POST /api/proxy/check-bulk': {
+    body: one('two proxies', { proxies: ['203.0.113.7:8080:user:pass', 'socks5://198.51.100.4:1080'] }),
+    ok: ok([WORKING_PROXY, DEAD_PROXY], '1 of 2 proxies working'),
+    invalid: { field: 'proxies', message: 'proxies: at most 100 entries' },
+    probes: true,
+  },
+  'POST /api/port/scan': {
+    body: one('one port', { host: 'example.com', port: 443, timeout: 5 }),
+    ok: ok(PORT_443, 'port 443 is open'),
+    invalid: { field: 'port', message: 'port: must be at most 65535' },
+    probes: true,
+  },
+  'POST /api/port/scan-range': {
+    body: one('a few ports', { host: 'example.com', ports: [22, 80, 443], timeout: 3 }),
+    ok: ok([port(22, 'ssh', 'filtered', 3000), port(80, 'http', 'open', 22.9), PORT_443], '2 of 3 ports open'),
+    invalid: { field: 'ports', message: 'ports: at most 1000 entries' },
+    probes: true,
+  },
+  'POST /api/port/scan-common': {
+    body: one('the web preset', { host: 'example.com', preset: 'web', timeout: 3 }),
+    ok: ok([port(80, 'http', 'open', 22.9), PORT_443, port(8080, 'http-alt', 'closed', 21.4)], '2 of 3 ports open'),
+    invalid: { field: 'preset', message: 'preset: must be one of top100, web, mail, database' },
+    probes: true,
+  },
+};
+
+function errorBody(error: string, message: string, details?: Record<string, unknown>): Record<string, unknown> {
+  return details ? { success: false, error, message, details } : { success: false, error, message };
+}
+
+/** The 4XX examples of one operation: its own validation error, then those every route can answer. */
+function clientErrors(op: OperationExamples): Record<string, ExampleObject> {
+  const out: Record<string, ExampleObject> = {};
+  if (op.invalid) {
+    out.validation_error = { summary: '400 validation_error', value: errorBody('validation_error', op.invalid.message, { field: op.invalid.field }) };
+  }
+  out.unauthorized = {
+    summary: '401 unauthorized',
+    value: errorBody('unauthorized', 'a valid API token is required: send "Authorization: Bearer <token>"'),
+  };
+  if (op.probes) {
+    out.target_forbidden = {
+      summary: '403 target_forbidden',
+      value: errorBody('target_forbidden', 'target 10.0.0.1 resolves to 10.0.0.1, which is in the blocked private range 10.0.0.0/8', {
+        target: '10.0.0.1',
+        address: '10.0.0.1',
+        range: '10.0.0.0/8',
+        type: 'private',
+      }),
+    };
+  }
+  out.rate_limit_exceeded = {
+    summary: '429 rate_limit_exceeded',
+    value: errorBody('rate_limit_exceeded', 'rate limit exceeded: the pro plan allows 60 requests per minute', {
+      limit: 60,
+      remaining: 0,
+      reset_at: '2026-11-23 04:53:00',
+      window: 'minute',
+    }),
+  };
+  return out;
+}
+
+const SERVER_ERRORS: Record<string, ExampleObject> = {
+  internal_error: {
+    summary: '500 internal_error',
+    value: errorBody('internal_error', 'internal error: quote X-Request-Id c456862d4ab2-3 when reporting it'),
+  },
+  service_unavailable: {
+    summary: '503 service_unavailable',
+    value: errorBody('service_unavailable', 'the database cannot be reached just now: try again in 5 s', { retry_after_s: 5 }),
+  },
+};
+
+interface MediaObject {
+  schema?: unknown;
+  example?: unknown;
+  examples?: Record<string, ExampleObject>;
+}
+interface Operation {
+  requestBody?: { content?: Record<string, MediaObject> };
+  responses?: Record<string, { content?: Record<string, MediaObject> }>;
+}
+export interface OpenApiDocument {
+  paths?: Record<string, Record<string, Operation>>;
+}
+
+function withExamples(content: Record<string, MediaObject> | undefined, examples: Record<string, Record<string, ExampleObject>>): void {
+  if (!content) return;
+  for (const [type, media] of Object.entries(content)) {
+    const named = examples[type];
+    // Replace rather than mutate: @fastify/swagger may share one media object between operations.
+    if (named) content[type] = { ...media, examples: named };
+  }
+}
+
+/** Adds the examples above to the generated document (@fastify/swagger's `transformObject`). */
+export function addExamples<T extends OpenApiDocument>(doc: T): T {
+  for (const [path, methods] of Object.entries(doc.paths ?? {})) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const op = OPERATION_EXAMPLES[`${method.toUpperCase()} ${path}`];
+      if (!op) continue;
+      if (op.body) withExamples(operation.requestBody?.content, { 'application/json': op.body });
+      const responses = operation.responses ?? {};
+      if (responses['200']) withExamples(responses['200'].content, op.ok);
+      if (responses['4XX']) withExamples(responses['4XX'].content, { 'application/json': clientErrors(op) });
+      if (responses['5XX']) withExamples(responses['5XX'].content, { 'application/json': SERVER_ERRORS });
+    }
+  }
+  return doc;
+}
