@@ -10,8 +10,8 @@ export const API_VERSION = '1.0';
  * The reference's Content-Security-Policy. @fastify/swagger-ui's own (`staticCSP: true`) ends in
  * `upgrade-insecure-requests`, which makes a browser fetch every asset over https from a host
  * that serves plain HTTP: a white page for anyone not on `localhost`. This one is as strict
- * without it: nothing from another origin, no inline script (swagger-ui 6 starts from a
- * `'self'` file, swagger-initializer.js), images from `data:` for the logo and the CSS icons.
+ * without it: nothing from another origin, no inline script or style (swagger-ui 6 starts from
+ * a `'self'` file, swagger-initializer.js), images from `data:` for the CSS icons.
  */
 export const DOCS_CSP = [
   "default-src 'self'",
@@ -28,12 +28,6 @@ export const DOCS_CSP = [
 ].join('; ');
 
 export const DOCS_TITLE = 'netdiag API reference';
-
-const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40" viewBox="0 0 200 40">
-<circle cx="20" cy="20" r="14" fill="none" stroke="#ffffff" stroke-width="3"/>
-<path d="M6 20h28M20 6c-6 8-6 20 0 28M20 6c6 8 6 20 0 28" fill="none" stroke="#ffffff" stroke-width="2"/>
-<text x="44" y="28" font-family="sans-serif" font-size="22" font-weight="bold" fill="#ffffff">netdiag API</text>
-</svg>`;
 
 export interface OpenApiInfoExtras {
   /** Lines shown in the document's description: data sources, build dates, attribution. */
@@ -69,9 +63,10 @@ export async function registerOpenApi(app: FastifyInstance, extras: OpenApiInfoE
   });
   await app.register(swaggerUi, {
     routePrefix: `${API_PREFIX}/docs`,
-    uiConfig: { docExpansion: 'list', displayRequestDuration: true },
+    // BaseLayout: no Swagger top bar, whose "explore" box invites loading other documents and
+    // whose logo carries an inline <style> the CSP refuses; the document's own title heads the page.
+    uiConfig: { layout: 'BaseLayout', docExpansion: 'list', displayRequestDuration: true },
     theme: { title: DOCS_TITLE },
-    logo: { type: 'image/svg+xml', content: LOGO },
     staticCSP: DOCS_CSP,
   });
   app.get(`${API_PREFIX}/openapi.json`, { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

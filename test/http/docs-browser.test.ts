@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import tls from 'node:tls';
+import { test, type TestContext } from 'node:test';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { build, tempDir } from '../helpers/build.js';
+
+/**
+ * The API reference as a new user meets it: Debian's Chromium opens it by a host name that is not
+ * localhost (mapped to 127.0.0.1 inside the browser, nothing else resolves), over plain HTTP and
+ * over HTTPS, and every request the page makes must stay on that origin and be answered.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const HOST = 'netdiag.test';
+const OUTPUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
+const noChromium = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium; .ci/run does) to run the browser check of /api/docs`;
+
+interface Seen {
+  requests: string[];
+  answers: { url: string; status: number }[];
+  failed: string[];
+  console: string[];
+}
+
+async function launch(t: TestContext): Promise<BrowserContext> {
+  const context = await chromium.launchPersistentContext(tempDir(t, 'netdiag-chromium-'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    ignoreHTTPSErrors: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-proxy-server',
+      // Our test name goes to loopback; every other name fails to resolve, so nothing leaves the machine.
+      `--host-resolver-rules=MAP ${HOST} 127.0.0.1, MAP * ~NOTFOUND`,
+    ],
+  });
+  t.after(() => context.close());
+  return context;
+}
+
+function record(page: Page): Seen {
+  const seen: Seen = { requests: [], answers: [], failed: [], console: [] };
+  page.on('request', (r) => {
+    if (!r.url().startsWith('data:')) seen.requests.push(r.url());
+  });
+  page.on('response', (r) => {
+    if (!r.url().startsWith('data:')) seen.answers.push({ url: r.url(), status: r.status() });
+  });
+  page.on('requestfailed', (r) => seen.failed.push(`${r.url()}: ${r.failure()?.errorText ?? 'failed'}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') seen.console.push(m.text());
+  });
+  return seen;
+}
+
+/** Opens the reference at `origin`, checks what it loaded and rendered, saves a screenshot. */
+async function openReference(t: TestContext, context: BrowserContext, origin: string, screenshot: string): Promise<void> {
+  const page = await context.newPage();
+  const seen = record(page);
+  const main = await page.goto(`${origin}/api/docs`, { waitUntil: 'load' });
+  assert.equal(main?.status(), 200);
+  // The operations are drawn once swagger-ui has fetched and parsed the document.
+  await page
+    .waitForFunction(() => document.querySelectorAll('.opblock').length >= 18, undefined, { timeout: 20_000 })
+    .catch(() => undefined);
+  await page.waitForLoadState('networkidle');
+
+  const report = (): string => JSON.stringify({ ...seen, screenshot }, null, 2);
+  assert.deepEqual(seen.failed, [], `requests failed: ${report()}`);
+  const offOrigin = seen.requests.filter((u) => !u.startsWith(`${origin}/`));
+  assert.deepEqual(offOrigin, [], `requests left ${origin}: ${report()}`);
+  const unanswered = seen.answers.filter((a) => a.status !== 200 && a.status !== 304);
+  assert.deepEqual(unanswered, [], `assets not answered 200: ${report()}`);
+  assert.ok(seen.requests.some((u) => u.includes('/api/docs/static/swagger-ui-bundle.js')), `swagger-ui never loaded: ${report()}`);
+  assert.ok(seen.requests.some((u) => u.endsWith('/api/docs/json')), `the document was never fetched: ${report()}`);
+  const violations = seen.console.filter((m) => /Content Security Policy/i.test(m));
+  assert.deepEqual(violations, [], 'the page broke its own Content-Security-Policy');
+
+  assert.match(await page.title(), /netdiag/);
+  const operations = await page.locator('.opblock').count();
+  assert.ok(operations >= 18, `${operations} operations rendered (a blank page?): ${report()}`);
+
+  // A try-it body holds a real example, not {"domain": "string"}.
+  const dns = page.locator('.opblock', { has: page.locator('[data-path="/api/dns/lookup"]') }).first();
+  await dns.locator('.opblock-summary').click();
+  await dns.locator('.try-out__btn').click();
+  const dnsBody = await dns.locator('textarea.body-param__text').inputValue();
+  assert.match(dnsBody, /"domain": "example\.com"/);
+  assert.doesNotMatch(dnsBody, /"string"/);
+  assert.match((await dns.locator('.responses-wrapper').innerText()) ?? '', /93\.184\.215\.14/, 'the 200 example is not shown');
+
+  const proxy = page.locator('.opblock', { has: page.locator('[data-path="/api/proxy/check"]') }).first();
+  await proxy.locator('.opblock-summary').click();
+  await proxy.locator('.try-out__btn').click();
+  assert.match(await proxy.locator('textarea.body-param__text').inputValue(), /203\.0\.113\.7:8080:user:pass/);
+
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.screenshot({ path: OUTPUT + screenshot, fullPage: true });
+  t.diagnostic(`screenshot: test-output/${screenshot}`);
+  assert.ok(seen.requests.every((u) => u.startsWith(`${origin}/`)), `requests left ${origin} while expanding: ${report()}`);
+}
+
+/** A TLS front on loopback that hands the decrypted bytes to the app, as a reverse proxy would. */
+async function tlsFront(t: TestContext, appPort: number): Promise<number> {
+  const dir = new URL('../fixtures/tls/', import.meta.url);
+  const sockets = new Set<net.Socket>();
+  const server = tls.createServer({ key: readFileSync(new URL('key.pem', dir)), cert: readFileSync(new URL('cert.pem', dir)) }, (client) => {
+    const upstream = net.connect(appPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return (server.address() as net.AddressInfo).port;
+}
+
+test('the reference sends a CSP that keeps plain HTTP plain and allows nothing from another origin', async (t) => {
+  const { url } = await build(t);
+  const res = await fetch(`${url}/api/docs`);
+  assert.equal(res.status, 200);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  assert.match(csp, /default-src 'self'/);
+  assert.doesNotMatch(csp, /upgrade-insecure-requests/, 'upgrade-insecure-requests turns every asset into https:// on an HTTP-only server');
+  assert.doesNotMatch(csp, /https?:|\*|'unsafe-inline'|'unsafe-eval'/, `the CSP lets in more than this origin: ${csp}`);
+  assert.match(await res.text(), /<title>netdiag API reference<\/title>/);
+});
+
+test('Chromium opens /api/docs by a host name over plain HTTP and HTTPS', { skip: noChromium }, async (t) => {
+  const { url } = await build(t);
+  const port = Number(new URL(url).port);
+  const context = await launch(t);
+  await t.test('over HTTP', async (t) => openReference(t, context, `http://${HOST}:${port}`, 'docs.png'));
+  const tlsPort = await tlsFront(t, port);
+  await t.test('over HTTPS', async (t) => openReference(t, context, `https://${HOST}:${tlsPort}`, 'docs-https.png'));
+});
