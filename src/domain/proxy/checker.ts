@@ -1,5 +1,6 @@
 import { mapConcurrent } from '../concurrency.js';
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { ResolveError, type CheckedAddress, type ConnectionLimiter, type Dialer } from '../../infra/net/index.js';
 import { ValidationError } from '../../errors.js';
@@ -126,6 +127,9 @@ export class ProxyChecker {
     // Every proxy passes the target policy before any of them is sent a packet.
     const resolved = await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
     const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);
+    // Every check of the bulk and each of its steps listen to this one signal: many listeners
+    // are the design here, not a leak (unbounded, or Node warns once past ten).
+    if (signal) setMaxListeners(0, signal);
     return cancellable(mapConcurrent(specs, PROXY_BULK_CONCURRENCY, (spec, i) => this.#run(spec, resolved[i]!, flags, limiter, signal)), signal);
   }
 
