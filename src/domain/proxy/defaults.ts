@@ -52,8 +52,8 @@ export const JUDGE_PURGE_INTERVAL_MS = 60_000;
 export const JUDGE_PURGE_GRACE_MS = 5 * 60_000;
 
 /**
- * Revoked nonces written in one statement at most (the revocations of one event-loop turn are
- * batched): 256 nonces × 3 uses × 3 columns stays far under SQLite's and PostgreSQL's limits on
+ * Revoked nonces written in one statement at most (revocations that end during a write share the
+ * next one): 256 nonces × 3 uses × 3 columns stays far under SQLite's and PostgreSQL's limits on
  * bound parameters.
  */
 export const JUDGE_REVOKE_BATCH_MAX = 256;
