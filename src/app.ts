@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import type { Config } from './config.js';
+import pinoPretty from 'pino-pretty';
+import type { Config, LogFormat } from './config.js';
 import { AccountService, type Clock } from './domain/accounts/service.js';
 import type { Store } from './infra/store/store.js';
 import { BODY_LIMIT_BYTES } from './http/limits.js';
@@ -73,9 +74,14 @@ function geoNotes(geo: GeoReader): string[] {
  * pino to stdout, written asynchronously: lines logged while a write is in flight go out
  * together in the next one, instead of one blocking write(2) per request. Nothing is held back
  * when the server is idle, and pino flushes what is pending when the process exits.
+ * LOG_FORMAT decides JSON lines or pino-pretty's readable ones; unset, a terminal gets pretty.
  */
-function requestLogger(level: string): FastifyBaseLogger {
-  return pino({ level }, pino.destination({ dest: 1, sync: false })) as FastifyBaseLogger;
+function requestLogger(level: string, format: LogFormat | undefined): FastifyBaseLogger {
+  if ((format ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'json') {
+    return pino({ level }, pino.destination({ dest: 1, sync: false })) as FastifyBaseLogger;
+  }
+  const stream = pinoPretty({ destination: 1, sync: false, colorize: process.stdout.isTTY === true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return pino({ level }, stream) as FastifyBaseLogger;
 }
 
 /** Builds the whole service around its collaborators; never listens (tests use inject or port 0). */
@@ -83,7 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger === false
       ? { logger: false }
-      : { loggerInstance: requestLogger(typeof deps.logger === 'object' ? deps.logger.level : deps.config.logLevel) }),
+      : { loggerInstance: requestLogger(typeof deps.logger === 'object' ? deps.logger.level : deps.config.logLevel, deps.config.logFormat) }),
     // One line per request is written by the observability plugin instead.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { configSummary } from './config-summary.js';
 import { AccountService } from './domain/accounts/service.js';
 import { openStore } from './infra/store/index.js';
 import { createGeoReader } from './infra/geoip/index.js';
@@ -35,6 +36,9 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   };
 
   await app.listen({ port: config.port, host: config.host });
+  // What this instance runs with, in one line and without secrets: the first thing to check
+  // when the server does not find the database or the Redis the CLI and the other instances use.
+  app.log.info({ config: configSummary(config) }, 'effective configuration');
   const bound = app.server.address();
   await bootstrapFirstAccount(new AccountService(store), config, typeof bound === 'object' && bound ? bound.port : config.port);
 

@@ -86,3 +86,55 @@ test('the request log: one pino JSON line per request, with no token or header i
     assert.doesNotMatch(line, /nd_wrong|secret-cookie|authorization|cookie/i);
   }
 });
+
+/** Waits until the server's stdout matches `pattern` (the process logs it soon after listening). */
+async function until(server: Awaited<ReturnType<typeof serve>>, pattern: RegExp): Promise<RegExpExecArray> {
+  let exited = false;
+  void server.exited.then(() => (exited = true));
+  for (;;) {
+    const match = pattern.exec(server.stdout());
+    if (match) return match;
+    if (exited) throw new Error(`the server exited before printing ${pattern}: ${server.stdout()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('the start-up line states the effective configuration, without passwords (issue 16)', async (t) => {
+  const dbPath = join(tempDir(t), 'config.db');
+  const server = await serve(dbPath, true, {
+    REDIS_URL: 'redis://:secret@127.0.0.1:1/0',
+    NETDIAG_ALLOW_TARGETS: '10.9.0.0/16',
+    NETDIAG_TRUST_PROXY: '127.0.0.1',
+    NETDIAG_JUDGE_URL: 'http://judge.example/judge',
+    NETDIAG_WHOIS_SERVER: 'whois.example:4343',
+    NETDIAG_SHUTDOWN_GRACE_S: '7',
+  });
+  t.after(() => server.child.kill('SIGKILL'));
+  const line = (await until(server, /^\{.*"msg":"effective configuration"\}$/m))[0];
+  server.child.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+
+  const { config } = JSON.parse(line) as { config: Record<string, unknown> };
+  assert.equal(config.database, `sqlite:${dbPath}`);
+  assert.equal(config.redis, 'redis://:***@127.0.0.1:1/0');
+  assert.deepEqual(config.allowTargets, ['10.9.0.0/16']);
+  assert.deepEqual(config.trustProxy, ['127.0.0.1/32']);
+  assert.equal(config.judgeUrl, 'http://judge.example/judge');
+  assert.deepEqual(config.dnsServers, ['127.0.0.1:1']);
+  assert.equal(config.whoisServer, 'whois.example:4343');
+  assert.deepEqual(config.timeoutsS, { headers: 10, request: 30, keepAlive: 72 });
+  assert.equal(config.shutdownGraceS, 7);
+  assert.ok(!server.stdout().includes('secret'), 'the Redis password appears nowhere in the output');
+});
+
+test('LOG_FORMAT=pretty: readable log lines instead of JSON (a terminal gets them by default)', async (t) => {
+  const server = await serve(join(tempDir(t), 'pretty.db'), true, { LOG_FORMAT: 'pretty' });
+  t.after(() => server.child.kill('SIGKILL'));
+  await until(server, /INFO: effective configuration/);
+  server.child.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+  const logLines = server.stdout().split('\n').filter((l) => /^\[\d\d:\d\d:\d\d\.\d{3}\] [A-Z]+: /.test(l));
+  assert.ok(logLines.some((l) => /INFO: Server listening at http:\/\/127\.0\.0\.1:\d+$/.test(l)), server.stdout());
+  assert.ok(logLines.some((l) => /INFO: effective configuration \{"config":\{"database":"sqlite:/.test(l)), server.stdout());
+  assert.ok(!server.stdout().split('\n').some((l) => l.startsWith('{')), 'no JSON line');
+});
