@@ -5,6 +5,7 @@
  */
 export function canonicalOf<T extends string>(allowed: readonly T[], input: string): T | undefined {
   if ((allowed as readonly string[]).includes(input)) return input as T;
-  const folded = input.toLowerCase();
+  // Surrounding spaces are forgiven too, as the DNS type always was (" mx ").
+  const folded = input.trim().toLowerCase();
   return allowed.find((value) => value.toLowerCase() === folded);
 }

@@ -2,18 +2,54 @@ import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ValidationError } from '../errors.js';
+import { canonicalOf } from '../canonical.js';
 
 /**
  * Bodies are strict (`"port": "80"` is a 400, never a coercion); query strings are text by
  * nature, so they alone are coerced (`?days=7` → 7, `?days=abc` still fails).
  */
-const common: Options = { useDefaults: true, strict: false, allErrors: false, removeAdditional: false };
+// verbose: an error carries its schema, so a minimum's message can name the maximum too.
+const common: Options = { useDefaults: true, strict: false, allErrors: false, removeAdditional: false, verbose: true };
 const bodyAjv = new Ajv({ ...common, coerceTypes: false });
 const queryAjv = new Ajv({ ...common, coerceTypes: true });
 
+/**
+ * The one rule for enumerations (issue 16): every string enum of a request, body or query, is
+ * accepted in any case and replaced by its canonical spelling before `enum` judges it, so the
+ * handler sees "web" for "WEB" and a refusal lists the canonical values. The validator marks
+ * every string enum itself, so no schema can forget to.
+ */
+export const CASE_INSENSITIVE_KEYWORD = 'x-case-insensitive';
+for (const ajv of [bodyAjv, queryAjv]) {
+  ajv.addKeyword({
+    keyword: CASE_INSENSITIVE_KEYWORD,
+    schemaType: 'boolean',
+    modifying: true,
+    before: 'enum',
+    validate: (on: boolean, data: unknown, parentSchema?: { enum?: unknown[] }, cxt?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
+      if (!on || typeof data !== 'string' || !cxt?.parentData || !Array.isArray(parentSchema?.enum)) return true;
+      const allowed = parentSchema.enum.filter((v): v is string => typeof v === 'string');
+      const canonical = canonicalOf(allowed, data);
+      if (canonical !== undefined && canonical !== data) cxt.parentData[cxt.parentDataProperty] = canonical;
+      return true;
+    },
+  });
+}
+
+/** A copy of a request schema with every all-string `enum` marked case-insensitive. */
+function markEnums(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(markEnums);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) copy[key] = key === 'enum' || key === 'const' || key === 'default' || key === 'examples' ? value : markEnums(value);
+  const values = copy.enum;
+  if (Array.isArray(values) && values.length > 0 && values.every((v) => typeof v === 'string')) copy[CASE_INSENSITIVE_KEYWORD] = true;
+  return copy;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : queryAjv;
-  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  return ajv.compile(markEnums(schema) as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 };
 
 function fieldOf(error: FastifySchemaValidationError | ErrorObject, context: string | undefined): string {
@@ -41,9 +77,12 @@ function ruleOf(error: FastifySchemaValidationError | ErrorObject): string {
     case 'minItems':
       return `at least ${String(p.limit)} ${p.limit === 1 ? 'entry' : 'entries'}`;
     case 'minimum':
-      return `must be at least ${String(p.limit)}`;
-    case 'maximum':
-      return `must be at most ${String(p.limit)}`;
+    case 'maximum': {
+      // Both bounds whenever the schema has both: "days: must be between 1 and 365".
+      const bounds = (error as { parentSchema?: { minimum?: unknown; maximum?: unknown } }).parentSchema;
+      if (typeof bounds?.minimum === 'number' && typeof bounds.maximum === 'number') return `must be between ${bounds.minimum} and ${bounds.maximum}`;
+      return error.keyword === 'minimum' ? `must be at least ${String(p.limit)}` : `must be at most ${String(p.limit)}`;
+    }
     case 'minLength':
       return p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`;
     case 'maxLength':

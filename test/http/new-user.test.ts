@@ -22,3 +22,37 @@ test('the Authorization scheme word is case-insensitive and may be followed by s
     assert.equal(res.status, 401, value);
   }
 });
+
+test('enumerations are accepted in any case and answered in canonical case: preset, usage export format', async (t) => {
+  const { api, app } = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+  const { PRESETS } = await import('../../src/domain/ports/index.js');
+  const scan = await api('/api/port/scan-common', { json: { host: '127.0.0.1', preset: 'WEB', timeout: 1 } });
+  assert.equal(scan.status, 200);
+  const scanBody = (await scan.json()) as { data: Array<{ port: number }> };
+  await assertMatchesOpenApi(app, 'POST', '/api/port/scan-common', 200, scanBody);
+  assert.deepEqual(scanBody.data.map((i) => i.port), [...PRESETS.web]);
+
+  const csv = await api('/api/usage/export?format=CSV&days=1');
+  assert.equal(csv.status, 200);
+  assert.match(csv.headers.get('content-type') ?? '', /^text\/csv/);
+
+  // a miss lists the canonical values
+  const miss = await api('/api/usage/export?format=xml');
+  assert.equal(miss.status, 400);
+  const missBody = (await miss.json()) as Err;
+  assert.equal(missBody.message, 'format: must be one of json, csv');
+  await assertMatchesOpenApi(app, 'GET', '/api/usage/export', 400, missBody);
+});
+
+test('a number out of its range names both bounds', async (t) => {
+  const { api, app } = await build(t);
+  for (const days of [0, 366]) {
+    const res = await api(`/api/usage/history?days=${days}`);
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as Err;
+    assert.equal(body.message, 'days: must be between 1 and 365');
+    await assertMatchesOpenApi(app, 'GET', '/api/usage/history', 400, body);
+  }
+  const port = await api('/api/port/scan', { json: { host: '127.0.0.1', port: 0 } });
+  assert.equal(((await port.json()) as Err).message, 'port: must be between 1 and 65535');
+});

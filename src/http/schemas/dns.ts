@@ -15,14 +15,13 @@ const Domain = Type.String({
   description: 'a domain name; internationalised names are converted to punycode',
 });
 /**
- * A string rather than an enum: the domain accepts the type in any case ("mx"), as dig does, and
- * answers anything else with "type: must be one of A, AAAA, ...". The list is in the description.
+ * Accepted in any case ("mx"), as dig does, like every enumeration of a request: the validator
+ * answers it in canonical case (src/http/validation.ts).
  */
-const RecordType = Type.String({
-  minLength: 1,
+const RecordType = Type.Enum([...DNS_RECORD_TYPES], {
+  type: 'string',
   default: DNS_DEFAULT_TYPE,
   description: `record type, case-insensitive: one of ${DNS_RECORD_TYPES.join(', ')}`,
-  examples: [...DNS_RECORD_TYPES],
 });
 
 export const DnsLookupBody = Type.Object({ domain: Domain, type: Type.Optional(RecordType) });

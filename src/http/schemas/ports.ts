@@ -30,7 +30,7 @@ export const PortScanRangeBody = Type.Object({
 
 export const PortScanCommonBody = Type.Object({
   host: Host,
-  preset: Type.Enum([...PRESET_NAMES], { description: 'top100 (nmap -F), web, mail or database' }),
+  preset: Type.Enum([...PRESET_NAMES], { description: 'top100 (nmap -F), web, mail or database; case-insensitive' }),
   timeout: Type.Optional(Timeout(RANGE_DEFAULT_TIMEOUT_S, 'per port')),
 });
 

@@ -42,6 +42,6 @@ const Days = Type.Integer({
 
 export const HistoryQuery = Type.Object({ days: Type.Optional(Days) });
 export const ExportQuery = Type.Object({
-  format: Type.Optional(Type.Enum(['json', 'csv'], { default: 'json' })),
+  format: Type.Optional(Type.Enum(['json', 'csv'], { default: 'json', description: 'json or csv; case-insensitive' })),
   days: Type.Optional(Days),
 });
