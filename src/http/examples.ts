@@ -400,19 +400,27 @@ interface MediaObject {
 }
 interface Operation {
   requestBody?: { content?: Record<string, MediaObject> };
-  responses?: Record<string, { content?: Record<string, MediaObject> }>;
+  responses?: Record<string, { description?: string; content?: Record<string, MediaObject> }>;
 }
 export interface OpenApiDocument {
   paths?: Record<string, Record<string, Operation>>;
 }
 
-function withExamples(content: Record<string, MediaObject> | undefined, examples: Record<string, Record<string, ExampleObject>>): void {
-  if (!content) return;
-  for (const [type, media] of Object.entries(content)) {
-    const named = examples[type];
-    // Replace rather than mutate: @fastify/swagger may share one media object between operations.
-    if (named) content[type] = { ...media, examples: named };
-  }
+/** What the reference says of a response that the route schema left undescribed. */
+const RESPONSE_DESCRIPTIONS: Record<string, string> = {
+  '200': 'Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200.',
+  '4XX': 'The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md).',
+  '5XX': 'Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`).',
+};
+const GENERATED_DESCRIPTION = 'Default Response';
+
+/** A copy of `content` with the named examples set: @fastify/swagger may share objects between operations. */
+function withExamples(
+  content: Record<string, MediaObject> | undefined,
+  examples: Record<string, Record<string, ExampleObject>>,
+): Record<string, MediaObject> | undefined {
+  if (!content) return content;
+  return Object.fromEntries(Object.entries(content).map(([type, media]) => [type, examples[type] ? { ...media, examples: examples[type] } : media]));
 }
 
 /** Adds the examples above to the generated document (@fastify/swagger's `transformObject`). */
@@ -421,11 +429,20 @@ export function addExamples<T extends OpenApiDocument>(doc: T): T {
     for (const [method, operation] of Object.entries(methods)) {
       const op = OPERATION_EXAMPLES[`${method.toUpperCase()} ${path}`];
       if (!op) continue;
-      if (op.body) withExamples(operation.requestBody?.content, { 'application/json': op.body });
+      if (op.body && operation.requestBody) {
+        operation.requestBody = { ...operation.requestBody, content: withExamples(operation.requestBody.content, { 'application/json': op.body }) };
+      }
+      const byStatus: Record<string, Record<string, Record<string, ExampleObject>>> = {
+        '200': op.ok,
+        '4XX': { 'application/json': clientErrors(op) },
+        '5XX': { 'application/json': SERVER_ERRORS },
+      };
       const responses = operation.responses ?? {};
-      if (responses['200']) withExamples(responses['200'].content, op.ok);
-      if (responses['4XX']) withExamples(responses['4XX'].content, { 'application/json': clientErrors(op) });
-      if (responses['5XX']) withExamples(responses['5XX'].content, { 'application/json': SERVER_ERRORS });
+      for (const [status, response] of Object.entries(responses)) {
+        const examples = byStatus[status];
+        const description = response.description === GENERATED_DESCRIPTION ? (RESPONSE_DESCRIPTIONS[status] ?? response.description) : response.description;
+        responses[status] = { ...response, description, ...(examples ? { content: withExamples(response.content, examples) } : {}) };
+      }
     }
   }
   return doc;
