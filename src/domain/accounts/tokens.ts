@@ -4,6 +4,13 @@ import { createHash, randomBytes } from 'node:crypto';
 export const TOKEN_PREFIX = 'nd_';
 export const TOKEN_RANDOM_LENGTH = 40;
 export const TOKEN_PATTERN = /^nd_[0-9A-Za-z]{32,128}$/;
+/** Random characters a token's `prefix` shows after `nd_`: enough to tell tokens apart, too few to matter as a secret. */
+export const TOKEN_PREFIX_SHOWN = 6;
+
+/** What lists show of a token: `nd_` and its first TOKEN_PREFIX_SHOWN characters (API.md). */
+export function tokenPrefix(token: string): string {
+  return token.slice(0, TOKEN_PREFIX.length + TOKEN_PREFIX_SHOWN);
+}
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 // 62 * 4 = 248: bytes at or above it are rejected so every character is equally likely.

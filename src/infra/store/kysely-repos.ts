@@ -5,7 +5,7 @@ import type { Account, AccountRepository, JudgeRepository, NonceUse, Token, Toke
 /** The repositories both backends share: plain Kysely, the same SQL on SQLite and PostgreSQL. */
 
 export const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at'] as const;
-export const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'created_at', 'last_used_at', 'revoked_at'] as const;
+export const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at'] as const;
 
 export function asAccount(row: Record<string, unknown>): Account {
   return {
@@ -74,6 +74,7 @@ export function asToken(row: Record<string, unknown>): Token {
     id: Number(row.id),
     account_id: Number(row.account_id),
     label: row.label as string,
+    prefix: (row.prefix as string | null | undefined) ?? null,
     created_at: row.created_at as string,
     last_used_at: (row.last_used_at as string | null) ?? null,
     revoked_at: (row.revoked_at as string | null) ?? null,

@@ -93,6 +93,15 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.dropTable('usage_minutes').execute();
       },
     },
+    '0005_token_prefix': {
+      async up(db) {
+        // Null for the tokens made before: only their hash is known.
+        await db.schema.alterTable('tokens').addColumn('prefix', 'text').execute();
+      },
+      async down(db) {
+        await db.schema.alterTable('tokens').dropColumn('prefix').execute();
+      },
+    },
   };
 }
 

@@ -52,6 +52,7 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
         't.id as t_id',
         't.account_id',
         't.label',
+        't.prefix',
         't.created_at as t_created_at',
         't.last_used_at',
         't.revoked_at',

@@ -17,6 +17,7 @@ export interface TokensTable {
   account_id: number;
   label: string;
   hash: string;
+  prefix: string | null;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;

@@ -34,7 +34,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
 
   // The authentication hot path: one indexed lookup, prepared once.
   const byHash = sqlite.prepare(
-    `select t.id as t_id, t.account_id, t.label, t.created_at as t_created_at, t.last_used_at, t.revoked_at,
+    `select t.id as t_id, t.account_id, t.label, t.prefix, t.created_at as t_created_at, t.last_used_at, t.revoked_at,
             a.id, a.name, a.email, a.plan, a.status, a.created_at
        from tokens t join accounts a on a.id = t.account_id where t.hash = ?`,
   );

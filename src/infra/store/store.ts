@@ -20,6 +20,8 @@ export interface Token {
   id: number;
   account_id: number;
   label: string;
+  /** `nd_` + the token's first 6 characters (tokenPrefix); null for tokens made before it was stored. */
+  prefix: string | null;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
@@ -42,7 +44,7 @@ export interface AccountRepository {
 }
 
 export interface TokenRepository {
-  create(token: { account_id: number; label: string; hash: string; created_at: string }): Promise<Token>;
+  create(token: { account_id: number; label: string; hash: string; prefix?: string | null; created_at: string }): Promise<Token>;
   /**
    * The token and its account for a hash, revoked or not; the caller decides. Called on every
    * request: a store that caches may answer from memory without a promise.

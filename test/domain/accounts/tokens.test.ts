@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TOKEN_PATTERN, TOKEN_RANDOM_LENGTH, generateToken, hashToken } from '../../../src/domain/accounts/tokens.js';
+import { TOKEN_PATTERN, TOKEN_RANDOM_LENGTH, generateToken, hashToken, tokenPrefix } from '../../../src/domain/accounts/tokens.js';
 
 test('tokens are nd_ + base62 from the CSPRNG, never repeating', () => {
   const seen = new Set<string>();
@@ -28,4 +28,11 @@ test('the stored form is the SHA-256 hex digest', () => {
   assert.equal(hashToken('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   assert.match(hashToken(generateToken()), /^[0-9a-f]{64}$/);
   assert.notEqual(hashToken('nd_a'), hashToken('nd_b'));
+});
+
+test("a token's prefix is nd_ and its first 6 characters: what lists show to tell tokens apart", () => {
+  assert.equal(tokenPrefix('nd_AbC123xyzxyzxyzxyzxyzxyzxyzxyzxyzxyzxyz'), 'nd_AbC123');
+  const token = generateToken();
+  assert.ok(token.startsWith(tokenPrefix(token)));
+  assert.equal(tokenPrefix(token).length, 9);
 });

@@ -27,8 +27,12 @@ export function storeSuite(make: () => Backend): void {
     assert.equal(await store.accounts.findByEmail('nobody@example.com'), undefined);
     assert.equal((await store.accounts.update(a.id, { status: 'suspended' }))?.status, 'suspended');
 
-    const tok = await store.tokens.create({ account_id: b.id, label: 'ci', hash: hashToken('nd_x'), created_at: at });
-    assert.deepEqual(tok, { id: tok.id, account_id: b.id, label: 'ci', created_at: at, last_used_at: null, revoked_at: null });
+    const tok = await store.tokens.create({ account_id: b.id, label: 'ci', hash: hashToken('nd_x'), prefix: 'nd_x', created_at: at });
+    assert.deepEqual(tok, { id: tok.id, account_id: b.id, label: 'ci', prefix: 'nd_x', created_at: at, last_used_at: null, revoked_at: null });
+    // Tokens made before migration 0005 have no prefix.
+    const old = await store.tokens.create({ account_id: a.id, label: 'old', hash: hashToken('nd_old'), created_at: at });
+    assert.equal(old.prefix, null);
+    assert.equal((await store.tokens.findById(old.id))?.prefix, null);
     const found = await store.tokens.findByHash(hashToken('nd_x'));
     assert.deepEqual(found, { token: tok, account: b });
     assert.equal(await store.tokens.findByHash(hashToken('nd_y')), undefined);
