@@ -56,3 +56,27 @@ test('a number out of its range names both bounds', async (t) => {
   const port = await api('/api/port/scan', { json: { host: '127.0.0.1', port: 0 } });
   assert.equal(((await port.json()) as Err).message, 'port: must be between 1 and 65535');
 });
+
+test('/port/scan-range takes ports as an nmap-style string, under the same bound', async (t) => {
+  const { api, app } = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+  const res = await api('/api/port/scan-range', { json: { host: '127.0.0.1', ports: '8002, 22,8000-8002', timeout: 1 } });
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { data: Array<{ port: number }> };
+  await assertMatchesOpenApi(app, 'POST', '/api/port/scan-range', 200, body);
+  assert.deepEqual(body.data.map((i) => i.port), [22, 8000, 8001, 8002]);
+
+  const cases: Array<[unknown, string]> = [
+    ['1-2000', 'ports: at most 1000 ports, "1-2000" expands to 2000'],
+    ['22,80x', 'ports: "80x" is not a port or a range like 22 or 8000-8100'],
+    ['', 'ports: must name at least one port, like "22,80,8000-8100"'],
+    [[80, 0], 'ports[1]: must be between 1 and 65535'],
+    [80, 'ports: must be an array'],
+  ];
+  for (const [ports, message] of cases) {
+    const bad = await api('/api/port/scan-range', { json: { host: '127.0.0.1', ports } });
+    assert.equal(bad.status, 400, JSON.stringify(ports));
+    const badBody = (await bad.json()) as Err;
+    assert.equal(badBody.message, message);
+    await assertMatchesOpenApi(app, 'POST', '/api/port/scan-range', 400, badBody);
+  }
+});

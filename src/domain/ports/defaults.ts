@@ -16,8 +16,14 @@ export const MAX_TIMEOUT_S = 30;
 /** The dialer's own port bounds: a scan accepts exactly what it can dial. */
 export { MIN_PORT, MAX_PORT } from '../../infra/net/defaults.js';
 
-/** Entries accepted in `ports` (before duplicates are removed). */
+/** Entries accepted in `ports` (before duplicates are removed); for the string form, ports after expansion. */
 export const MAX_PORTS_PER_SCAN = 1_000;
+
+/** Longest `ports` string: 1000 five-digit ports with a comma and a space each, and room to spare. */
+export const PORT_SPEC_MAX_CHARS = 10_000;
+
+/** Longest stretch of a `ports` string quoted back in an error message. */
+export const PORT_SPEC_ECHO_MAX_CHARS = 40;
 
 /**
  * Connects one scan keeps in flight. 1000 silent ports at the shortest timeout then take two

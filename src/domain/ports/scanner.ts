@@ -14,6 +14,7 @@ import {
   SCANS_PER_OWNER_SOCKETS,
 } from './defaults.js';
 import { serviceName } from './services.js';
+import { parsePortSpec } from './port-spec.js';
 
 /**
  * A TCP connect scan (nmap -sT) over the policy dialer: a port is `open` when the handshake
@@ -69,7 +70,8 @@ const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
 const FILTERED = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EACCES', 'EPERM']);
 
 /** Validates `ports` and returns them without duplicates, in ascending order. */
-export function normalizePorts(ports: readonly number[], field = 'ports'): number[] {
+export function normalizePorts(ports: readonly number[] | string, field = 'ports'): number[] {
+  if (typeof ports === 'string') return parsePortSpec(ports, field);
   if (!Array.isArray(ports)) throw new ValidationError(field, 'must be an array');
   if (ports.length === 0) throw new ValidationError(field, 'at least 1 entry');
   if (ports.length > MAX_PORTS_PER_SCAN) throw new ValidationError(field, `at most ${MAX_PORTS_PER_SCAN} entries`);
@@ -134,7 +136,7 @@ export class PortScanner {
    * Many ports, concurrently; one result per distinct port, sorted by port.
    * Throws ValidationError (400) and TargetForbiddenError (403) before any connect.
    */
-  async scanPorts(host: string, ports: readonly number[], opts: ScanOptions): Promise<PortResult[]> {
+  async scanPorts(host: string, ports: readonly number[] | string, opts: ScanOptions): Promise<PortResult[]> {
     return this.#scan(host, normalizePorts(ports), opts);
   }
 

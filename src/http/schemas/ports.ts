@@ -5,6 +5,7 @@ import {
   MAX_TIMEOUT_S,
   MIN_PORT,
   MIN_TIMEOUT_S,
+  PORT_SPEC_MAX_CHARS,
   PRESET_NAMES,
   RANGE_DEFAULT_TIMEOUT_S,
   SCAN_DEFAULT_TIMEOUT_S,
@@ -20,11 +21,18 @@ export const PortScanBody = Type.Object({ host: Host, port: Port, timeout: Type.
 
 export const PortScanRangeBody = Type.Object({
   host: Host,
-  ports: Type.Array(Port, {
-    minItems: 1,
-    maxItems: MAX_PORTS_PER_SCAN,
-    description: 'port numbers; duplicates are scanned once and results come sorted by port',
-  }),
+  // The string is checked by the domain's parser, whose messages name the offending entry.
+  ports: Type.Union([
+    Type.Array(Port, {
+      minItems: 1,
+      maxItems: MAX_PORTS_PER_SCAN,
+      description: 'port numbers; duplicates are scanned once and results come sorted by port',
+    }),
+    Type.String({
+      description: `nmap-style ports and ranges ("22,80,8000-8100"), expanded to the same list and bound: at most ${MAX_PORTS_PER_SCAN} ports, ${PORT_SPEC_MAX_CHARS} characters`,
+      examples: ['22,80,443', '1-1024', '22, 80, 8000-8100'],
+    }),
+  ]),
   timeout: Type.Optional(Timeout(RANGE_DEFAULT_TIMEOUT_S, 'per port')),
 });
 
