@@ -328,7 +328,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'POST /api/port/scan': {
     body: one('one port', { host: 'example.com', port: 443, timeout: 5 }),
     ok: ok(PORT_443, 'port 443 is open'),
-    invalid: { field: 'port', message: 'port: must be at most 65535' },
+    invalid: { field: 'port', message: 'port: must be between 1 and 65535' },
     probes: true,
   },
   'POST /api/port/scan-range': {
