@@ -3,16 +3,23 @@ import type { Config, HostPort } from './config.js';
 
 /** What the start-up line and the CLI say about the configuration: never a password or a secret. */
 
-/** A URL with its password replaced by `***` (user names stay: they help find the right account). */
+/** Where a URL may carry a password besides its userinfo (libpq and ioredis read `?password=`). */
+const PASSWORD_PARAMS = ['password', 'pass'];
+
+/** A URL with its passwords replaced by `***` (user names stay: they help find the right account). */
 export function withoutPassword(url: string): string {
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '***';
-    return parsed.toString();
+    parsed = new URL(url);
   } catch {
-    return url;
+    // Not parseable, so it cannot be shown safely either.
+    return '(unparseable URL)';
   }
+  const params = PASSWORD_PARAMS.filter((name) => parsed.searchParams.has(name));
+  if (parsed.password === '' && params.length === 0) return url;
+  if (parsed.password !== '') parsed.password = '***';
+  for (const name of params) parsed.searchParams.set(name, '***');
+  return parsed.toString();
 }
 
 /** DATABASE_URL as the store opens it: an SQLite path made absolute, a PostgreSQL URL without its password. */
@@ -33,7 +40,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     redis: config.redisUrl === undefined ? null : withoutPassword(config.redisUrl),
     allowTargets: config.allowTargets,
     trustProxy: config.trustProxy,
-    judgeUrl: config.judgeUrl ?? null,
+    judgeUrl: config.judgeUrl === undefined ? null : withoutPassword(config.judgeUrl),
     judgeSecret: config.judgeSecret === undefined ? 'kept in the database' : 'NETDIAG_JUDGE_SECRET',
     dnsServers: config.dnsServers.map(hostPort),
     whoisServer: hostPort(config.whoisServer),

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { configSummary, describeDatabase, withoutPassword } from '../src/config-summary.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+test('withoutPassword: the password of a URL, in its userinfo or its query, becomes ***', () => {
+  assert.equal(withoutPassword('postgres://app:hunter2@db.internal:5432/netdiag'), 'postgres://app:***@db.internal:5432/netdiag');
+  assert.equal(withoutPassword('postgres://app@db.internal/netdiag?password=hunter2&sslmode=require'), 'postgres://app@db.internal/netdiag?password=***&sslmode=require');
+  assert.equal(withoutPassword('redis://:hunter2@127.0.0.1:6379/0'), 'redis://:***@127.0.0.1:6379/0');
+  assert.equal(withoutPassword('redis://127.0.0.1:6379/0'), 'redis://127.0.0.1:6379/0');
+  assert.doesNotMatch(withoutPassword('postgres://a:hunter2@[bad'), /hunter2/);
+});
+
+test('describeDatabase: an SQLite path made absolute against the current directory', () => {
+  assert.equal(describeDatabase('sqlite:./data/x.db'), `sqlite:${join(process.cwd(), 'data', 'x.db')}`);
+  assert.equal(describeDatabase('sqlite:/var/lib/netdiag.db'), 'sqlite:/var/lib/netdiag.db');
+  assert.equal(describeDatabase('sqlite::memory:'), 'sqlite::memory:');
+});
+
+test('configSummary: no secret of the configuration appears in it', () => {
+  const config = loadConfig({
+    DATABASE_URL: 'postgres://app:pg-secret@db/netdiag',
+    REDIS_URL: 'rediss://user:redis-secret@cache:6380/2',
+    NETDIAG_JUDGE_URL: 'https://judge:judge-secret@judge.example/judge',
+    NETDIAG_JUDGE_SECRET: 'j'.repeat(40),
+    NETDIAG_DNS_SERVERS: '127.0.0.1,[::1]:5353',
+  });
+  const text = JSON.stringify(configSummary(config));
+  for (const secret of ['pg-secret', 'redis-secret', 'judge-secret', 'j'.repeat(40)]) assert.ok(!text.includes(secret), secret);
+  const summary = configSummary(config);
+  assert.equal(summary.database, 'postgres://app:***@db/netdiag');
+  assert.deepEqual(summary.dnsServers, ['127.0.0.1:53', '[::1]:5353']);
+});
+
+test('LOG_FORMAT: json or pretty; unset, the logger decides by the terminal', () => {
+  assert.equal(loadConfig({}).logFormat, undefined);
+  assert.equal(loadConfig({ LOG_FORMAT: 'json' }).logFormat, 'json');
+  assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty');
+  assert.throws(() => loadConfig({ LOG_FORMAT: 'yaml' }), (err: unknown) => err instanceof ConfigError && /^LOG_FORMAT="yaml": must be one of json, pretty$/.test(err.message));
+});
