@@ -82,6 +82,7 @@ async function bootstrapFirstAccount(accounts: AccountService, config: Config, p
       `Try it:  curl -H "Authorization: Bearer ${token}" ${base}/api/user`,
       'More accounts and tokens: npx netdiag account create --email you@example.com --name You --plan free',
       '                          npx netdiag token create --email you@example.com --label laptop',
+      `Lost this token? On this machine: npx netdiag token create --email ${account.email} --label new`,
       '',
     ].join('\n') + '\n',
   );

@@ -14,6 +14,7 @@ test('npm start on an empty database: serves, prints a token once, shuts down gr
   const { port, token } = first;
   assert.ok(token);
   assert.match(first.stdout(), /netdiag account create/);
+  assert.match(first.stdout(), /Lost this token\? On this machine: npx netdiag token create --email admin@localhost --label new/);
   assert.match(first.stdout(), new RegExp(`curl -H "Authorization: Bearer ${token}" http://127\\.0\\.0\\.1:${port}/api/user`));
   const res = await fetch(`http://127.0.0.1:${port}/api/user`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(res.status, 200);
