@@ -56,7 +56,7 @@ const COMMANDS: Record<string, Command> = {
   'account list': { usage: 'account list', summary: 'every account', flags: [], required: [], run: (svc) => svc.listAccounts() },
   'token create': {
     usage: 'token create --email E [--label L]',
-    summary: 'a new token for the account (shown once); also how to get a new admin token: --email admin@localhost',
+    summary: 'a new token for the account (shown once; a lost admin token: --email admin@localhost)',
     flags: ['email', 'label'],
     required: ['email'],
     run: (svc, f) => svc.createToken(f.email!, f.label ?? ''),
