@@ -80,3 +80,22 @@ test('/port/scan-range takes ports as an nmap-style string, under the same bound
     await assertMatchesOpenApi(app, 'POST', '/api/port/scan-range', 400, badBody);
   }
 });
+
+test('a URL or a host:port in a host field is answered for what it is', async (t) => {
+  const { api, app } = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+  const cases: Array<[string, unknown, string]> = [
+    ['/api/port/scan', { host: 'http://127.0.0.1', port: 80 }, 'host: give a host name or IP address, not a URL (127.0.0.1, not http://127.0.0.1)'],
+    ['/api/port/scan', { host: '127.0.0.1:80', port: 80 }, 'host: give the port in `port`/`ports`, not in the host'],
+    ['/api/port/scan-range', { host: '[2001:db8::1]:443', ports: [443] }, 'host: give the port in `port`/`ports`, not in the host'],
+    ['/api/ipv6/test', { target: 'https://example.com/' }, 'target: give a host name or IP address, not a URL (example.com, not https://example.com/)'],
+    ['/api/dns/lookup', { domain: 'http://example.com' }, 'domain: give a domain name, not a URL (example.com, not http://example.com)'],
+    ['/api/dns/lookup', { domain: 'example.com:53' }, 'domain: give the domain name alone, without a port'],
+  ];
+  for (const [path, json, message] of cases) {
+    const res = await api(path, { json });
+    assert.equal(res.status, 400, JSON.stringify(json));
+    const body = (await res.json()) as Err;
+    assert.equal(body.message, message);
+    await assertMatchesOpenApi(app, 'POST', path, 400, body);
+  }
+});

@@ -5,6 +5,7 @@ import { ValidationError } from '../../errors.js';
 import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../infra/dns/defaults.js';
 import { DNS_RECORD_TYPES, isDnsRecordType, type DnsRecordType } from '../../infra/dns/types.js';
 import { DNS_DEFAULT_TYPE } from './defaults.js';
+import { hostMistake } from '../../infra/net/target.js';
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
 /**
  * ASCII characters that can appear in a name before IDN conversion. Anything else (space, '/',
@@ -32,6 +33,9 @@ export function normalizeDomain(input: string, opts: NormalizeOptions = {}): str
   let name = input.trim();
   if (name.endsWith('.') && !name.endsWith('..')) name = name.slice(0, -1);
   if (name.length === 0) throw new ValidationError(field, 'must not be empty');
+
+  const mistake = hostMistake(name, 'domain');
+  if (mistake !== undefined) throw new ValidationError(field, mistake);
 
   const nonIdnPart = name.replace(/[^\x00-\x7f]/g, '');
   if (!ASCII_NAME_CHARS.test(nonIdnPart)) {

@@ -45,6 +45,37 @@ function ipv4(text: string, input: string, field: string): ParsedTarget {
   return { kind: 'ip', address: new ipaddr.IPv4(octets) };
 }
 
+const DIGITS = /^[0-9]+$/;
+
+/**
+ * The two mistakes a new user makes with a host field, answered for what they are rather than
+ * as a broken IPv6 address (issue 16): a URL ("http://example.com") and a host with its port
+ * ("example.com:80", "[2001:db8::1]:443"). Undefined when the text is neither; then the usual
+ * rules judge it. A DNS name (`kind` "domain") has no port field to point to.
+ */
+export function hostMistake(text: string, kind: 'host' | 'domain' = 'host'): string | undefined {
+  const what = kind === 'host' ? 'a host name or IP address' : 'a domain name';
+  const scheme = text.indexOf('://');
+  if (scheme > 0) {
+    let host = '';
+    try {
+      host = new URL(text).hostname;
+    } catch {
+      // not even a URL: the generic example below
+    }
+    const example = host === '' ? 'example.com, not http://example.com' : `${host}, not ${text.length > 80 ? `${text.slice(0, 80)}…` : text}`;
+    return `give ${what}, not a URL (${example})`;
+  }
+  const close = text.startsWith('[') ? text.lastIndexOf(']:') : -1;
+  const colon = text.indexOf(':');
+  // One colon never makes an IPv6 address (it has at least two); "[v6]:port" is the bracket form.
+  const port = close > 0 ? text.slice(close + 2) : colon > 0 && colon === text.lastIndexOf(':') ? text.slice(colon + 1) : undefined;
+  if (port !== undefined && DIGITS.test(port)) {
+    return kind === 'host' ? 'give the port in `port`/`ports`, not in the host' : 'give the domain name alone, without a port';
+  }
+  return undefined;
+}
+
 /**
  * Parses a probe target. Throws ValidationError naming `field` when the spelling is not a
  * hostname (RFC 1123, IDN allowed), an IPv4 address (any inet_aton form) or an IPv6 address
@@ -55,6 +86,8 @@ export function parseTarget(input: string, field = 'target'): ParsedTarget {
   const text = input.trim();
   if (text.length === 0) throw new ValidationError(field, `must not be empty; ${RULE}`);
   if (text.length > MAX_TARGET_LENGTH) throw new ValidationError(field, `at most ${MAX_TARGET_LENGTH} characters`);
+  const mistake = hostMistake(text);
+  if (mistake !== undefined) throw new ValidationError(field, mistake);
 
   if (text.startsWith('[')) {
     if (!text.endsWith(']')) throw new ValidationError(field, `${show(input)} opens '[' without closing it`);

@@ -37,7 +37,9 @@ test('refuses what is not a domain name, naming the rule', () => {
   rejects('a/b.com', /"\/" is not allowed/);
   rejects('user@example.com', /"@" is not allowed/);
   rejects('ex%41mple.com', /"%" is not allowed/);
-  rejects('http://example.com', /":" is not allowed/);
+  rejects('http://example.com', /^domain: give a domain name, not a URL \(example\.com, not http:\/\/example\.com\)$/);
+  rejects('example.com:53', /^domain: give the domain name alone, without a port$/);
+  rejects('example.com:dns', /":" is not allowed/);
   rejects('xn--zz.com', /not a valid internationalised domain name/);
   rejects('192.0.2.1', /not an IP address/);
   rejects('_dmarc.example.com', /must not contain an underscore/, { allowUnderscore: false });
