@@ -151,8 +151,13 @@ describe('POST /api/proxy/check against real loopback proxies', () => {
 
   test('an authenticating HTTP proxy refuses a wrong password, and says when credentials are missing', async (t) => {
     const b = await app(t);
-    const wrong = (await check(b, { proxy: withCreds('httpAuth', AUTH.username, 'wrong') })).body.data;
+    const wrongBody = (await check(b, { proxy: withCreds('httpAuth', AUTH.username, 'wrong') })).body;
+    const wrong = wrongBody.data;
     assert.equal(wrong.status, 'failed');
+    // the message gives the reason, and never the password (issue 16)
+    assert.equal(wrongBody.message, `${wrong.proxy}: failed (${wrong.error})`);
+    assert.match(wrongBody.message, /:\*\*\*: failed \(the proxy refused our credentials \(HTTP 407/);
+    assert.doesNotMatch(wrongBody.message, /wrong/);
     assert.match(wrong.error!, /refused our credentials \(HTTP 407/);
     assert.equal(wrong.protocol, null);
     assert.equal(wrong.anonymity_level, null);

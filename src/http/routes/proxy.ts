@@ -16,6 +16,16 @@ function flagsOf(body: Static<typeof ProxyCheckBody> | Static<typeof ProxyBulkBo
   };
 }
 
+/**
+ * "203.0.113.7:8080: working (socks5)", or with the reason when it is not ("…:user:***: failed
+ * (refused our credentials (HTTP 407))"): the message answers what a caller reads it for.
+ * `proxy` is the input with its password already replaced by ***.
+ */
+function checkMessage(result: { proxy: string; status: string; protocol: string | null; error: string | null }): string {
+  const why = result.status === 'working' ? result.protocol : result.error;
+  return `${result.proxy}: ${result.status}${why ? ` (${why})` : ''}`;
+}
+
 export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.post(
     '/proxy/check',
@@ -23,7 +33,7 @@ export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     async (request, reply) => {
       const body = request.body as Static<typeof ProxyCheckBody>;
       const result = await deps.proxy.check(body.proxy, flagsOf(body), clientGoneSignal(reply));
-      return ok(result, `${result.proxy}: ${result.status}${result.protocol ? ` (${result.protocol})` : ''}`);
+      return ok(result, checkMessage(result));
     },
   );
   app.post(
