@@ -36,6 +36,7 @@ import { ipRoutes } from './http/routes/ip.js';
 import { userRoutes } from './http/routes/user.js';
 import { ErrorBody } from './http/schemas/common.js';
 import { validatorCompiler } from './http/validation.js';
+import { jsonBodyParser } from './http/json-body.js';
 
 export interface AppDeps {
   config: Config;
@@ -107,7 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // JSON only: every other media type is a 415, not a silent string body.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, app.getDefaultJsonParser('error', 'error'));
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, jsonBodyParser(app.getDefaultJsonParser('error', 'error')));
 
   const clock = deps.clock ?? (() => new Date());
   const accounts = new AccountService(deps.store, clock);

@@ -99,3 +99,17 @@ test('a URL or a host:port in a host field is answered for what it is', async (t
     await assertMatchesOpenApi(app, 'POST', path, 400, body);
   }
 });
+
+test('invalid JSON says where it goes wrong', async (t) => {
+  const { api, app } = await build(t);
+  const res = await api('/api/port/scan', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{\n  "host": "a",\n  "port": 80,\n}' });
+  assert.equal(res.status, 400);
+  const body = (await res.json()) as Err;
+  assert.equal(body.error, 'invalid_json');
+  assert.equal(body.message, 'request body is not valid JSON: line 4, column 1: a trailing comma before "}"');
+  await assertMatchesOpenApi(app, 'POST', '/api/port/scan', 400, body);
+
+  const poisoned = await api('/api/port/scan', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"host":"a","port":80,"__proto__":{"x":1}}' });
+  assert.equal(poisoned.status, 400);
+  assert.match(((await poisoned.json()) as Err).message, /__proto__/);
+});
