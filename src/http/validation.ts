@@ -102,5 +102,11 @@ export function validationErrorFromAjv(
 ): ValidationError {
   const first = errors[0];
   if (!first) return new ValidationError(context ?? 'body', 'is invalid');
+  // A field of several forms (`ports`: an array or a string) names them all, not just the first.
+  if (first.keyword === 'type' && errors.some((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)) {
+    const types = errors.filter((e) => e.keyword === 'type' && e.instancePath === first.instancePath).map((e) => String((e.params as { type?: unknown }).type));
+    const named = types.map((t) => (t === 'null' ? 'null' : `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t}`));
+    return new ValidationError(fieldOf(first, context), `must be ${named.join(' or ')}`);
+  }
   return new ValidationError(fieldOf(first, context), ruleOf(first));
 }

@@ -70,7 +70,7 @@ test('/port/scan-range takes ports as an nmap-style string, under the same bound
     ['22,80x', 'ports: "80x" is not a port or a range like 22 or 8000-8100'],
     ['', 'ports: must name at least one port, like "22,80,8000-8100"'],
     [[80, 0], 'ports[1]: must be between 1 and 65535'],
-    [80, 'ports: must be an array'],
+    [80, 'ports: must be an array or a string'],
   ];
   for (const [ports, message] of cases) {
     const bad = await api('/api/port/scan-range', { json: { host: '127.0.0.1', ports } });
