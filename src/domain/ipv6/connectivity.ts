@@ -43,7 +43,7 @@ export async function testConnectivity(
   opts: Ipv6TestOptions = {},
 ): Promise<Ipv6TestResult> {
   if (port !== undefined && (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT)) {
-    throw new ValidationError('port', `must be an integer ${MIN_PORT}-${MAX_PORT}`);
+    throw new ValidationError('port', `must be an integer between ${MIN_PORT} and ${MAX_PORT}`);
   }
   const unreachable = (shown: string, addresses: string[], error: string): Ipv6TestResult => ({
     target: shown,

@@ -77,7 +77,7 @@ export function normalizePorts(ports: readonly number[] | string, field = 'ports
   if (ports.length > MAX_PORTS_PER_SCAN) throw new ValidationError(field, `at most ${MAX_PORTS_PER_SCAN} entries`);
   ports.forEach((port, i) => {
     if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
-      throw new ValidationError(`${field}[${i}]`, `must be an integer ${MIN_PORT}-${MAX_PORT}`);
+      throw new ValidationError(`${field}[${i}]`, `must be an integer between ${MIN_PORT} and ${MAX_PORT}`);
     }
   });
   return [...new Set(ports)].sort((a, b) => a - b);
@@ -126,7 +126,7 @@ export class PortScanner {
   /** One port (POST /port/scan). Throws ValidationError (400) and TargetForbiddenError (403). */
   async scanPort(host: string, port: number, opts: ScanOptions): Promise<PortResult> {
     if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
-      throw new ValidationError('port', `must be an integer ${MIN_PORT}-${MAX_PORT}`);
+      throw new ValidationError('port', `must be an integer between ${MIN_PORT} and ${MAX_PORT}`);
     }
     const [result] = await this.#scan(host, [port], opts);
     return result!;

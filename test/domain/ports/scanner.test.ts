@@ -213,12 +213,12 @@ describe('refused before any connect', () => {
   const bad: Array<[string, () => Promise<unknown>, string]> = [
     ['empty ports', () => scan('127.0.0.1', []), 'ports: at least 1 entry'],
     ['1001 ports', () => scan('127.0.0.1', Array.from({ length: 1001 }, (_, i) => i + 1)), 'ports: at most 1000 entries'],
-    ['port 0', () => scan('127.0.0.1', [80, 0]), 'ports[1]: must be an integer 1-65535'],
-    ['port 65536', () => scan('127.0.0.1', [65536]), 'ports[0]: must be an integer 1-65535'],
-    ['port 1.5', () => scan('127.0.0.1', [1.5]), 'ports[0]: must be an integer 1-65535'],
+    ['port 0', () => scan('127.0.0.1', [80, 0]), 'ports[1]: must be an integer between 1 and 65535'],
+    ['port 65536', () => scan('127.0.0.1', [65536]), 'ports[0]: must be an integer between 1 and 65535'],
+    ['port 1.5', () => scan('127.0.0.1', [1.5]), 'ports[0]: must be an integer between 1 and 65535'],
     ['timeout 0.5 s', () => scan('127.0.0.1', [80], 500), 'timeout: must be 1-30 seconds'],
     ['timeout 31 s', () => scan('127.0.0.1', [80], 31_000), 'timeout: must be 1-30 seconds'],
-    ['single port 0', () => new PortScanner({ dialer: dialer(LOOPBACK) }).scanPort('127.0.0.1', 0, T), 'port: must be an integer 1-65535'],
+    ['single port 0', () => new PortScanner({ dialer: dialer(LOOPBACK) }).scanPort('127.0.0.1', 0, T), 'port: must be an integer between 1 and 65535'],
     ['a host with a space', () => scan('exa mple.com', [80]), 'host: '],
     ['an empty host', () => scan('  ', [80]), 'host: must not be empty'],
   ];
