@@ -189,7 +189,7 @@ test('netdiag: says on stderr which database it used; stdout stays JSON; account
   assert.ok(help.stdout.includes(`default sqlite:${join(PACKAGE_DIR, 'data', 'netdiag.db')}`), help.stdout);
 });
 
-test('netdiag token list: each token\'s prefix tells them apart (issue 16)', { todo: 'AccountService.issueToken (src/domain/accounts/service.ts) must pass prefix: tokenPrefix(token) to store.tokens.create' }, async (t) => {
+test('netdiag token list: each token\'s prefix tells them apart (issue 16)', async (t) => {
   const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'prefix.db')}` };
   const { token } = (await cli(env, 'account', 'create', '--email', 'e@example.com', '--name', 'E')).json() as { token: string };
   const { token: second } = (await cli(env, 'token', 'create', '--email', 'e@example.com', '--label', 'ci')).json() as { token: string };

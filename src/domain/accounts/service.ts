@@ -2,7 +2,7 @@ import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors
 import type { Account, Store, Token } from '../../infra/store/store.js';
 import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
 import { canonicalOf } from '../../canonical.js';
-import { TOKEN_PATTERN, generateToken, hashToken } from './tokens.js';
+import { TOKEN_PATTERN, generateToken, hashToken, tokenPrefix } from './tokens.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 
 export type Clock = () => Date;
@@ -101,7 +101,7 @@ export class AccountService {
 
   private async issueToken(account: Account, label: string): Promise<{ token: string; id: number }> {
     const token = generateToken();
-    const row = await this.store.tokens.create({ account_id: account.id, label, hash: hashToken(token), created_at: this.now() });
+    const row = await this.store.tokens.create({ account_id: account.id, label, hash: hashToken(token), prefix: tokenPrefix(token), created_at: this.now() });
     return { token, id: row.id };
   }
 
