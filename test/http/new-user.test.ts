@@ -23,6 +23,15 @@ test('the Authorization scheme word is case-insensitive and may be followed by s
   }
 });
 
+test('ten wrong tokens use up the address\'s budget for tokens, not for reading the API document', async (t) => {
+  const { api } = await build(t);
+  for (let i = 0; i < 10; i++) assert.equal((await api('/api/user', { token: `nd_${'x'.repeat(40)}` })).status, 401);
+  assert.equal((await api('/api/user', { token: `nd_${'y'.repeat(40)}` })).status, 429, 'token guessing is limited');
+  const doc = await api('/api/openapi.json', { token: null });
+  assert.equal(doc.status, 200, 'the document is still readable');
+  assert.equal(doc.headers.get('x-ratelimit-remaining'), '9', 'it has a budget of its own');
+});
+
 test('enumerations are accepted in any case and answered in canonical case: preset, usage export format', async (t) => {
   const { api, app } = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
   const { PRESETS } = await import('../../src/domain/ports/index.js');

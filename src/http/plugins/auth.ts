@@ -91,6 +91,9 @@ function policyOf(plan: PlanLimits): Policy {
   return policy;
 }
 
+/** Appended to an anonymous client's key for the public routes (the OpenAPI document): their own budget. */
+export const PUBLIC_KEY_SUFFIX = '|public';
+
 /** The limiter key of an anonymous client: its IPv4 address, or its IPv6 /64. */
 export function clientKey(ip: string): string {
   try {
@@ -200,13 +203,15 @@ export function registerAccess(
   /**
    * The anonymous path: per client IP at the free plan's figures. `authError`, when set, is the
    * refusal to answer with once the request is admitted (a bad token still spends the IP's budget).
+   * The public document has a budget of its own (same figures, `key` ends in PUBLIC_KEY_SUFFIX):
+   * a client that got its token wrong ten times can still read how to get it right.
    */
-  const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, authError: AppError | null, done: HookDone): void => {
+  const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, authError: AppError | null, done: HookDone, suffix = ''): void => {
     if (!limiter) return done(authError ?? undefined);
     const now = request.receivedAt;
     const policy = policyOf(ANONYMOUS_LIMITS);
     whenReady(
-      limiter.consume(clientKey(request.ip), policy.limits, now),
+      limiter.consume(clientKey(request.ip) + suffix, policy.limits, now),
       (decision) => {
         setRateHeaders(reply, decision, policy);
         if (!decision.allowed) return done(rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, now, true));
@@ -284,7 +289,7 @@ export function registerAccess(
       () => verify(request, reply, done),
     );
   };
-  const publicAccess: AccessHook = (request, reply, done) => limitAnonymous(request, reply, null, done);
+  const publicAccess: AccessHook = (request, reply, done) => limitAnonymous(request, reply, null, done, PUBLIC_KEY_SUFFIX);
 
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = deps.now();
