@@ -3,8 +3,7 @@ import net from 'node:net';
 import { test } from 'node:test';
 import { CONNECTIONS_CHECK_INTERVAL_MS } from '../../src/http/plugins/connection.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
-import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
-import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import { roomyLimiter } from '../helpers/roomy-limiter.js';
 import { build } from '../helpers/build.js';
 import { parseRaw, rawRequest, httpText } from '../helpers/raw-http.js';
 import { hangingConnect } from '../infra/net/fixtures/connect-spy.js';
@@ -19,12 +18,6 @@ const ENV = { NETDIAG_HEADERS_TIMEOUT_S: String(HEADERS_TIMEOUT_S), NETDIAG_REQU
 const CLOSE_DEADLINE_MS = REQUEST_TIMEOUT_S * 1000 + CONNECTIONS_CHECK_INTERVAL_MS + 3_000;
 const HELD = 200;
 
-/** The real limiter with windows no test fills: 200 held connections must not meet a 429. */
-const roomy = (): RateLimiter => {
-  const inner = new MemoryRateLimiter();
-  const big = { minute: 1e9, hour: 1e9, day: 1e9 };
-  return { consume: (k, _l, now) => inner.consume(k, big, now), peek: (k, _l, now) => inner.peek(k, big, now), close: () => inner.close() };
-};
 
 interface Held {
   kind: string;
@@ -55,7 +48,7 @@ function hold(port: number, kind: string, head: string, behave: (socket: net.Soc
 }
 
 test(`${HELD} connections that stall or trickle are each answered 408 and closed in time while a normal client is served`, async (t) => {
-  const b = await build(t, { env: ENV, deps: { limiter: roomy() } });
+  const b = await build(t, { env: ENV, deps: { limiter: roomyLimiter() } });
   const port = Number(new URL(b.url).port);
   const body = JSON.stringify({ ip: '192.0.2.1' });
   const postHead = (token: string | null) =>

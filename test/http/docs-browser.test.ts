@@ -6,6 +6,7 @@ import tls from 'node:tls';
 import { test, type TestContext } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build, tempDir } from '../helpers/build.js';
+import { listenUntilTestEnds } from '../helpers/listen.js';
 
 /**
  * The API reference as a new user meets it: Debian's Chromium opens it by a host name that is not
@@ -126,15 +127,7 @@ async function tlsFront(t: TestContext, appPort: number): Promise<number> {
     }
     client.pipe(upstream).pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return (server.address() as net.AddressInfo).port;
+  return listenUntilTestEnds(t, server, sockets);
 }
 
 test('the reference sends a CSP that keeps plain HTTP plain and allows nothing from another origin', async (t) => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
-import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import { roomyLimiter } from '../helpers/roomy-limiter.js';
 import { build } from '../helpers/build.js';
 
 /**
@@ -47,15 +46,9 @@ const HOSTILE_VALUES: unknown[] = [
   { $gt: '' },
 ];
 
-/** The real limiter with windows no test fills, so every request reaches its tool. */
-const roomy = (): RateLimiter => {
-  const inner = new MemoryRateLimiter();
-  const big = { minute: 1e9, hour: 1e9, day: 1e9 };
-  return { consume: (k, _l, now) => inner.consume(k, big, now), peek: (k, _l, now) => inner.peek(k, big, now), close: () => inner.close() };
-};
 
 test('hostile bodies on every tool: 4xx envelopes or 200 diagnoses, never a 500', async (t) => {
-  const { app, token } = await build(t, { deps: { limiter: roomy() } });
+  const { app, token } = await build(t, { deps: { limiter: roomyLimiter() } });
   let requests = 0;
   for (const [url, fields] of Object.entries(ENDPOINTS)) {
     const bodies: unknown[] = [{}, [], 'null', ...HOSTILE_VALUES.flatMap((v) => fields.map((f) => ({ [f]: v })))];

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createDialer } from '../../src/infra/net/dialer.js';
-import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
-import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import { roomyLimiter } from '../helpers/roomy-limiter.js';
 import { build, type Built } from '../helpers/build.js';
 import { httpText, rawRequest } from '../helpers/raw-http.js';
 import { connectSpy } from '../infra/net/fixtures/connect-spy.js';
@@ -66,12 +65,6 @@ export function spellings(rest: string): Array<[string, string]> {
   ];
 }
 
-/** The real limiter with windows no test fills: the check under test is authentication, not a 429. */
-const roomy = (): RateLimiter => {
-  const inner = new MemoryRateLimiter();
-  const big = { minute: 1e9, hour: 1e9, day: 1e9 };
-  return { consume: (k, _l, now) => inner.consume(k, big, now), peek: (k, _l, now) => inner.peek(k, big, now), close: () => inner.close() };
-};
 
 interface Route {
   method: string;
@@ -96,7 +89,7 @@ async function setup(t: import('node:test').TestContext) {
   // document: those are not the handlers under test.
   const reached: string[] = [];
   const b = await build(t, {
-    deps: { dialer, limiter: roomy() },
+    deps: { dialer, limiter: roomyLimiter() },
     extraRoutes: (app) =>
       app.addHook('preHandler', (request, _reply, done) => {
         const route = request.routeOptions.url ?? '';

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { EXIT_ADDRESS, startHttpProxy, startSocksProxy, startTlsTarget } from '../fixtures/proxies.js';
 import { tempDir } from '../helpers/build.js';
+import { listenUntilTestEnds } from '../helpers/listen.js';
 
 /**
  * Issue 14's hygiene: proxy passwords never appear in a response or a log line (`proxy` echoes
@@ -98,15 +99,7 @@ async function leakyProxy(t: TestContext): Promise<string> {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return `127.0.0.1:${await listenUntilTestEnds(t, server, sockets)}`;
 }
 
 test('no password in any answer (single, bulk, errors, 400s, 403s) nor in any log line', async (t) => {

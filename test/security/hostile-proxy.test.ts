@@ -5,6 +5,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { CHECK_USER_AGENT, SPEED_DOWNLOAD_BYTES } from '../../src/domain/proxy/index.js';
 import { closedProxyPort, EXIT_ADDRESS } from '../fixtures/proxies.js';
 import { build, type Built } from '../helpers/build.js';
+import { listenUntilTestEnds } from '../helpers/listen.js';
 
 /**
  * Issue 14, "the judge cannot be fooled or milked": proxies on loopback that lie. A proxy sees
@@ -80,15 +81,7 @@ async function hostileProxy(t: TestContext, handle: Handler): Promise<string> {
     if (head.length > 0) socket.unshift(head);
     server.emit('connection', socket);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return `127.0.0.1:${await listenUntilTestEnds(t, server, sockets)}`;
 }
 
 /** A request that came through the CONNECT "tunnel" (origin-form), not as an absolute-form request. */

@@ -60,6 +60,17 @@ export function defaultJudgeUrl(bound: { address: string; port: number }, interf
   return `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/judge`;
 }
 
+/** A body that is a JSON object, or null for anything else (what a proxy sends is not trusted to be JSON). */
+function jsonObject(body: Buffer): Record<string, unknown> | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null;
+}
+
 const isHeader = (h: unknown): h is [string, string] => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string';
 
 /**
@@ -69,14 +80,8 @@ const isHeader = (h: unknown): h is [string, string] => Array.isArray(h) && h.le
  * plausible it looks. `key` is the judge's signing key (Judge.key()).
  */
 export function parseEcho(body: Buffer, nonce: string, key: Buffer): JudgeEcho | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const v = value as Record<string, unknown>;
+  const v = jsonObject(body);
+  if (v === null) return null;
   if (v.nonce !== nonce || typeof v.remote_address !== 'string' || typeof v.method !== 'string' || !Array.isArray(v.headers)) return null;
   // The signature covers every header as sent: one that is not a pair is tampering, not noise.
   if (!v.headers.every(isHeader)) return null;
@@ -86,14 +91,9 @@ export function parseEcho(body: Buffer, nonce: string, key: Buffer): JudgeEcho |
 
 /** The byte count of the judge's signed upload receipt for this nonce, or null when the body is not one. */
 export function parseUploadReceipt(body: Buffer, nonce: string, key: Buffer): number | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const { bytes, signature } = value as Record<string, unknown>;
+  const v = jsonObject(body);
+  if (v === null) return null;
+  const { bytes, signature } = v;
   if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes)) return null;
   return uploadSigned(key, nonce, bytes, signature) ? bytes : null;
 }
