@@ -9,7 +9,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { API_PREFIX, registerAccess, windowSeedFromUsage } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { registerConcurrency } from './http/plugins/concurrency.js';
-import { connectionOptions, registerHygieneHeaders } from './http/plugins/connection.js';
+import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
 import { RouteIndex } from './http/route-index.js';
 import { genReqId, lazyChildLogger, registerObservability } from './http/plugins/observability.js';
@@ -149,7 +149,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerObservability(app);
-  registerHygieneHeaders(app);
   // Before access: a request refused while shutting down spends no rate budget and is no call.
   registerDraining(app);
   const routes = new RouteIndex(app);

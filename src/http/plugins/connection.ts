@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConnectionTimeouts } from '../../config.js';
 import { BadRequestError, HeadersTooLargeError, RequestTimeoutError, type AppError } from '../../errors.js';
 import { sendError } from './errors.js';
@@ -14,7 +14,10 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  */
 export const CONNECTIONS_CHECK_INTERVAL_MS = 250;
 
-/** Headers every answer carries: nothing we send is to be sniffed into another type or cached. */
+/**
+ * Headers every answer carries: nothing we send is to be sniffed into another type or cached.
+ * Set by the observability hook on answers that go through Fastify, and here on the raw ones.
+ */
 export const HYGIENE_HEADERS = {
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
@@ -102,12 +105,4 @@ export function connectionOptions(timeouts: ConnectionTimeouts): FastifyHttpOpti
       return sendError(reply, new BadRequestError(error.code === 'FST_ERR_BAD_URL' ? 'the path has a malformed percent-encoding' : error.message));
     },
   };
-}
-
-/** X-Content-Type-Options and Cache-Control on every answer that goes through Fastify. */
-export function registerHygieneHeaders(app: FastifyInstance): void {
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(HYGIENE_HEADERS);
-    done();
-  });
 }

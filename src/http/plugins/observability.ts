@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import type { Bindings, ChildLoggerOptions, LogFn } from 'pino';
 import { pathOf } from '../route-index.js';
 import { round2 } from '../../round.js';
+import { HYGIENE_HEADERS } from './connection.js';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -69,7 +70,10 @@ export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, o
   return new LazyRequestLogger(logger, bindings, options);
 }
 
-/** X-Request-Id on every response; one pino line per request, which never carries a header. */
+/**
+ * X-Request-Id and the hygiene headers (nosniff, no-store) on every response, in one hook; one
+ * pino line per request, which never carries a header.
+ */
 export function registerObservability(app: FastifyInstance): void {
   // Decided once: the level does not change at run time, and a disabled logger costs nothing then.
   const log = app.log as { isLevelEnabled?: (level: string) => boolean };
@@ -77,6 +81,8 @@ export function registerObservability(app: FastifyInstance): void {
   // Callback-style hooks: on every request, a promise per hook is measurable overhead.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', HYGIENE_HEADERS['x-content-type-options']);
+    reply.header('cache-control', HYGIENE_HEADERS['cache-control']);
     done();
   });
   // No hook at all when the level drops request lines: nothing to do per response then.
