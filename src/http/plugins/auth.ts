@@ -44,7 +44,7 @@ const ACCOUNT_KEY = /^acct:(\d+)$/;
 /** Built once per account: a key made fresh on every request would be hashed afresh by every Map lookup. */
 const accountKeys = new Map<number, string>();
 const ACCOUNT_KEYS_MAX = 10_000;
-function accountKey(id: number): string {
+export function accountKey(id: number): string {
   let key = accountKeys.get(id);
   if (key === undefined) {
     if (accountKeys.size >= ACCOUNT_KEYS_MAX) accountKeys.clear();

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONCURRENT_PROBES, DEFAULT_PLAN, isPlanName, planLimits } from '../../domain/accounts/plans.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
+import { accountKey } from './auth.js';
 import { createInFlightSlots, type InFlightSlots } from '../../infra/inflight/index.js';
 import { runAsOwner } from '../../infra/net/owner.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
@@ -16,14 +17,13 @@ declare module 'fastify' {
 /** Seconds a client refused for work in flight is told to wait: one probe of theirs may answer by then. */
 export const CONCURRENT_RETRY_AFTER_S = 1;
 
-/** The key an account's work in flight and its share of the socket budget are counted by. */
-export function ownerKey(accountId: number): string {
-  return `acct:${accountId}`;
-}
-
-/** The owner of a request's probes: its account, or undefined when it has none. */
+/**
+ * The owner of a request's probes: its account's key (the rate limiter's, so one string per
+ * account), which counts its work in flight and its share of the socket budget; undefined when
+ * the request has no account.
+ */
 export function ownerOf(request: FastifyRequest): string | undefined {
-  return request.account === null ? undefined : ownerKey(request.account.id);
+  return request.account === null ? undefined : accountKey(request.account.id);
 }
 
 function concurrentError(plan: string, max: number, now: number): RateLimitError {
@@ -76,7 +76,7 @@ export function registerConcurrency(
   const check = (request: FastifyRequest, reply: FastifyReply, done: HookDone): void => {
     const account = request.account;
     if (account === null) return done();
-    const owner = ownerKey(account.id);
+    const owner = accountKey(account.id);
     const max = CONCURRENT_PROBES[isPlanName(account.plan) ? account.plan : DEFAULT_PLAN];
     const refuse = (): void => {
       opts.onRefused?.(request);
