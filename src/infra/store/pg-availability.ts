@@ -9,6 +9,13 @@ import pg from 'pg';
 
 /** How long opening a connection may take before the attempt counts as a failure. */
 export const PG_CONNECT_TIMEOUT_MS = 1_000;
+/**
+ * A statement that has had no answer for this long fails (and counts as the database being
+ * unreachable): a server that accepts connections and then stalls, or a network split in the
+ * middle of a query, must not hold every response that waits for its usage write. Generous:
+ * the slowest legitimate query is a 365-day usage export.
+ */
+export const PG_QUERY_TIMEOUT_MS = 10_000;
 /** After a connection failure, calls fail at once for this long; then one probe is let through. */
 export const PG_BREAKER_OPEN_MS = 500;
 /** The Retry-After (seconds) of an answer refused because the database cannot be reached. */
@@ -109,7 +116,7 @@ export class CircuitBreaker {
  * error between two statements of a checked-out client would otherwise end the process.
  */
 export function guardedPool(config: pg.PoolConfig, breaker: CircuitBreaker): { pool: PostgresPool; raw: pg.Pool } {
-  const raw = new pg.Pool({ connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS, keepAlive: true, ...config });
+  const raw = new pg.Pool({ connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS, query_timeout: PG_QUERY_TIMEOUT_MS, keepAlive: true, ...config });
   const onClientError = (err: unknown) => {
     if (isDatabaseUnreachable(err)) breaker.failed(err);
   };
