@@ -33,13 +33,15 @@ const MISSING = -1;
 
 // Check all three windows and count in all three, or in none: one script, so several server
 // instances sharing the Redis admit exactly min(N, limit) between them. With ARGV[7] = '1', a
-// missing key (Redis restarted empty, or a new window) is reported instead of counted from 0,
-// so that the client seeds it from the recorded usage first.
+// missing day key (Redis restarted empty, or the account's first call of the day here) is
+// reported instead of counted from 0, so that the client seeds all three windows from the
+// recorded usage first. A missing minute or hour key alone is a new window, which starts at 0:
+// asking the database then would cost every active account a lookup every minute.
 const CONSUME = `
 local counts = {}
 for i = 1, 3 do
   local v = redis.call('GET', KEYS[i])
-  if not v and ARGV[7] == '1' then return {${MISSING}, 0, 0, 0} end
+  if i == 3 and not v and ARGV[7] == '1' then return {${MISSING}, 0, 0, 0} end
   counts[i] = tonumber(v or '0')
 end
 if counts[1] < tonumber(ARGV[1]) and counts[2] < tonumber(ARGV[2]) and counts[3] < tonumber(ARGV[3]) then
