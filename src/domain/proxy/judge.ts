@@ -62,6 +62,12 @@ export class Judge {
    * a nonce found here is one we made: its tag need not be computed again to admit or revoke it.
    */
   readonly #outstanding = new Map<string, OwnNonce>();
+  /**
+   * Nonces this judge revoked, until they expire: a proxy that replays one (it saw the URL) is
+   * refused from memory, so replays cost the database nothing. Revocation order, which is near
+   * enough expiry order for the sweep in `issue` to keep it bounded by the nonce TTL.
+   */
+  readonly #retired = new Map<string, number>();
   /** A revocation write is under way; revocations meanwhile gather in `#nextRevocations`. */
   #revoking = false;
   #nextRevocations: RevocationBatch | null = null;
@@ -110,6 +116,10 @@ export class Judge {
       if (fields.expiresAt > now) break;
       this.#outstanding.delete(n);
     }
+    for (const [n, expiresAt] of this.#retired) {
+      if (expiresAt > now) break;
+      this.#retired.delete(n);
+    }
     this.#outstanding.set(nonce, { id: id.toString('hex'), expiresAt, uses: useBits(uses), spentHere: 0 });
     return nonce;
   }
@@ -130,6 +140,7 @@ export class Judge {
     for (const nonce of nonces) {
       const own = this.#outstanding.get(nonce);
       this.#outstanding.delete(nonce);
+      if (own) this.#retired.set(nonce, own.expiresAt);
       // Every use it grants was spent through this judge: the database holds them all already.
       if (own && (own.spentHere & own.uses) === own.uses) continue;
       const fields = own ?? readNonce(key, nonce);
@@ -169,6 +180,9 @@ export class Judge {
    * expired, revoked, not granted, or that use already spent on any instance).
    */
   async admit(nonce: string, use: NonceUse): Promise<boolean> {
+    // Replays of what this judge issued and knows to be spent are refused without a write.
+    const issued = this.#outstanding.get(nonce);
+    if (this.#retired.has(nonce) || (issued !== undefined && (issued.spentHere & useBits([use])) !== 0)) return false;
     const fields = this.#fields(await this.key(), nonce);
     const now = this.#now();
     if (!fields || !grants(fields, use) || fields.expiresAt <= now) return false;
@@ -178,8 +192,7 @@ export class Judge {
       this.#ledger.purge(now - JUDGE_PURGE_GRACE_MS).catch(() => undefined);
     }
     const spent = await this.#ledger.spend(fields.id, use, fields.expiresAt);
-    const own = this.#outstanding.get(nonce);
-    if (spent && own) own.spentHere |= useBits([use]);
+    if (spent && issued) issued.spentHere |= useBits([use]);
     return spent;
   }
 

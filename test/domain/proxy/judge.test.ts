@@ -42,6 +42,26 @@ test('a nonce grants each of its uses once, until it expires or its check revoke
   assert.equal(judge.downloadPayload.length, 16);
 });
 
+test('replays of a spent use or of a revoked nonce are refused without asking the ledger', async () => {
+  const ledger = new MemoryJudgeLedger();
+  let spends = 0;
+  const spend = ledger.spend.bind(ledger);
+  ledger.spend = (...args) => {
+    spends++;
+    return spend(...args);
+  };
+  const judge = new Judge({ secret: SECRET_A, ledger, downloadBytes: 1 });
+  const nonce = await judge.issue();
+  assert.equal(await judge.admit(nonce, 'echo'), true);
+  assert.equal(spends, 1);
+  for (let i = 0; i < 20; i++) assert.equal(await judge.admit(nonce, 'echo'), false, 'a replayed echo');
+  assert.equal(spends, 1, 'no write for a use this judge spent');
+  await judge.revoke(nonce);
+  const afterRevoke = spends;
+  for (const use of ['echo', 'download', 'upload'] as const) assert.equal(await judge.admit(nonce, use), false, `${use} after revocation`);
+  assert.equal(spends, afterRevoke, 'no write for a revoked nonce');
+});
+
 test('a nonce grants only what it was issued for, and nothing we did not make is admitted', async () => {
   const judge = new Judge({ secret: SECRET_A });
   const echoOnly = await judge.issue(['echo']);
