@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { round2 } from '../../round.js';
 import { ValidationError } from '../../errors.js';
 import { ConnectionLimiter, DialError, ResolveError, describeDialError, type CheckedAddress, type Dialer } from '../../infra/net/dialer.js';
+import { currentOwner } from '../../infra/net/owner.js';
 import {
   MAX_PORT,
   MAX_PORTS_PER_SCAN,
@@ -50,8 +51,6 @@ export interface ScanOptions {
   timeoutMs: number;
   /** Ends the scan early: queued ports are never dialled and the scan rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** Whose scan this is (an account key): the shared socket budget is divided fairly by owner. */
-  owner?: string;
 }
 
 export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'limiter'>;
@@ -174,7 +173,10 @@ export class PortScanner {
   }
 
   async #probe(host: string, ip: CheckedAddress, port: number, perScan: ConnectionLimiter, opts: ScanOptions): Promise<PortResult> {
-    const { signal, timeoutMs, owner } = opts;
+    const { signal, timeoutMs } = opts;
+    // Whose scan this is: the account whose request runs it (runAsOwner, set by the work-in-flight
+    // check of the probe routes). The shared socket budget is divided fairly by owner.
+    const owner = currentOwner();
     const queued = performance.now();
     // This scan's cap first, then the shared one, so no scan holds a shared slot while it
     // waits for its own.

@@ -17,15 +17,6 @@ declare module 'fastify' {
 /** Seconds a client refused for work in flight is told to wait: one probe of theirs may answer by then. */
 export const CONCURRENT_RETRY_AFTER_S = 1;
 
-/**
- * The owner of a request's probes: its account's key (the rate limiter's, so one string per
- * account), which counts its work in flight and its share of the socket budget; undefined when
- * the request has no account.
- */
-export function ownerOf(request: FastifyRequest): string | undefined {
-  return request.account === null ? undefined : accountKey(request.account.id);
-}
-
 function concurrentError(plan: string, max: number, now: number): RateLimitError {
   const resetAt = utcTimestamp(now + CONCURRENT_RETRY_AFTER_S * 1000);
   return new RateLimitError(

@@ -6,7 +6,6 @@ import { responses } from '../schemas/common.js';
 import { PortScanBody, PortScanCommonBody, PortScanItem, PortScanRangeBody } from '../schemas/ports.js';
 import type { RouteDeps } from './deps.js';
 import { clientGoneSignal } from '../client-gone.js';
-import { ownerOf } from '../plugins/concurrency.js';
 
 /** "example.com (93.184.216.34)", or why there is no address. Every result of a scan shares both. */
 function target(first: PortResult): string {
@@ -24,7 +23,7 @@ export async function portRoutes(app: FastifyInstance, deps: RouteDeps): Promise
     { config: { probe: true }, schema: { summary: 'TCP connect scan of one port', tags: ['ports'], body: PortScanBody, response: responses(PortScanItem) } },
     async (request, reply) => {
       const { host, port, timeout = SCAN_DEFAULT_TIMEOUT_S } = request.body as Static<typeof PortScanBody>;
-      const result = await deps.ports.scanPort(host, port, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply), owner: ownerOf(request) });
+      const result = await deps.ports.scanPort(host, port, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply) });
       return ok(result, result.ip === null ? target(result) : `port ${port} of ${target(result)}: ${result.state}`);
     },
   );
@@ -33,7 +32,7 @@ export async function portRoutes(app: FastifyInstance, deps: RouteDeps): Promise
     { config: { probe: true }, schema: { summary: 'TCP connect scan of up to 1000 ports', tags: ['ports'], body: PortScanRangeBody, response: responses(Type.Array(PortScanItem)) } },
     async (request, reply) => {
       const { host, ports, timeout = RANGE_DEFAULT_TIMEOUT_S } = request.body as Static<typeof PortScanRangeBody>;
-      const results = await deps.ports.scanPorts(host, ports, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply), owner: ownerOf(request) });
+      const results = await deps.ports.scanPorts(host, ports, { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply) });
       return ok(results, rangeMessage(results));
     },
   );
@@ -42,7 +41,7 @@ export async function portRoutes(app: FastifyInstance, deps: RouteDeps): Promise
     { config: { probe: true }, schema: { summary: 'TCP connect scan of a preset port group', tags: ['ports'], body: PortScanCommonBody, response: responses(Type.Array(PortScanItem)) } },
     async (request, reply) => {
       const { host, preset, timeout = RANGE_DEFAULT_TIMEOUT_S } = request.body as Static<typeof PortScanCommonBody>;
-      const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply), owner: ownerOf(request) });
+      const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal: clientGoneSignal(reply) });
       return ok(results, `${preset}: ${rangeMessage(results)}`);
     },
   );
