@@ -4,7 +4,6 @@ import { ConfigError, DEFAULTS, loadConfig } from './config.js';
 import { describeDatabase } from './config-summary.js';
 import { AccountService, NotFound } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
-import { hashToken } from './domain/accounts/tokens.js';
 import { AppError } from './errors.js';
 import { openStore } from './infra/store/index.js';
 import type { Store } from './infra/store/store.js';
@@ -17,7 +16,7 @@ interface Command {
   summary: string;
   flags: string[];
   required: string[];
-  run: (svc: AccountService, f: Flags, store: Store) => Promise<unknown>;
+  run: (svc: AccountService, f: Flags) => Promise<unknown>;
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -26,10 +25,9 @@ const COMMANDS: Record<string, Command> = {
     summary: `create an account and its first token (shown once); plans: ${PLAN_NAMES.join(', ')}, default free`,
     flags: ['email', 'name', 'plan'],
     required: ['email', 'name'],
-    run: async (svc, f, store) => {
-      const { account, token } = await svc.createAccount({ email: f.email!, name: f.name!, ...(f.plan ? { plan: f.plan } : {}) });
-      const row = await store.tokens.findByHash(hashToken(token));
-      return { account: { id: account.id, name: account.name, email: account.email, plan: account.plan }, token, token_id: row?.token.id ?? null };
+    run: async (svc, f) => {
+      const { account, token, tokenId } = await svc.createAccount({ email: f.email!, name: f.name!, ...(f.plan ? { plan: f.plan } : {}) });
+      return { account: { id: account.id, name: account.name, email: account.email, plan: account.plan }, token, token_id: tokenId };
     },
   },
   'account set-plan': {
@@ -197,7 +195,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const config = loadConfig(io.env);
     store = await openStore(config.databaseUrl);
     io.stderr(`netdiag: database ${describeDatabase(config.databaseUrl)}\n`);
-    const result = await command.run(new AccountService(store), values, store);
+    const result = await command.run(new AccountService(store), values);
     io.stdout(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (err) {

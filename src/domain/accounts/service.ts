@@ -56,7 +56,7 @@ export class AccountService {
     return this.clock().toISOString();
   }
 
-  async createAccount(input: { email: string; name: string; plan?: string }): Promise<{ account: Account; token: string }> {
+  async createAccount(input: { email: string; name: string; plan?: string }): Promise<{ account: Account; token: string; tokenId: number }> {
     const email = input.email.trim().toLowerCase();
     const name = input.name.trim();
     const plan = planOf(input.plan ?? DEFAULT_PLAN);
@@ -64,8 +64,8 @@ export class AccountService {
     if (!name || name.length > MAX_NAME_LENGTH) throw new ValidationError('name', `must be 1-${MAX_NAME_LENGTH} characters`);
     if (await this.store.accounts.findByEmail(email)) throw new ValidationError('email', `an account with ${email} exists already`);
     const account = await this.store.accounts.create({ email, name, plan, created_at: this.now() });
-    const { token } = await this.issueToken(account, 'default');
-    return { account, token };
+    const { token, id } = await this.issueToken(account, 'default');
+    return { account, token, tokenId: id };
   }
 
   async accountByEmail(email: string): Promise<Account> {
