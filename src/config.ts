@@ -77,6 +77,9 @@ export const DEFAULTS = {
   shutdownGraceS: 90,
 } as const;
 
+/** The longest any duration setting (timeouts, shutdown grace) may be: an hour. */
+export const MAX_DURATION_S = 3_600;
+
 /** NETDIAG_JUDGE_SECRET's shortest length: 32 characters (`openssl rand -hex 32` gives 64). */
 export const JUDGE_SECRET_MIN_LENGTH = 32;
 
@@ -219,15 +222,15 @@ export function loadConfig(env: Env = process.env): Config {
       })
     : systemResolvers();
 
-  const requestTimeoutS = parseSeconds('NETDIAG_REQUEST_TIMEOUT_S', env.NETDIAG_REQUEST_TIMEOUT_S, DEFAULTS.requestTimeoutS, 3600);
-  const headersTimeoutS = parseSeconds('NETDIAG_HEADERS_TIMEOUT_S', env.NETDIAG_HEADERS_TIMEOUT_S, DEFAULTS.headersTimeoutS, 3600);
+  const requestTimeoutS = parseSeconds('NETDIAG_REQUEST_TIMEOUT_S', env.NETDIAG_REQUEST_TIMEOUT_S, DEFAULTS.requestTimeoutS, MAX_DURATION_S);
+  const headersTimeoutS = parseSeconds('NETDIAG_HEADERS_TIMEOUT_S', env.NETDIAG_HEADERS_TIMEOUT_S, DEFAULTS.headersTimeoutS, MAX_DURATION_S);
   if (headersTimeoutS > requestTimeoutS) {
     throw new ConfigError('NETDIAG_HEADERS_TIMEOUT_S', `must not be longer than NETDIAG_REQUEST_TIMEOUT_S (${requestTimeoutS})`, String(headersTimeoutS));
   }
   const timeouts: ConnectionTimeouts = Object.freeze({
     headersMs: headersTimeoutS * 1000,
     requestMs: requestTimeoutS * 1000,
-    keepAliveMs: parseSeconds('NETDIAG_KEEPALIVE_TIMEOUT_S', env.NETDIAG_KEEPALIVE_TIMEOUT_S, DEFAULTS.keepAliveTimeoutS, 3600) * 1000,
+    keepAliveMs: parseSeconds('NETDIAG_KEEPALIVE_TIMEOUT_S', env.NETDIAG_KEEPALIVE_TIMEOUT_S, DEFAULTS.keepAliveTimeoutS, MAX_DURATION_S) * 1000,
   });
 
   return Object.freeze({
@@ -252,6 +255,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     logFormat,
     timeouts,
-    shutdownGraceMs: parseSeconds('NETDIAG_SHUTDOWN_GRACE_S', env.NETDIAG_SHUTDOWN_GRACE_S, DEFAULTS.shutdownGraceS, 3600) * 1000,
+    shutdownGraceMs: parseSeconds('NETDIAG_SHUTDOWN_GRACE_S', env.NETDIAG_SHUTDOWN_GRACE_S, DEFAULTS.shutdownGraceS, MAX_DURATION_S) * 1000,
   });
 }

@@ -3,7 +3,7 @@ import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTok
 import { migrate } from './migrations.js';
 import { AUTH_CHANNEL, ListenedCache } from './pg-auth-cache.js';
 import { CircuitBreaker, guardedPool } from './pg-availability.js';
-import { AUTH_CACHE_MAX_ENTRIES } from './sqlite.js';
+import { AUTH_CACHE_MAX_ENTRIES } from './store.js';
 import type { DatabaseSchema } from './schema.js';
 import type { Account, Store, Token, TokenRepository, UsageRepository, UsageRow } from './store.js';
 import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';

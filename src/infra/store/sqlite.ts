@@ -4,12 +4,10 @@ import { dirname } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
 import { migrate } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
-import type { Account, AccountRepository, JudgeRepository, Store, Token, TokenRepository, UsageRecord, UsageRepository, UsageRow } from './store.js';
+import { AUTH_CACHE_MAX_ENTRIES, type Account, type AccountRepository, type JudgeRepository, type Store, type Token, type TokenRepository, type UsageRecord, type UsageRepository, type UsageRow } from './store.js';
 import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
 import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTokens } from './kysely-repos.js';
 
-/** Bound on cached authentication results; the cache is simply dropped when full. */
-export const AUTH_CACHE_MAX_ENTRIES = 10_000;
 /** How long a writer waits for another process (the CLI) holding the write lock. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 

@@ -5,6 +5,9 @@
 
 import type { MaybePromise } from '../../maybe-promise.js';
 
+/** Bound on cached authentication results, on either backend; the cache is simply dropped when full. */
+export const AUTH_CACHE_MAX_ENTRIES = 10_000;
+
 export type AccountStatus = 'active' | 'suspended';
 
 export interface Account {

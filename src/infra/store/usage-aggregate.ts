@@ -1,5 +1,6 @@
 import type { UsageDailyTable } from './schema.js';
 import type { UsageRecord } from './store.js';
+import { WINDOW_MS, windowStart } from '../ratelimit/limiter.js';
 
 /** Folds a batch into one increment per (account, day, endpoint), so a batch is a few upserts. */
 export function aggregateUsage(records: readonly UsageRecord[]): UsageDailyTable[] {
@@ -24,11 +25,9 @@ export function aggregateUsage(records: readonly UsageRecord[]): UsageDailyTable
 }
 
 /** How long per-minute call counts are kept: the hour window needs the last hour, this is twice that. */
-export const USAGE_MINUTES_KEEP_MS = 2 * 3_600_000;
+export const USAGE_MINUTES_KEEP_MS = 2 * WINDOW_MS.hour;
 /** Old minutes are purged by the first write after this long since the last purge. */
 export const USAGE_MINUTES_PURGE_EVERY_MS = 60_000;
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
 
 /** One increment of an account's calls in one UTC minute (epoch ms of its start). */
 export interface MinuteIncrement {
@@ -49,7 +48,7 @@ export function aggregateMinutes(records: readonly UsageRecord[]): { rows: Minut
   for (const r of records) {
     if (r.outcome === 'rate_limited' || r.at === undefined) continue;
     if (r.at > latest) latest = r.at;
-    const minute = r.at - (r.at % MINUTE_MS);
+    const minute = windowStart('minute', r.at);
     if (!inc || inc.account_id !== r.account_id || inc.minute !== minute) {
       const key = `${r.account_id}\u0000${minute}`;
       inc = byKey.get(key);
@@ -65,7 +64,7 @@ export function aggregateMinutes(records: readonly UsageRecord[]): { rows: Minut
 
 /** The minute rows that make up `now`'s minute and hour: [minuteStart, hourStart]. */
 export function minuteBounds(now: number): { minute: number; hour: number } {
-  return { minute: now - (now % MINUTE_MS), hour: now - (now % HOUR_MS) };
+  return { minute: windowStart('minute', now), hour: windowStart('hour', now) };
 }
 
 /** Decides, per store, when the next purge of old minutes is due. */
