@@ -23,7 +23,7 @@ import { ALL_NONCE_USES, Judge } from './judge.js';
 import { defaultJudgeUrl, JudgeTarget, OwnAddresses } from './judge-client.js';
 import { locate } from './location.js';
 import { parseProxy } from './parse.js';
-import { redactProxyInput, redactValidationError } from './redact.js';
+import { redactProxyInput } from './redact.js';
 import { measureSpeed } from './speed.js';
 import { checkSsl } from './ssl.js';
 import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
@@ -52,15 +52,6 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 type Resolved = { address: CheckedAddress } | { error: string };
-
-/** parseProxy, whose errors never quote a password. */
-function parse(input: string, field: string): ProxySpec {
-  try {
-    return parseProxy(input, field);
-  } catch (err) {
-    throw err instanceof ValidationError ? redactValidationError(err, input) : err;
-  }
-}
 
 /** Once `signal` has aborted, whatever the work ends with, the caller gets the signal's reason. */
 async function cancellable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -117,13 +108,13 @@ export class ProxyChecker {
    * rejects with the signal's reason instead of answering.
    */
   async check(input: string, flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult> {
-    const spec = parse(input, 'proxy');
+    const spec = parseProxy(input, 'proxy');
     const resolved = await this.#resolve(spec, 'proxy');
     return cancellable(this.#run(spec, resolved, flags, this.#dialer.limiter(PROXY_SINGLE_SOCKETS), signal), signal);
   }
 
   async checkBulk(inputs: readonly string[], flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult[]> {
-    const specs = inputs.map((input, i) => parse(input, `proxies[${i}]`));
+    const specs = inputs.map((input, i) => parseProxy(input, `proxies[${i}]`));
     // Every proxy passes the target policy before any of them is sent a packet.
     const resolved = await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
     const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);

@@ -3,6 +3,7 @@ import { ValidationError } from '../../errors.js';
 import { parseTarget } from '../../infra/net/index.js';
 import { MAX_CREDENTIAL_BYTES, MAX_PROXY_INPUT_LENGTH } from './defaults.js';
 import type { ProxyProtocol, ProxySpec } from './types.js';
+import { STARTS_WITH_HOST_PORT, redactProxyInput } from './redact.js';
 
 /**
  * Every proxy spelling of API.md:
@@ -29,8 +30,9 @@ function show(input: string): string {
   return JSON.stringify(input.length > 80 ? `${input.slice(0, 80)}…` : input);
 }
 
+/** A refusal that quotes the input, with its password (if any) shown as ***: messages reach clients and logs. */
 function bad(field: string, input: string, why: string): ValidationError {
-  return new ValidationError(field, `${show(input)} ${why}; ${FORMS}`);
+  return new ValidationError(field, `${show(redactProxyInput(input))} ${why}; ${FORMS}`);
 }
 
 function parsePort(field: string, input: string, text: string | undefined): number {
@@ -118,7 +120,7 @@ export function parseProxy(raw: unknown, field = 'proxy'): ProxySpec {
     return withUserinfo(field, input, rest, protocol, true);
   }
   // host:port first means the colon form, whose password may hold '@'; otherwise an '@' separates credentials.
-  const startsWithHostPort = /^(\[[^\]]*\]|[^:@[\]]+):\d{1,5}(:|$)/.test(input);
+  const startsWithHostPort = STARTS_WITH_HOST_PORT.test(input);
   if (!startsWithHostPort && input.includes('@')) return withUserinfo(field, input, input, null, false);
 
   // host:port[:user:pass] — the host part is bracketed when it is IPv6.

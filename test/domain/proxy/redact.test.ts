@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseProxy } from '../../../src/domain/proxy/parse.js';
-import { redactProxyInput, redactValidationError } from '../../../src/domain/proxy/redact.js';
+import { redactProxyInput } from '../../../src/domain/proxy/redact.js';
 import { ValidationError } from '../../../src/errors.js';
 
 test('the password of every input form is replaced by ***, and nothing else changes', () => {
@@ -33,7 +33,7 @@ test('refused input is redacted the same way in the error that quotes it; an IPv
       parseProxy(input);
     } catch (err) {
       assert.ok(err instanceof ValidationError);
-      return redactValidationError(err, input).message;
+      return err.message;
     }
     assert.fail(`${input} was accepted`);
   };
@@ -42,9 +42,14 @@ test('refused input is redacted the same way in the error that quotes it; an IPv
   assert.match(refused('1.2.3.4:http:u:hunter22'), /^proxy: "1\.2\.3\.4:http:u:\*\*\*"/);
   assert.match(refused('2001:db8::1:8080'), /IPv6 address without brackets/);
   assert.equal(redactProxyInput('2001:db8::1:8080'), '2001:db8::1:8080');
-  const plain = new ValidationError('proxy', 'must not be empty');
-  assert.equal(redactValidationError(plain, ''), plain, 'nothing to hide, the same error');
-  const bulk = redactValidationError(new ValidationError('proxies[3]', '"u:hunter22@h" has no port number'), 'u:hunter22@h');
-  assert.equal(bulk.message, 'proxies[3]: "u:***@h" has no port number');
+  assert.match(refused(''), /^proxy: must not be empty/, 'nothing to hide, the message as it was');
+  let bulk: unknown;
+  try {
+    parseProxy('u:hunter22@h', 'proxies[3]');
+  } catch (err) {
+    bulk = err;
+  }
+  assert.ok(bulk instanceof ValidationError);
+  assert.match(bulk.message, /^proxies\[3\]: "u:\*\*\*@h" has no port number/);
   assert.deepEqual(bulk.details, { field: 'proxies[3]' });
 });
