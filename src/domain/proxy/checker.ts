@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { ResolveError, type CheckedAddress, type ConnectionLimiter, type Dialer } from '../../infra/net/index.js';
-import { ValidationError } from '../../errors.js';
 import type { NonceUse } from '../../infra/store/store.js';
 import { judgeAnonymity } from './anonymity.js';
 import {
