@@ -1,11 +1,10 @@
+import { parsePortSpec } from './port-spec.js';
+
 /** The port groups of POST /port/scan-common. */
 
-/** Expands "7,9,21-23" into its ports. */
+/** Expands "7,9,21-23" into its ports: the parser of a client's `ports` string, so presets obey the same bounds. */
 export function expandPortList(spec: string): number[] {
-  return spec.split(',').flatMap((part) => {
-    const [from, to = from] = part.split('-').map(Number) as [number, number?];
-    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  });
+  return parsePortSpec(spec, 'preset');
 }
 
 /** nmap's 100 most frequent TCP ports (`nmap -F`), exactly as API.md lists them. */
