@@ -34,6 +34,15 @@ export function isPlanName(value: string): value is PlanName {
   return Object.hasOwn(PLANS, value);
 }
 
+function planOrDefault(plan: string): PlanName {
+  return isPlanName(plan) ? plan : DEFAULT_PLAN;
+}
+
 export function planLimits(plan: string): PlanLimits {
-  return isPlanName(plan) ? PLANS[plan] : PLANS[DEFAULT_PLAN];
+  return PLANS[planOrDefault(plan)];
+}
+
+/** Probing requests an account of this plan may have in flight at once (CONCURRENT_PROBES). */
+export function concurrentProbes(plan: string): number {
+  return CONCURRENT_PROBES[planOrDefault(plan)];
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CONCURRENT_PROBES, DEFAULT_PLAN, isPlanName, planLimits } from '../../domain/accounts/plans.js';
+import { concurrentProbes, planLimits } from '../../domain/accounts/plans.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
 import { accountKey } from './auth.js';
@@ -68,7 +68,7 @@ export function registerConcurrency(
     const account = request.account;
     if (account === null) return done();
     const owner = accountKey(account.id);
-    const max = CONCURRENT_PROBES[isPlanName(account.plan) ? account.plan : DEFAULT_PLAN];
+    const max = concurrentProbes(account.plan);
     const refuse = (): void => {
       opts.onRefused?.(request);
       done(concurrentError(account.plan, max, request.receivedAt || Date.now()));
