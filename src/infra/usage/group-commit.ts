@@ -9,8 +9,11 @@ export const USAGE_RETRY_MS = 500;
 /** Kept records are written back in transactions of at most this many. */
 export const USAGE_PARKED_WRITE_CHUNK = 20_000;
 
-/** Called once a record's batch is in the store or, when the store failed, kept to be written later. */
-export type RecordedCallback = (err: Error | null) => void;
+/**
+ * Called once a record's batch is in the store or, when the store failed, kept to be written
+ * later: a record is never refused, so there is no error to pass.
+ */
+export type RecordedCallback = () => void;
 
 /** Where the recorder says that an outage began and ended (pino's shape; the app's logger). */
 export interface UsageLog {
@@ -58,7 +61,7 @@ export class GroupCommitRecorder {
   }
 
   record(record: UsageRecord): Promise<void> {
-    return new Promise<void>((resolve, reject) => this.add(record, (err) => (err ? reject(err) : resolve())));
+    return new Promise<void>((resolve) => this.add(record, resolve));
   }
 
   /**
@@ -108,7 +111,7 @@ export class GroupCommitRecorder {
       } catch (err) {
         this.park(records, err);
       }
-      for (const done of callbacks) done(null);
+      for (const done of callbacks) done();
     }
   }
 
