@@ -113,6 +113,9 @@ export class RedisInFlight implements InFlightSlots {
     try {
       taken = await this.#redis.ndInflightAcquire(key, max, this.#leaseMs, id);
     } catch {
+      // The script may still have run after the client gave up on it: take back the lease it
+      // may have made, so the account does not lose that slot for a whole lease.
+      this.#redis.zrem(key, id).catch(() => undefined);
       this.#degrade();
       return this.#local.tryAcquire(owner, max);
     }
