@@ -10,6 +10,9 @@ export type Clock = () => Date;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_LABEL_LENGTH = 200;
+/** The longest expiry a token may be given, in days (ten years). */
+export const MAX_TOKEN_DAYS = 3_650;
+const DAY_MS = 86_400_000;
 /** Bound on remembered token hashes; dropped wholesale when full. */
 export const HASH_MEMO_MAX_ENTRIES = 10_000;
 
@@ -93,16 +96,43 @@ export class AccountService {
     return (await this.store.accounts.update(account.id, { status }))!;
   }
 
-  async createToken(email: string, label = ''): Promise<{ token: string; id: number }> {
-    if (label.length > MAX_LABEL_LENGTH) throw new ValidationError('label', `must be at most ${MAX_LABEL_LENGTH} characters`);
+  async createToken(email: string, label = '', expiresInDays?: number): Promise<{ token: string; id: number; expires_at: string | null }> {
     const account = await this.accountByEmail(email);
-    return this.issueToken(account, label);
+    return this.issueToken(account, label, expiresInDays);
   }
 
-  private async issueToken(account: Account, label: string): Promise<{ token: string; id: number }> {
+  /**
+   * A new token of `account`: `expiresInDays` whole days from now (1..MAX_TOKEN_DAYS), or never.
+   * The secret is returned once; only its hash is stored.
+   */
+  async issueToken(account: Account, label: string, expiresInDays?: number): Promise<{ token: string; id: number; expires_at: string | null }> {
+    if (label.length > MAX_LABEL_LENGTH) throw new ValidationError('label', `must be at most ${MAX_LABEL_LENGTH} characters`);
+    if (expiresInDays !== undefined && (!Number.isInteger(expiresInDays) || expiresInDays < 1 || expiresInDays > MAX_TOKEN_DAYS)) {
+      throw new ValidationError('expires_in_days', `must be a whole number of days from 1 to ${MAX_TOKEN_DAYS}, or left out for a token that never expires`);
+    }
     const token = generateToken();
-    const row = await this.store.tokens.create({ account_id: account.id, label, hash: hashToken(token), prefix: tokenPrefix(token), created_at: this.now() });
-    return { token, id: row.id };
+    const now = this.clock();
+    const expires_at = expiresInDays === undefined ? null : new Date(now.getTime() + expiresInDays * DAY_MS).toISOString();
+    const row = await this.store.tokens.create({
+      account_id: account.id,
+      label: label.trim(),
+      hash: hashToken(token),
+      prefix: tokenPrefix(token),
+      created_at: now.toISOString(),
+      expires_at,
+    });
+    return { token, id: row.id, expires_at };
+  }
+
+  /** Revokes a token of this account only; another account's token is NotFound, as an unknown one is. */
+  async revokeOwnToken(accountId: number, id: number): Promise<Token> {
+    const existing = await this.store.tokens.findById(id);
+    if (!existing || existing.account_id !== accountId) throw new NotFound(`no token with id ${id}`);
+    return (await this.store.tokens.revoke(id, this.now())) ?? existing;
+  }
+
+  listTokensOf(accountId: number): Promise<Token[]> {
+    return this.store.tokens.listByAccount(accountId);
   }
 
   async revokeToken(id: number): Promise<Token> {
@@ -158,6 +188,10 @@ export class AccountService {
       this.hashes.set(authorization, newHash);
     }
     if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
+    // ISO 8601 UTC strings of one length compare as the instants they name.
+    if (found.token.expires_at !== null && Date.parse(found.token.expires_at) <= now) {
+      throw new UnauthorizedError(`the API token expired at ${found.token.expires_at}; create a new one on the dashboard`);
+    }
     if (found.account.status !== 'active') {
       throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);
     }

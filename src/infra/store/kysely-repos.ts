@@ -1,11 +1,24 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
-import type { Account, AccountRepository, JudgeRepository, NonceUse, Token, TokenRepository } from './store.js';
+import type {
+  Account,
+  AccountRepository,
+  AuthLink,
+  AuthLinkRepository,
+  JudgeRepository,
+  NonceUse,
+  Session,
+  SessionRepository,
+  Token,
+  TokenRepository,
+  WebhookSecret,
+  WebhookSecretRepository,
+} from './store.js';
 
 /** The repositories both backends share: plain Kysely, the same SQL on SQLite and PostgreSQL. */
 
-export const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at'] as const;
-export const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at'] as const;
+export const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at', 'is_admin'] as const;
+export const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'] as const;
 
 export function asAccount(row: Record<string, unknown>): Account {
   return {
@@ -15,7 +28,20 @@ export function asAccount(row: Record<string, unknown>): Account {
     plan: row.plan as string,
     status: row.status as Account['status'],
     created_at: row.created_at as string,
+    // 0/1 on SQLite, an integer on PostgreSQL too (the column is one on both).
+    is_admin: Number(row.is_admin ?? 0) === 1,
   };
+}
+
+/** `changes` as columns: SQLite has no boolean, so is_admin is stored as 0/1 on both backends. */
+function accountColumns(changes: Partial<Pick<Account, 'plan' | 'status' | 'name' | 'is_admin'>>) {
+  const { is_admin, ...rest } = changes;
+  return is_admin === undefined ? rest : { ...rest, is_admin: is_admin ? 1 : 0 };
+}
+
+/** `text` as a LIKE pattern that matches it literally, anywhere. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /**
@@ -41,7 +67,12 @@ async function announced<T>(db: Kysely<DatabaseSchema>, announce: AnnounceWrite 
 export function kyselyAccounts(db: Kysely<DatabaseSchema>, onWrite: () => void = () => {}, announce?: AnnounceWrite): AccountRepository {
   return {
     async create(account) {
-      const row = await db.insertInto('accounts').values({ ...account, status: 'active' }).returning(ACCOUNT_COLUMNS).executeTakeFirstOrThrow();
+      const { is_admin = false, password_hash = null, ...rest } = account;
+      const row = await db
+        .insertInto('accounts')
+        .values({ ...rest, status: 'active', is_admin: is_admin ? 1 : 0, password_hash })
+        .returning(ACCOUNT_COLUMNS)
+        .executeTakeFirstOrThrow();
       return asAccount(row);
     },
     async findById(id) {
@@ -62,9 +93,27 @@ export function kyselyAccounts(db: Kysely<DatabaseSchema>, onWrite: () => void =
     async update(id, changes) {
       onWrite();
       const row = await announced(db, announce, (q) =>
-        q.updateTable('accounts').set(changes).where('id', '=', id).returning(ACCOUNT_COLUMNS).executeTakeFirst(),
+        q.updateTable('accounts').set(accountColumns(changes)).where('id', '=', id).returning(ACCOUNT_COLUMNS).executeTakeFirst(),
       );
       return row && asAccount(row);
+    },
+    async search(text, limit) {
+      let q = db.selectFrom('accounts').select(ACCOUNT_COLUMNS).orderBy('id').limit(limit);
+      const needle = text.trim().toLowerCase();
+      if (needle) {
+        const pattern = containsPattern(needle);
+        q = q.where((eb) =>
+          eb.or([eb(eb.fn('lower', ['email']), 'like', sql<string>`${pattern} escape '\\'`), eb(eb.fn('lower', ['name']), 'like', sql<string>`${pattern} escape '\\'`)]),
+        );
+      }
+      return (await q.execute()).map(asAccount);
+    },
+    async passwordHash(id) {
+      const row = await db.selectFrom('accounts').select('password_hash').where('id', '=', id).executeTakeFirst();
+      return row?.password_hash ?? null;
+    },
+    async setPasswordHash(id, hash) {
+      await db.updateTable('accounts').set({ password_hash: hash }).where('id', '=', id).execute();
     },
   };
 }
@@ -78,6 +127,7 @@ export function asToken(row: Record<string, unknown>): Token {
     created_at: row.created_at as string,
     last_used_at: (row.last_used_at as string | null) ?? null,
     revoked_at: (row.revoked_at as string | null) ?? null,
+    expires_at: (row.expires_at as string | null | undefined) ?? null,
   };
 }
 
@@ -206,4 +256,168 @@ export class TouchBuffer {
     clearInterval(this.timer);
     await this.flush();
   }
+}
+
+const SESSION_COLUMNS = ['id', 'account_id', 'created_at', 'last_seen_at', 'expires_at', 'user_agent', 'ip', 'revoked_at'] as const;
+
+function asSession(row: Record<string, unknown>): Session {
+  return {
+    id: row.id as string,
+    account_id: Number(row.account_id),
+    created_at: row.created_at as string,
+    last_seen_at: row.last_seen_at as string,
+    expires_at: row.expires_at as string,
+    user_agent: row.user_agent as string,
+    ip: row.ip as string,
+    revoked_at: (row.revoked_at as string | null) ?? null,
+  };
+}
+
+/** Dashboard sessions on either backend; never cached, so a revocation anywhere holds at the next request. */
+export function kyselySessions(db: Kysely<DatabaseSchema>): SessionRepository {
+  return {
+    async create(session) {
+      return asSession(await db.insertInto('sessions').values(session).returning(SESSION_COLUMNS).executeTakeFirstOrThrow());
+    },
+    async find(id) {
+      const r = await db
+        .selectFrom('sessions as s')
+        .innerJoin('accounts as a', 'a.id', 's.account_id')
+        .select([
+          's.id as s_id',
+          's.account_id',
+          's.created_at as s_created_at',
+          's.last_seen_at',
+          's.expires_at',
+          's.user_agent',
+          's.ip',
+          's.revoked_at',
+          'a.id',
+          'a.name',
+          'a.email',
+          'a.plan',
+          'a.status',
+          'a.created_at',
+          'a.is_admin',
+        ])
+        .where('s.id', '=', id)
+        .executeTakeFirst();
+      if (!r) return undefined;
+      return { session: asSession({ ...r, id: r.s_id, created_at: r.s_created_at }), account: asAccount(r) };
+    },
+    async touch(id, lastSeenAt, expiresAt) {
+      await db.updateTable('sessions').set({ last_seen_at: lastSeenAt, expires_at: expiresAt }).where('id', '=', id).execute();
+    },
+    async revoke(id, at) {
+      await db.updateTable('sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    },
+    async revokeAll(accountId, at, exceptId) {
+      let q = db.updateTable('sessions').set({ revoked_at: at }).where('account_id', '=', accountId).where('revoked_at', 'is', null);
+      if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+      return Number((await q.executeTakeFirst()).numUpdatedRows);
+    },
+    async listActive(accountId, now) {
+      const rows = await db
+        .selectFrom('sessions')
+        .select(SESSION_COLUMNS)
+        .where('account_id', '=', accountId)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now)
+        .orderBy('last_seen_at', 'desc')
+        .execute();
+      return rows.map(asSession);
+    },
+    async purge(before) {
+      const result = await db
+        .deleteFrom('sessions')
+        .where((eb) => eb.or([eb('expires_at', '<', before), eb('revoked_at', '<', before)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+const LINK_COLUMNS = ['hash', 'kind', 'account_id', 'email', 'plan', 'created_by', 'created_at', 'expires_at', 'used_at'] as const;
+
+function asLink(row: Record<string, unknown>): AuthLink {
+  return {
+    hash: row.hash as string,
+    kind: row.kind as AuthLink['kind'],
+    account_id: row.account_id === null || row.account_id === undefined ? null : Number(row.account_id),
+    email: (row.email as string | null) ?? null,
+    plan: (row.plan as string | null) ?? null,
+    created_by: row.created_by === null || row.created_by === undefined ? null : Number(row.created_by),
+    created_at: row.created_at as string,
+    expires_at: row.expires_at as string,
+    used_at: (row.used_at as string | null) ?? null,
+  };
+}
+
+export function kyselyAuthLinks(db: Kysely<DatabaseSchema>): AuthLinkRepository {
+  return {
+    async create(link) {
+      return asLink(await db.insertInto('auth_links').values(link).returning(LINK_COLUMNS).executeTakeFirstOrThrow());
+    },
+    async find(hash) {
+      const row = await db.selectFrom('auth_links').select(LINK_COLUMNS).where('hash', '=', hash).executeTakeFirst();
+      return row && asLink(row);
+    },
+    async consume(hash, at) {
+      // One statement: of two concurrent uses of one link exactly one updates the row.
+      const result = await db
+        .updateTable('auth_links')
+        .set({ used_at: at })
+        .where('hash', '=', hash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', at)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async listInvites(limit) {
+      const rows = await db.selectFrom('auth_links').select(LINK_COLUMNS).where('kind', '=', 'invite').orderBy('created_at', 'desc').limit(limit).execute();
+      return rows.map(asLink);
+    },
+  };
+}
+
+const WEBHOOK_SECRET_COLUMNS = ['account_id', 'secret', 'created_at', 'previous_secret', 'previous_until'] as const;
+
+function asWebhookSecret(row: Record<string, unknown>): WebhookSecret {
+  return {
+    account_id: Number(row.account_id),
+    secret: row.secret as string,
+    created_at: row.created_at as string,
+    previous_secret: (row.previous_secret as string | null) ?? null,
+    previous_until: (row.previous_until as string | null) ?? null,
+  };
+}
+
+export function kyselyWebhookSecrets(db: Kysely<DatabaseSchema>): WebhookSecretRepository {
+  const read = async (accountId: number) =>
+    asWebhookSecret(await db.selectFrom('webhook_secrets').select(WEBHOOK_SECRET_COLUMNS).where('account_id', '=', accountId).executeTakeFirstOrThrow());
+  return {
+    async get(accountId, candidate) {
+      await db
+        .insertInto('webhook_secrets')
+        .values({ account_id: accountId, ...candidate })
+        .onConflict((oc) => oc.column('account_id').doNothing())
+        .execute();
+      return read(accountId);
+    },
+    async rotate(accountId, next, previousUntil) {
+      return db.transaction().execute(async (trx) => {
+        const current = await trx.selectFrom('webhook_secrets').select(['secret']).where('account_id', '=', accountId).executeTakeFirst();
+        if (!current) {
+          await trx.insertInto('webhook_secrets').values({ account_id: accountId, ...next }).execute();
+        } else {
+          await trx
+            .updateTable('webhook_secrets')
+            .set({ secret: next.secret, created_at: next.created_at, previous_secret: current.secret, previous_until: previousUntil })
+            .where('account_id', '=', accountId)
+            .execute();
+        }
+        return asWebhookSecret(await trx.selectFrom('webhook_secrets').select(WEBHOOK_SECRET_COLUMNS).where('account_id', '=', accountId).executeTakeFirstOrThrow());
+      });
+    },
+  };
 }

@@ -102,6 +102,57 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.alterTable('tokens').dropColumn('prefix').execute();
       },
     },
+    '0006_dashboard': {
+      async up(db) {
+        // Null until the holder sets one (accounts made by the CLI or before the dashboard).
+        await db.schema.alterTable('accounts').addColumn('password_hash', 'text').execute();
+        await db.schema.alterTable('accounts').addColumn('is_admin', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('tokens').addColumn('expires_at', 'text').execute();
+        // A session row is keyed by the SHA-256 of the cookie's secret: a leaked table is no login.
+        await db.schema
+          .createTable('sessions')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('last_seen_at', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'text', (c) => c.notNull())
+          .addColumn('user_agent', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('ip', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('revoked_at', 'text')
+          .execute();
+        await db.schema.createIndex('sessions_account_id').on('sessions').column('account_id').execute();
+        // One-time links: setting a password (first start, reset) and invitations to sign up.
+        await db.schema
+          .createTable('auth_links')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('account_id', 'integer', (c) => c.references('accounts.id').onDelete('cascade'))
+          .addColumn('email', 'text')
+          .addColumn('plan', 'text')
+          .addColumn('created_by', 'integer')
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'text', (c) => c.notNull())
+          .addColumn('used_at', 'text')
+          .execute();
+        // The webhook signing secret per account; the previous one signs too until previous_until.
+        await db.schema
+          .createTable('webhook_secrets')
+          .addColumn('account_id', 'integer', (c) => c.primaryKey().references('accounts.id').onDelete('cascade'))
+          .addColumn('secret', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('previous_secret', 'text')
+          .addColumn('previous_until', 'text')
+          .execute();
+      },
+      async down(db) {
+        await db.schema.dropTable('webhook_secrets').execute();
+        await db.schema.dropTable('auth_links').execute();
+        await db.schema.dropTable('sessions').execute();
+        await db.schema.alterTable('tokens').dropColumn('expires_at').execute();
+        await db.schema.alterTable('accounts').dropColumn('is_admin').execute();
+        await db.schema.alterTable('accounts').dropColumn('password_hash').execute();
+      },
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTokens } from './kysely-repos.js';
+import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyAuthLinks, kyselyJudge, kyselySessions, kyselyTokens, kyselyWebhookSecrets } from './kysely-repos.js';
 import { migrate } from './migrations.js';
 import { AUTH_CHANNEL, ListenedCache } from './pg-auth-cache.js';
 import { CircuitBreaker, guardedPool } from './pg-availability.js';
@@ -56,12 +56,14 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
         't.created_at as t_created_at',
         't.last_used_at',
         't.revoked_at',
+        't.expires_at',
         'a.id',
         'a.name',
         'a.email',
         'a.plan',
         'a.status',
         'a.created_at',
+        'a.is_admin',
       ])
       .where('t.hash', '=', hash)
       .executeTakeFirst();
@@ -172,6 +174,9 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     tokens,
     usage,
     judge: kyselyJudge(db),
+    sessions: kyselySessions(db),
+    authLinks: kyselyAuthLinks(db),
+    webhookSecrets: kyselyWebhookSecrets(db),
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -10,6 +10,9 @@ export interface AccountsTable {
   plan: string;
   status: string;
   created_at: string;
+  password_hash: string | null;
+  /** 0 or 1: SQLite has no boolean. */
+  is_admin: Generated<number>;
 }
 
 export interface TokensTable {
@@ -21,6 +24,7 @@ export interface TokensTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  expires_at: string | null;
 }
 
 /** One row per account, UTC day and endpoint: the aggregate the store interface reads back as UsageRow. */
@@ -54,7 +58,43 @@ export interface SecretsTable {
   created_at: string;
 }
 
+/** A dashboard session; `id` is the SHA-256 of the cookie's secret. */
+export interface SessionsTable {
+  id: string;
+  account_id: number;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  user_agent: string;
+  ip: string;
+  revoked_at: string | null;
+}
+
+/** A one-time link (set a password, accept an invitation); `hash` is the SHA-256 of its secret. */
+export interface AuthLinksTable {
+  hash: string;
+  kind: string;
+  account_id: number | null;
+  email: string | null;
+  plan: string | null;
+  created_by: number | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface WebhookSecretsTable {
+  account_id: number;
+  secret: string;
+  created_at: string;
+  previous_secret: string | null;
+  previous_until: string | null;
+}
+
 export interface DatabaseSchema {
+  sessions: SessionsTable;
+  auth_links: AuthLinksTable;
+  webhook_secrets: WebhookSecretsTable;
   accounts: AccountsTable;
   tokens: TokensTable;
   usage_daily: UsageDailyTable;

@@ -6,7 +6,7 @@ import { migrate } from './migrations.js';
 import type { DatabaseSchema } from './schema.js';
 import { AUTH_CACHE_MAX_ENTRIES, type Account, type AccountRepository, type JudgeRepository, type Store, type Token, type TokenRepository, type UsageRecord, type UsageRepository, type UsageRow } from './store.js';
 import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
-import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyJudge, kyselyTokens } from './kysely-repos.js';
+import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyAuthLinks, kyselyJudge, kyselySessions, kyselyTokens, kyselyWebhookSecrets } from './kysely-repos.js';
 
 /** How long a writer waits for another process (the CLI) holding the write lock. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
@@ -32,8 +32,8 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
 
   // The authentication hot path: one indexed lookup, prepared once.
   const byHash = sqlite.prepare(
-    `select t.id as t_id, t.account_id, t.label, t.prefix, t.created_at as t_created_at, t.last_used_at, t.revoked_at,
-            a.id, a.name, a.email, a.plan, a.status, a.created_at
+    `select t.id as t_id, t.account_id, t.label, t.prefix, t.created_at as t_created_at, t.last_used_at, t.revoked_at, t.expires_at,
+            a.id, a.name, a.email, a.plan, a.status, a.created_at, a.is_admin
        from tokens t join accounts a on a.id = t.account_id where t.hash = ?`,
   );
   // Authentication results are cached in memory. Another process (the CLI revoking a token or
@@ -79,7 +79,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
       if (cache.size >= AUTH_CACHE_MAX_ENTRIES) cache.clear();
       const found = {
         token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }),
-        account: asAccount({ id: r.id, name: r.name, email: r.email, plan: r.plan, status: r.status, created_at: r.created_at }),
+        account: asAccount({ id: r.id, name: r.name, email: r.email, plan: r.plan, status: r.status, created_at: r.created_at, is_admin: r.is_admin }),
       };
       cache.set(hash, found);
       return found;
@@ -155,6 +155,9 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     tokens,
     usage,
     judge,
+    sessions: kyselySessions(db),
+    authLinks: kyselyAuthLinks(db),
+    webhookSecrets: kyselyWebhookSecrets(db),
     async ping() {
       sqlite.prepare('select 1').get();
     },

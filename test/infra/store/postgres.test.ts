@@ -1,3 +1,4 @@
+import { dashboardStoreSuite } from './dashboard-suite.js';
 import { test } from 'node:test';
 import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
 import { storeSuite } from './suite.js';
@@ -9,4 +10,5 @@ if (!TEST_DATABASE_URL) {
   const url = TEST_DATABASE_URL;
   storeSuite(() => postgresBackend(url));
   usageWindowsSuite(() => postgresBackend(url));
+  dashboardStoreSuite(() => postgresBackend(url));
 }

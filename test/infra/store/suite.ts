@@ -17,7 +17,7 @@ export function storeSuite(make: () => Backend): void {
     });
     const at = '2026-01-02T03:04:05.000Z';
     const a = await store.accounts.create({ name: 'A', email: 'a@example.com', plan: 'pro', created_at: at });
-    assert.deepEqual(a, { id: a.id, name: 'A', email: 'a@example.com', plan: 'pro', status: 'active', created_at: at });
+    assert.deepEqual(a, { id: a.id, name: 'A', email: 'a@example.com', plan: 'pro', status: 'active', created_at: at, is_admin: false });
     await assert.rejects(store.accounts.create({ name: 'B', email: 'a@example.com', plan: 'free', created_at: at }));
     const b = await store.accounts.create({ name: 'B', email: 'b@example.com', plan: 'free', created_at: at });
     assert.equal(await store.accounts.count(), 2);
@@ -28,7 +28,7 @@ export function storeSuite(make: () => Backend): void {
     assert.equal((await store.accounts.update(a.id, { status: 'suspended' }))?.status, 'suspended');
 
     const tok = await store.tokens.create({ account_id: b.id, label: 'ci', hash: hashToken('nd_x'), prefix: 'nd_x', created_at: at });
-    assert.deepEqual(tok, { id: tok.id, account_id: b.id, label: 'ci', prefix: 'nd_x', created_at: at, last_used_at: null, revoked_at: null });
+    assert.deepEqual(tok, { id: tok.id, account_id: b.id, label: 'ci', prefix: 'nd_x', created_at: at, last_used_at: null, revoked_at: null, expires_at: null });
     // Tokens made before migration 0005 have no prefix.
     const old = await store.tokens.create({ account_id: a.id, label: 'old', hash: hashToken('nd_old'), created_at: at });
     assert.equal(old.prefix, null);
