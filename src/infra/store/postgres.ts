@@ -1,12 +1,33 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
+import type pg from 'pg';
 import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyAuthLinks, kyselyJudge, kyselySessions, kyselyTokens, kyselyWebhookSecrets } from './kysely-repos.js';
 import { migrate } from './migrations.js';
 import { AUTH_CHANNEL, ListenedCache } from './pg-auth-cache.js';
-import { CircuitBreaker, guardedPool } from './pg-availability.js';
+import { CircuitBreaker, guardedPool, isDatabaseUnreachable } from './pg-availability.js';
 import { AUTH_CACHE_MAX_ENTRIES } from './store.js';
-import type { DatabaseSchema } from './schema.js';
+import type { DatabaseSchema, UsageDailyTable } from './schema.js';
 import type { Account, Store, Token, TokenRepository, UsageRepository, UsageRow } from './store.js';
-import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
+import { MinutePurge, aggregateMinutes, type MinuteIncrement, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
+
+/** See `writeBatch` in openPostgresStore: a batch's day and minute increments, one statement. */
+const USAGE_RECORD_SQL = `
+with days as (
+  insert into usage_daily as u (account_id, day, endpoint, requests, successful, failed, rate_limited, total_ms)
+  select * from unnest($1::integer[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::double precision[])
+  on conflict (account_id, day, endpoint) do update set
+    requests = u.requests + excluded.requests,
+    successful = u.successful + excluded.successful,
+    failed = u.failed + excluded.failed,
+    rate_limited = u.rate_limited + excluded.rate_limited,
+    total_ms = u.total_ms + excluded.total_ms
+  returning 1
+), minutes as (
+  insert into usage_minutes as m (account_id, minute, calls)
+  select * from unnest($9::integer[], $10::bigint[], $11::integer[])
+  on conflict (account_id, minute) do update set calls = m.calls + excluded.calls
+  returning 1
+)
+select (select count(*) from days) as days, (select count(*) from minutes) as minutes`;
 
 /** Connections one server instance keeps to PostgreSQL. */
 export const PG_POOL_SIZE = 10;
@@ -78,6 +99,39 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     },
   };
 
+  /**
+   * The usage write of nearly every batch: the day rows and the minute rows as arrays, unnested
+   * by one prepared statement (the same text whatever the batch's size, so PostgreSQL parses and
+   * plans it once per connection). Its data-modifying parts are one statement, so one transaction.
+   */
+  const writeBatch = async (days: readonly UsageDailyTable[], minutes: readonly MinuteIncrement[]) => {
+    const values: unknown[][] = [[], [], [], [], [], [], [], [], [], [], []];
+    for (const r of days) {
+      values[0]!.push(r.account_id);
+      values[1]!.push(r.day);
+      values[2]!.push(r.endpoint);
+      values[3]!.push(r.requests);
+      values[4]!.push(r.successful);
+      values[5]!.push(r.failed);
+      values[6]!.push(r.rate_limited);
+      values[7]!.push(r.total_ms);
+    }
+    for (const m of minutes) {
+      values[8]!.push(m.account_id);
+      values[9]!.push(m.minute);
+      values[10]!.push(m.calls);
+    }
+    const client = (await pool.connect()) as unknown as pg.PoolClient;
+    try {
+      await client.query({ name: 'netdiag_usage_record', text: USAGE_RECORD_SQL, values });
+      client.release();
+    } catch (err) {
+      // A connection that failed or timed out mid-statement is not given back to the pool.
+      client.release(isDatabaseUnreachable(err) ? (err as Error) : undefined);
+      throw err;
+    }
+  };
+
   const minutePurge = new MinutePurge();
   const usage: UsageRepository = {
     async record(records) {
@@ -100,9 +154,11 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
             }),
           )
           .execute();
-      // A batch of 429s only (no calls, no purge due) stays one statement, with no transaction.
-      if (minutes.rows.length === 0 && cutoff === undefined) {
-        await writeDays(db);
+      // Without a purge due (all but one batch a minute): one prepared statement, the day rows
+      // and the minute rows in one go (a statement is a transaction of its own), one round trip
+      // instead of four.
+      if (cutoff === undefined) {
+        await writeBatch(rows, minutes.rows);
         return;
       }
       // The day rows and the minute rows are one transaction: the rate windows' record never
