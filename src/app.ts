@@ -36,6 +36,9 @@ import { ipRoutes } from './http/routes/ip.js';
 import { userRoutes } from './http/routes/user.js';
 import { ErrorBody } from './http/schemas/common.js';
 import { validatorCompiler } from './http/validation.js';
+import { LoginService } from './domain/accounts/logins.js';
+import { WebhookSecrets } from './domain/webhooks/secrets.js';
+import { registerPages } from './http/pages/plugin.js';
 import { jsonBodyParser } from './http/json-body.js';
 
 export interface AppDeps {
@@ -171,6 +174,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }, { prefix: API_PREFIX });
   await healthRoutes(app, deps.store, limiter);
   await judgeRoutes(app, routeDeps);
+  await registerPages(app, {
+    config: deps.config,
+    accounts,
+    logins: new LoginService(deps.store, accounts, deps.config.signup, clock),
+    usage: routeDeps.usage,
+    usageRecords: deps.store.usage,
+    webhookSecrets: new WebhookSecrets(deps.store, clock),
+    limiter,
+    now,
+  });
 
   return app;
 }

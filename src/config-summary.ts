@@ -53,5 +53,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     },
     shutdownGraceS: config.shutdownGraceMs / 1000,
     logLevel: config.logLevel,
+    signup: config.signup,
+    publicUrl: config.publicUrl ?? null,
   };
 }

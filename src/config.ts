@@ -35,7 +35,14 @@ export interface Config {
   timeouts: ConnectionTimeouts;
   /** After SIGTERM/SIGINT: how long requests in flight get to finish before the process exits anyway. */
   shutdownGraceMs: number;
+  /** NETDIAG_SIGNUP: who may make an account on the dashboard. */
+  signup: SignupMode;
+  /** NETDIAG_PUBLIC_URL: where people reach this server (links in invitations); unset, http://localhost:PORT. */
+  publicUrl: string | undefined;
 }
+
+export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
 
 export interface ConnectionTimeouts {
   /** From the first byte of a request to the end of its headers. */
@@ -75,6 +82,7 @@ export const DEFAULTS = {
    * 30 s timeout takes about a minute (the socket budget runs it in two waves).
    */
   shutdownGraceS: 90,
+  signup: 'invite' as SignupMode,
 } as const;
 
 /** The longest any duration setting (timeouts, shutdown grace) may be: an hour. */
@@ -233,7 +241,29 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveMs: parseSeconds('NETDIAG_KEEPALIVE_TIMEOUT_S', env.NETDIAG_KEEPALIVE_TIMEOUT_S, DEFAULTS.keepAliveTimeoutS, MAX_DURATION_S) * 1000,
   });
 
+  const signupRaw = env.NETDIAG_SIGNUP?.trim().toLowerCase() || DEFAULTS.signup;
+  if (!(SIGNUP_MODES as readonly string[]).includes(signupRaw)) {
+    throw new ConfigError('NETDIAG_SIGNUP', `must be one of ${SIGNUP_MODES.join(', ')}`, signupRaw);
+  }
+  const publicUrlRaw = env.NETDIAG_PUBLIC_URL?.trim() || undefined;
+  let publicUrl: string | undefined;
+  if (publicUrlRaw !== undefined) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(publicUrlRaw);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password || parsed.search || parsed.hash) {
+      throw new ConfigError('NETDIAG_PUBLIC_URL', 'must be an http:// or https:// URL without credentials, query or fragment, e.g. https://netdiag.example.com', publicUrlRaw);
+    }
+    // Links are built by appending paths: no trailing slash.
+    publicUrl = parsed.toString().replace(/\/+$/, '');
+  }
+
   return Object.freeze({
+    signup: signupRaw as SignupMode,
+    publicUrl,
     port: parsePort('PORT', env.PORT?.trim() || String(DEFAULTS.port)),
     host: env.HOST?.trim() || DEFAULTS.host,
     databaseUrl,

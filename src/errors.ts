@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limit_exceeded: 429,
@@ -117,6 +118,13 @@ export class MethodNotAllowedError extends AppError {
     super('method_not_allowed', `${path} does not accept ${method}; use ${allowed.join(' or ')}`, { allowed }, {
       allow: allowed.join(', '),
     });
+  }
+}
+
+/** 409: the request conflicts with the state of what it names (an e-mail already registered, a finished job). */
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super('conflict', message);
   }
 }
 

@@ -59,16 +59,21 @@ export class AccountService {
     return this.clock().toISOString();
   }
 
-  async createAccount(input: { email: string; name: string; plan?: string }): Promise<{ account: Account; token: string; tokenId: number }> {
+  async createAccount(input: { email: string; name: string; plan?: string; isAdmin?: boolean }): Promise<{ account: Account; token: string; tokenId: number }> {
+    const account = await this.register(input);
+    const { token, id } = await this.issueToken(account, 'default');
+    return { account, token, tokenId: id };
+  }
+
+  /** A new account without a token (the dashboard's sign-up: its holder makes their own). */
+  async register(input: { email: string; name: string; plan?: string; isAdmin?: boolean; passwordHash?: string }): Promise<Account> {
     const email = input.email.trim().toLowerCase();
     const name = input.name.trim();
     const plan = planOf(input.plan ?? DEFAULT_PLAN);
     if (!EMAIL_PATTERN.test(email)) throw new ValidationError('email', 'must be an e-mail address like ops@example.com');
     if (!name || name.length > MAX_NAME_LENGTH) throw new ValidationError('name', `must be 1-${MAX_NAME_LENGTH} characters`);
     if (await this.store.accounts.findByEmail(email)) throw new ValidationError('email', `an account with ${email} exists already`);
-    const account = await this.store.accounts.create({ email, name, plan, created_at: this.now() });
-    const { token, id } = await this.issueToken(account, 'default');
-    return { account, token, tokenId: id };
+    return this.store.accounts.create({ email, name, plan, created_at: this.now(), is_admin: input.isAdmin ?? false, password_hash: input.passwordHash ?? null });
   }
 
   async accountByEmail(email: string): Promise<Account> {

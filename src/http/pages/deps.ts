@@ -1,0 +1,22 @@
+import type { Config } from '../../config.js';
+import type { AccountService } from '../../domain/accounts/service.js';
+import type { LoginService } from '../../domain/accounts/logins.js';
+import type { UsageService } from '../../domain/usage/service.js';
+import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
+import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
+import type { UsageRepository } from '../../infra/store/store.js';
+
+/** What the dashboard's pages call into: the same domain services as the API, never Fastify. */
+export interface PageDeps {
+  config: Config;
+  accounts: AccountService;
+  logins: LoginService;
+  usage: UsageService;
+  /** The recorded usage, for the windows when the app runs without a limiter. */
+  usageRecords: UsageRepository;
+  webhookSecrets: WebhookSecrets;
+  /** The API's rate limiter: the windows the overview shows, and the login throttle. null: none. */
+  limiter: RateLimiter | null;
+  /** Epoch ms by the app's clock. */
+  now: () => number;
+}

@@ -1,0 +1,81 @@
+import { fileURLToPath } from 'node:url';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
+import fastifyStatic from '@fastify/static';
+import fastifyView from '@fastify/view';
+import { Eta } from 'eta';
+import { AppError } from '../../errors.js';
+import { DatabaseUnavailableError } from '../../infra/store/pg-availability.js';
+import type { PageDeps } from './deps.js';
+import { registerPageSecurity } from './security.js';
+import { registerSessions } from './session.js';
+import { accountPages } from './account.js';
+import { render } from './render.js';
+
+/** Form bodies are small: a password change is the largest. */
+export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
+/** Assets change only with a new release; an hour keeps pages fast without pinning an old stylesheet long. */
+const ASSET_CACHE_CONTROL = 'public, max-age=3600';
+const VIEWS_DIR = fileURLToPath(new URL('.', import.meta.url));
+const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+
+/**
+ * The account dashboard: server-rendered pages at `/` in their own Fastify scope, so that its
+ * cookie, CSRF, form parser, CSP and HTML errors never touch `/api`, which accepts bearer tokens
+ * only and answers JSON.
+ */
+export async function registerPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
+  await app.register(async (pages) => {
+    pages.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_req, body, done) => {
+      // Own properties only: a field named __proto__ is a field, not the object's prototype.
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    await pages.register(fastifyCookie);
+    await pages.register(fastifyCsrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
+    await pages.register(fastifyView, {
+      engine: { eta: new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true, autoTrim: false }) },
+      root: VIEWS_DIR,
+      production: true,
+    });
+    registerPageSecurity(pages, deps.config.publicUrl);
+    registerSessions(pages, deps.logins);
+
+    pages.setErrorHandler((error: FastifyError, request, reply) => {
+      const status =
+        error instanceof AppError
+          ? error.status
+          : error instanceof DatabaseUnavailableError
+            ? 503
+            : typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500
+              ? error.statusCode
+              : 500;
+      let message = error instanceof AppError ? error.message : 'Something went wrong on our side. Try again in a moment.';
+      if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
+        message = 'This form has expired or did not come from this site. Go back, reload the page and send it again.';
+      } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        message = 'The form was larger than this server accepts.';
+      } else if (error instanceof DatabaseUnavailableError) {
+        message = 'The database cannot be reached just now. Try again in a few seconds.';
+        reply.header('retry-after', '5');
+      } else if (status < 500 && !(error instanceof AppError)) {
+        message = 'The request could not be understood. Go back and try again.';
+      }
+      if (status >= 500) request.log.error({ err: error }, 'dashboard page failed');
+      if (error instanceof AppError && error.headers) reply.headers(error.headers);
+      reply.code(status);
+      return render(request, reply, 'error.eta', { title: status >= 500 ? 'Error' : 'Not possible', status, message });
+    });
+
+    await accountPages(pages, deps);
+  });
+  // Styles and scripts are files of this package, never a CDN's; outside the pages' scope, so no
+  // session lookup for a stylesheet.
+  await app.register(async (assets) => {
+    assets.addHook('onSend', (_request, reply, payload, done) => {
+      reply.header('cache-control', ASSET_CACHE_CONTROL);
+      done(null, payload);
+    });
+    await assets.register(fastifyStatic, { root: ASSETS_DIR, prefix: '/assets/', decorateReply: false, index: false, list: false });
+  });
+}

@@ -1,0 +1,77 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Account, Session } from '../../infra/store/store.js';
+import type { LoginService, SignedIn } from '../../domain/accounts/logins.js';
+import { SESSION_MAX_MS } from '../../domain/accounts/logins.js';
+import { render } from './render.js';
+
+/** Who a page is for. `member` (the default): a signed-in account; `admin`: an admin's; `public`: anyone. */
+export type PageAccess = 'public' | 'member' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in account and its session on dashboard pages; null when nobody is signed in. */
+    viewer: { account: Account; session: Session } | null;
+  }
+  interface FastifyContextConfig {
+    page?: PageAccess;
+  }
+}
+
+/**
+ * Over HTTPS the cookie is `__Host-` prefixed and Secure, so no subdomain and no plain-HTTP
+ * page can set or read it; over plain HTTP (a laptop, a test) it is a normal cookie.
+ */
+const SECURE_COOKIE = '__Host-netdiag_session';
+const PLAIN_COOKIE = 'netdiag_session';
+
+function isHttps(request: FastifyRequest): boolean {
+  return request.protocol === 'https';
+}
+
+export function sessionCookieName(request: FastifyRequest): string {
+  return isHttps(request) ? SECURE_COOKIE : PLAIN_COOKIE;
+}
+
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): void {
+  reply.setCookie(sessionCookieName(request), signedIn.secret, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: isHttps(request),
+    maxAge: Math.floor(SESSION_MAX_MS / 1000),
+  });
+  // A new CSRF secret with the new session: a token minted before the login is worthless after it.
+  reply.clearCookie('_csrf', { path: '/' });
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.clearCookie(sessionCookieName(request), { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
+}
+
+/** The path a login goes back to: only a path of this site, never another origin. */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(?![/\\])[^\s]*$/.test(next) && next.length <= 512 ? next : '/';
+}
+
+/**
+ * Loads the viewer from the session cookie and decides access by the route that matched: a
+ * member page without a session redirects to the login, an admin page for a non-admin is a 403.
+ */
+export function registerSessions(app: FastifyInstance, logins: LoginService): void {
+  app.decorateRequest('viewer', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const secret = request.cookies[sessionCookieName(request)];
+    request.viewer = (await logins.session(secret)) ?? null;
+    const access = request.routeOptions.config.page ?? 'member';
+    if (access === 'public') return;
+    if (request.viewer === null) {
+      if (secret !== undefined) clearSessionCookie(request, reply);
+      const next = request.method === 'GET' ? request.url : '/';
+      return reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
+    }
+    if (access === 'admin' && !request.viewer.account.is_admin) {
+      reply.code(403);
+      return render(request, reply, 'error.eta', { title: 'Not allowed', status: 403, message: 'This page is for administrators of this server.' });
+    }
+  });
+}
