@@ -11,6 +11,10 @@ import type { PageDeps } from './deps.js';
 import { registerPageSecurity } from './security.js';
 import { registerSessions } from './session.js';
 import { accountPages } from './account.js';
+import { overviewPages } from './overview.js';
+import { tokenPages } from './tokens.js';
+import { settingsPages } from './settings.js';
+import { adminPages } from './admin.js';
 import { render } from './render.js';
 
 /** Form bodies are small: a password change is the largest. */
@@ -68,6 +72,10 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
     });
 
     await accountPages(pages, deps);
+    await overviewPages(pages, deps);
+    await tokenPages(pages, deps);
+    await settingsPages(pages, deps);
+    await adminPages(pages, deps);
   });
   // Styles and scripts are files of this package, never a CDN's; outside the pages' scope, so no
   // session lookup for a stylesheet.

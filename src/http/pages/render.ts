@@ -7,6 +7,8 @@ export interface PageData {
   nav?: 'overview' | 'tokens' | 'settings' | 'admin' | 'jobs';
   /** A message above the page: what the last form did, or why it did not. */
   notice?: { kind: 'ok' | 'error'; text: string };
+  /** Extra stylesheets of this page, file names under /assets/ (e.g. 'overview.css'). */
+  styles?: string[];
   [key: string]: unknown;
 }
 

@@ -1,0 +1,4 @@
+import type { FastifyInstance } from 'fastify';
+import type { PageDeps } from './deps.js';
+
+export async function settingsPages(_app: FastifyInstance, _deps: PageDeps): Promise<void> {}
