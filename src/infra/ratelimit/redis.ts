@@ -32,11 +32,14 @@ export interface LimiterLog {
 const MISSING = -1;
 
 // Check all three windows and count in all three, or in none: one script, so several server
-// instances sharing the Redis admit exactly min(N, limit) between them. With ARGV[7] = '1', a
-// missing day key (Redis restarted empty, or the account's first call of the day here) is
-// reported instead of counted from 0, so that the client seeds all three windows from the
-// recorded usage first. A missing minute or hour key alone is a new window, which starts at 0:
-// asking the database then would cost every active account a lookup every minute.
+// instances sharing the Redis admit exactly min(N, limit) between them. ARGV[8] requests of one
+// key (those of one turn of the event loop) are taken at once, as if one after the other: the
+// first k are admitted, k the room the fullest window has left (at most ARGV[8]), and the answer
+// is {k, counts after}. With ARGV[7] = '1', a missing day key (Redis restarted empty, or the
+// account's first call of the day here) is reported instead of counted from 0, so that the
+// client seeds all three windows from the recorded usage first. A missing minute or hour key
+// alone is a new window, which starts at 0: asking the database then would cost every active
+// account a lookup every minute.
 const CONSUME = `
 local counts = {}
 for i = 1, 3 do
@@ -44,15 +47,18 @@ for i = 1, 3 do
   if i == 3 and not v and ARGV[7] == '1' then return {${MISSING}, 0, 0, 0} end
   counts[i] = tonumber(v or '0')
 end
-if counts[1] < tonumber(ARGV[1]) and counts[2] < tonumber(ARGV[2]) and counts[3] < tonumber(ARGV[3]) then
-  for i = 1, 3 do
-    counts[i] = redis.call('INCR', KEYS[i])
-    -- INCR keeps a key's expiry: only a key it has just made needs one (RAISE makes keys with theirs).
-    if counts[i] == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[3 + i]) end
-  end
-  return {1, counts[1], counts[2], counts[3]}
+local k = tonumber(ARGV[8])
+for i = 1, 3 do
+  local room = tonumber(ARGV[i]) - counts[i]
+  if room < k then k = room end
 end
-return {0, counts[1], counts[2], counts[3]}
+if k <= 0 then return {0, counts[1], counts[2], counts[3]} end
+for i = 1, 3 do
+  counts[i] = redis.call('INCRBY', KEYS[i], k)
+  -- INCRBY keeps a key's expiry: only a key it has just made needs one (RAISE makes keys with theirs).
+  if counts[i] == k then redis.call('PEXPIRE', KEYS[i], ARGV[3 + i]) end
+end
+return {k, counts[1], counts[2], counts[3]}
 `;
 
 // Raises each window to at least the recorded count (creating it when missing): several
@@ -70,6 +76,19 @@ class RedisUnavailable extends Error {
   constructor(override readonly cause: unknown) {
     super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
+}
+
+/** One key's consumes of one turn, with the same windows (minute) and limits. */
+interface ConsumeBatch {
+  key: string;
+  limits: WindowLimits;
+  /** The first request's clock: the windows' keys and expiries. */
+  now: number;
+  minute: number;
+  /** Per request, in arrival order. */
+  nows: number[];
+  resolves: Array<(d: Decision) => void>;
+  rejects: Array<(err: unknown) => void>;
 }
 
 type Script = (...args: Array<string | number>) => Promise<number[]>;
@@ -110,6 +129,10 @@ export class RedisRateLimiter implements RateLimiter {
   /** After Redis came back: keys whose windows were raised to the recorded usage, until `resyncUntil`. */
   private resynced = new Set<string>();
   private resyncUntil = -Infinity;
+  /** Consumes waiting for the end of this turn, by key. */
+  private batches = new Map<string, ConsumeBatch[]>();
+  private flushScheduled = false;
+  private readonly flushSoon = () => this.flushBatches();
 
   constructor(url: string, opts: RedisRateLimiterOptions = {}) {
     this.seed = opts.seed;
@@ -216,19 +239,89 @@ export class RedisRateLimiter implements RateLimiter {
     return true;
   }
 
-  private async consumeShared(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+  /**
+   * Takes a batch's requests in one script call: the first `admitted` of them, in the order they
+   * came, are admitted, each with its own counts, as if they had been taken one after the other.
+   */
+  private async consumeShared(batch: ConsumeBatch): Promise<void> {
+    const { key, limits, now } = batch;
+    const n = batch.nows.length;
     // Relative expiries, from the caller's clock (tests run in the past).
     const expiries = WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
     const keys = this.keys(key, now);
     if (this.needsResync(key, now)) await this.raise(key, keys, expiries, now);
-    const figures = [limits.minute, limits.hour, limits.day, ...expiries];
-    let [allowed, ...counts] = await this.call('ndConsume', [...keys, ...figures, 1]);
-    if (allowed === MISSING) {
+    let [admitted, ...after] = await this.call('ndConsume', [...keys, limits.minute, limits.hour, limits.day, ...expiries, 1, n]);
+    if (admitted === MISSING) {
       // Once per key and window: Redis has not seen it (restarted empty, or a new window).
       await this.raise(key, keys, expiries, now);
-      [allowed, ...counts] = await this.call('ndConsume', [...keys, ...figures, 0]);
+      [admitted, ...after] = await this.call('ndConsume', [...keys, limits.minute, limits.hour, limits.day, ...expiries, 0, n]);
     }
-    return decide(allowed === 1, counts.map(Number), limits, now);
+    const k = Number(admitted);
+    const before = after.map((c) => Number(c) - k);
+    for (let i = 0; i < n; i++) {
+      const taken = i < k ? i + 1 : k;
+      batch.resolves[i]!(decide(i < k, [before[0]! + taken, before[1]! + taken, before[2]! + taken], limits, batch.nows[i]!));
+    }
+  }
+
+  /** Runs the batches gathered since the last flush (each key's requests of this turn). */
+  private flushBatches(): void {
+    this.flushScheduled = false;
+    const batches = this.batches;
+    this.batches = new Map();
+    for (const list of batches.values()) for (const batch of list) void this.runBatch(batch);
+  }
+
+  private async runBatch(batch: ConsumeBatch): Promise<void> {
+    if (this.state === 'ok') {
+      try {
+        return await this.consumeShared(batch);
+      } catch (err) {
+        if (!(err instanceof RedisUnavailable) || this.closing) {
+          for (const reject of batch.rejects) reject(err);
+          return;
+        }
+        this.degrade(err.cause);
+      }
+    }
+    // Redis went away since these requests came: this instance limits them by itself.
+    for (let i = 0; i < batch.nows.length; i++) {
+      try {
+        batch.resolves[i]!(await this.fallbackLimiter().consume(batch.key, batch.limits, batch.nows[i]!));
+      } catch (err) {
+        batch.rejects[i]!(err);
+      }
+    }
+  }
+
+  /** Joins the request to its key's batch of this turn (same windows and limits), sent once the turn's code has run. */
+  private enqueue(key: string, limits: WindowLimits, now: number, resolve: (d: Decision) => void, reject: (err: unknown) => void): void {
+    let list = this.batches.get(key);
+    if (!list) {
+      list = [];
+      this.batches.set(key, list);
+    }
+    const minute = windowStart('minute', now);
+    let batch: ConsumeBatch | undefined;
+    for (const b of list) {
+      if (b.minute === minute && b.limits.minute === limits.minute && b.limits.hour === limits.hour && b.limits.day === limits.day) {
+        batch = b;
+        break;
+      }
+    }
+    if (!batch) {
+      batch = { key, limits, now, minute, nows: [], resolves: [], rejects: [] };
+      list.push(batch);
+    }
+    batch.nows.push(now);
+    batch.resolves.push(resolve);
+    batch.rejects.push(reject);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // After this turn's promise continuations: every request that a single reply (the auth
+      // fence's) let through joins one batch. ioredis then pipelines the turn's calls in one write.
+      process.nextTick(this.flushSoon);
+    }
   }
 
   async refund(key: string, now: number): Promise<void> {
@@ -240,17 +333,10 @@ export class RedisRateLimiter implements RateLimiter {
     this.fallback?.refund(key, now);
   }
 
-  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
-    if (this.starting) await this.starting;
-    if (this.state === 'ok') {
-      try {
-        return await this.consumeShared(key, limits, now);
-      } catch (err) {
-        if (!(err instanceof RedisUnavailable) || this.closing) throw err;
-        this.degrade(err.cause);
-      }
-    }
-    return this.fallbackLimiter().consume(key, limits, now);
+  consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+    if (this.starting) return this.starting.then(() => this.consume(key, limits, now));
+    if (this.state !== 'ok') return Promise.resolve(this.fallbackLimiter().consume(key, limits, now));
+    return new Promise<Decision>((resolve, reject) => this.enqueue(key, limits, now, resolve, reject));
   }
 
   async peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]> {

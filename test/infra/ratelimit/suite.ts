@@ -34,6 +34,27 @@ export function rateLimiterSuite(
     }
   });
 
+  test(`${name}: concurrent requests of one key across a minute boundary or with other limits are each decided by their own windows`, async (t) => {
+    const limiter = await make();
+    t.after(() => limiter.close());
+    const k = key();
+    const small = { minute: 2, hour: 1000, day: 10000 };
+    const large = { minute: 3, hour: 1000, day: 10000 };
+    const decisions = await Promise.all([
+      ...Array.from({ length: 4 }, () => limiter.consume(k, small, T0 + 59_999)),
+      ...Array.from({ length: 4 }, () => limiter.consume(k, small, T0 + 60_000)),
+      ...Array.from({ length: 4 }, () => limiter.consume(k, large, T0 + 60_001)),
+    ]);
+    const allowed = (from: number) => decisions.slice(from, from + 4).filter((d) => d.allowed).length;
+    assert.equal(allowed(0), 2, 'the first minute admits its 2');
+    // The next minute: 2 at its small limit and 1 more at the larger one, in whichever order they ran.
+    assert.equal(allowed(4) + allowed(8), 3);
+    assert.ok(allowed(4) <= 2);
+    const hours = decisions.filter((d) => d.allowed).map((d) => d.windows[1]!.used).sort((a, b) => a - b);
+    assert.deepEqual(hours, [1, 2, 3, 4, 5], 'each admitted request got its own count in the hour');
+    for (const d of decisions.filter((d) => !d.allowed)) assert.equal(d.exceeded?.window, 'minute');
+  });
+
   test(`${name}: refusals count nothing; the minute window resets on the UTC minute`, async (t) => {
     const limiter = await make();
     t.after(() => limiter.close());
@@ -150,6 +171,8 @@ export function rateLimiterSuite(
         Array.from({ length: 60 }, (_, i) => (i % 2 ? one : two).consume(k, { minute: 25, hour: 1000, day: 1000 }, T0)),
       );
       assert.equal(decisions.filter((d) => d.allowed).length, 25);
+      const counts = decisions.filter((d) => d.allowed).map((d) => d.windows[0]!.used).sort((a, b) => a - b);
+      assert.deepEqual(counts, Array.from({ length: 25 }, (_, i) => i + 1), 'each admitted request got its own count, across instances');
     });
   }
 }
