@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, DEFAULTS, loadConfig } from './config.js';
+import { ConfigError, DEFAULTS, loadConfig, publicBaseUrl, type Config } from './config.js';
+import { LoginService, passwordLinkUrl } from './domain/accounts/logins.js';
 import { describeDatabase } from './config-summary.js';
 import { AccountService, NotFound } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
@@ -16,7 +17,7 @@ interface Command {
   summary: string;
   flags: string[];
   required: string[];
-  run: (svc: AccountService, f: Flags) => Promise<unknown>;
+  run: (svc: AccountService, f: Flags, ctx: { store: Store; config: Config }) => Promise<unknown>;
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -51,13 +52,28 @@ const COMMANDS: Record<string, Command> = {
     required: ['email'],
     run: (svc, f) => svc.setStatus(f.email!, 'active'),
   },
+  'account reset-password': {
+    usage: 'account reset-password --email E',
+    summary: 'print a one-time link (valid 24 h) that sets the account\'s password on the dashboard; no mail is sent',
+    flags: ['email'],
+    required: ['email'],
+    run: async (svc, f, { store, config }) => {
+      const account = await svc.accountByEmail(f.email!);
+      const secret = await new LoginService(store, svc, config.signup).passwordLink(account.id);
+      return { email: account.email, link: passwordLinkUrl(publicBaseUrl(config), secret), expires_in_hours: 24 };
+    },
+  },
   'account list': { usage: 'account list', summary: 'every account', flags: [], required: [], run: (svc) => svc.listAccounts() },
   'token create': {
-    usage: 'token create --email E [--label L]',
-    summary: 'a new token for the account (shown once; a lost admin token: --email admin@localhost)',
-    flags: ['email', 'label'],
+    usage: 'token create --email E [--label L] [--expires-in-days D]',
+    summary: 'a new token for the account (shown once; a lost admin token: --email admin@localhost); it expires after D days, or never',
+    flags: ['email', 'label', 'expires-in-days'],
     required: ['email'],
-    run: (svc, f) => svc.createToken(f.email!, f.label ?? ''),
+    run: (svc, f) => {
+      const days = f['expires-in-days'];
+      if (days !== undefined && !/^\d{1,6}$/.test(days)) throw new UsageError(`--expires-in-days must be a whole number of days, not "${days}"`);
+      return svc.createToken(f.email!, f.label ?? '', days === undefined ? undefined : Number(days));
+    },
   },
   'token revoke': {
     usage: 'token revoke --id ID',
@@ -195,7 +211,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const config = loadConfig(io.env);
     store = await openStore(config.databaseUrl);
     io.stderr(`netdiag: database ${describeDatabase(config.databaseUrl)}\n`);
-    const result = await command.run(new AccountService(store), values);
+    const result = await command.run(new AccountService(store), values, { store, config });
     io.stdout(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (err) {

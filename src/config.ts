@@ -180,6 +180,17 @@ export function systemResolvers(resolvConf = '/etc/resolv.conf'): HostPort[] {
   return servers.length > 0 ? servers : [{ host: '127.0.0.1', port: 53 }];
 }
 
+/**
+ * Where people reach this server, for links the server or the CLI print: NETDIAG_PUBLIC_URL, else
+ * http://localhost:PORT (or HOST when it names one address rather than all); `port` overrides the
+ * configured one with the port actually bound.
+ */
+export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'port' | 'host'>, port: number = config.port): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${port}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || DEFAULTS.databaseUrl;
   if (!/^sqlite:.+/.test(databaseUrl) && !/^postgres(ql)?:\/\/.+/.test(databaseUrl)) {

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { publicBaseUrl, type Config } from './config.js';
+import { LoginService, passwordLinkUrl } from './domain/accounts/logins.js';
+import type { Store } from './infra/store/store.js';
 import { configSummary } from './config-summary.js';
 import { AccountService } from './domain/accounts/service.js';
 import { openStore } from './infra/store/index.js';
@@ -40,7 +42,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   // when the server does not find the database or the Redis the CLI and the other instances use.
   app.log.info({ config: configSummary(config) }, 'effective configuration');
   const bound = app.server.address();
-  await bootstrapFirstAccount(new AccountService(store), config, typeof bound === 'object' && bound ? bound.port : config.port);
+  await bootstrapFirstAccount(store, config, typeof bound === 'object' && bound ? bound.port : config.port);
 
   // Requests in flight when the signal lands still get their answer (and are recorded), on a
   // connection that then closes; new ones get a 503 (src/http/plugins/draining.ts). Past the
@@ -68,21 +70,32 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   return app;
 }
 
-async function bootstrapFirstAccount(accounts: AccountService, config: Config, port: number): Promise<void> {
+/**
+ * On a database with no accounts: the first admin, its API token, and a one-time link to set its
+ * dashboard password, printed once (no mail server is assumed).
+ */
+async function bootstrapFirstAccount(store: Store, config: Config, port: number): Promise<void> {
+  const accounts = new AccountService(store);
   if ((await accounts.countAccounts()) > 0) return;
-  const { account, token } = await accounts.createAccount({ email: 'admin@localhost', name: 'Administrator', plan: 'enterprise' });
-  const base = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
+  const { account, token } = await accounts.createAccount({ email: 'admin@localhost', name: 'Administrator', plan: 'enterprise', isAdmin: true });
+  const base = publicBaseUrl(config, port);
+  const link = passwordLinkUrl(base, await new LoginService(store, accounts, config.signup).passwordLink(account.id));
   process.stdout.write(
     [
       '',
-      `netdiag: created the first account ${account.email} (plan ${account.plan}). Its API token, shown only this once:`,
+      `netdiag: created the first account ${account.email} (admin, plan ${account.plan}).`,
+      '',
+      'Set its dashboard password (one-time link, valid 24 hours):',
+      '',
+      `    ${link}`,
+      '',
+      'Its API token, shown only this once:',
       '',
       `    ${token}`,
       '',
       `Try it:  curl -H "Authorization: Bearer ${token}" ${base}/api/user`,
-      'More accounts and tokens: npx netdiag account create --email you@example.com --name You --plan free',
-      '                          npx netdiag token create --email you@example.com --label laptop',
-      `Lost this token? On this machine: npx netdiag token create --email ${account.email} --label new`,
+      'More accounts and tokens: on the dashboard, or npx netdiag account create --email you@example.com --name You --plan free',
+      `Lost the link? On this machine: npx netdiag account reset-password --email ${account.email}`,
       '',
     ].join('\n') + '\n',
   );

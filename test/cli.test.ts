@@ -129,7 +129,7 @@ test('netdiag: usage at every level (issue 16): --help exits 0 on stdout, a miss
     [['--help'], /^usage: netdiag <command>[\s\S]*account create --email E --name N[\s\S]*token list --email E/],
     [['-h'], /^usage: netdiag <command>/],
     [['help'], /^usage: netdiag <command>/],
-    [['account', '--help'], /^usage: netdiag account <create\|set-plan\|suspend\|resume\|list>/],
+    [['account', '--help'], /^usage: netdiag account <create\|set-plan\|suspend\|resume\|reset-password\|list>/],
     [['token', '--help'], /^usage: netdiag token <create\|revoke\|list>/],
     [['help', 'token'], /^usage: netdiag token </],
     [['account', 'create', '--help'], /^usage: netdiag account create --email E --name N \[--plan P\]\n/],
@@ -195,4 +195,39 @@ test('netdiag token list: each token\'s prefix tells them apart (issue 16)', asy
   const { token: second } = (await cli(env, 'token', 'create', '--email', 'e@example.com', '--label', 'ci')).json() as { token: string };
   const listed = JSON.parse((await cli(env, 'token', 'list', '--email', 'e@example.com')).out) as Array<{ prefix: string | null }>;
   assert.deepEqual(listed.map((x) => x.prefix), [token.slice(0, 9), second.slice(0, 9)]);
+});
+
+test('netdiag token create --expires-in-days: the token expires then, and is a 401 after it (issue 17)', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'expiry.db')}` };
+  await cli(env, 'account', 'create', '--email', 'x@example.com', '--name', 'X');
+  const before = Date.now();
+  const made = (await cli(env, 'token', 'create', '--email', 'x@example.com', '--expires-in-days', '30')).json() as { token: string; expires_at: string };
+  const days = (Date.parse(made.expires_at) - before) / 86_400_000;
+  assert.ok(days > 29.99 && days < 30.01, `expires in 30 days, not ${days}`);
+  const never = (await cli(env, 'token', 'create', '--email', 'x@example.com')).json() as { expires_at: string | null };
+  assert.equal(never.expires_at, null);
+  for (const bad of ['0', '-1', 'soon', '99999']) {
+    const r = await cli(env, 'token', 'create', '--email', 'x@example.com', '--expires-in-days', bad);
+    assert.equal(r.code, 2, `--expires-in-days ${bad} is refused`);
+    assert.match(r.err, /expires/);
+  }
+  // After the expiry the token is refused, with a message that says so.
+  const { openSqliteStore } = await import('../src/infra/store/sqlite.js');
+  const { AccountService } = await import('../src/domain/accounts/service.js');
+  const store = await openSqliteStore(env.DATABASE_URL.slice('sqlite:'.length));
+  t.after(() => store.close());
+  const later = new AccountService(store, () => new Date(Date.parse(made.expires_at) + 1));
+  await assert.rejects(later.authenticate(`Bearer ${made.token}`, Date.parse(made.expires_at) + 1), /expired/);
+  assert.equal((await new AccountService(store).authenticate(`Bearer ${made.token}`)).account.email, 'x@example.com');
+});
+
+test('netdiag account reset-password prints a one-time link at NETDIAG_PUBLIC_URL (issue 17)', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'reset.db')}`, NETDIAG_PUBLIC_URL: 'https://netdiag.example.com/' };
+  await cli(env, 'account', 'create', '--email', 'r@example.com', '--name', 'R');
+  const r = await cli(env, 'account', 'reset-password', '--email', 'R@example.com');
+  assert.equal(r.code, 0, r.err);
+  const { link, email } = r.json() as { link: string; email: string };
+  assert.equal(email, 'r@example.com');
+  assert.match(link, /^https:\/\/netdiag\.example\.com\/set-password\?token=[A-Za-z0-9_-]{43}$/);
+  assert.equal((await cli(env, 'account', 'reset-password', '--email', 'nobody@example.com')).code, 2);
 });

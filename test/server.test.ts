@@ -14,7 +14,13 @@ test('npm start on an empty database: serves, prints a token once, shuts down gr
   const { port, token } = first;
   assert.ok(token);
   assert.match(first.stdout(), /netdiag account create/);
-  assert.match(first.stdout(), /Lost this token\? On this machine: npx netdiag token create --email admin@localhost --label new/);
+  assert.match(first.stdout(), /Lost the link\? On this machine: npx netdiag account reset-password --email admin@localhost/);
+  // The first admin's one-time link opens the dashboard's set-password form.
+  const link = new RegExp(`http://127\\.0\\.0\\.1:${port}/set-password\\?token=[A-Za-z0-9_-]{43}`).exec(first.stdout())?.[0];
+  assert.ok(link, 'a one-time link to set the admin password is printed');
+  const page = await fetch(link);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /Set your password/);
   assert.match(first.stdout(), new RegExp(`curl -H "Authorization: Bearer ${token}" http://127\\.0\\.0\\.1:${port}/api/user`));
   const res = await fetch(`http://127.0.0.1:${port}/api/user`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(res.status, 200);
@@ -43,6 +49,7 @@ test('npm start on an empty database: serves, prints a token once, shuts down gr
   t.after(() => second.child.kill('SIGKILL'));
   await new Promise((r) => setTimeout(r, 300));
   assert.doesNotMatch(second.stdout(), /nd_[0-9A-Za-z]{40}/);
+  assert.doesNotMatch(second.stdout(), /set-password/);
   second.child.kill('SIGINT');
   assert.equal(await second.exited, 0);
 });

@@ -29,6 +29,16 @@ export function secretId(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
+/** The dashboard page a password link opens. */
+export function passwordLinkUrl(base: string, secret: string): string {
+  return `${base}/set-password?token=${secret}`;
+}
+
+/** The dashboard page an invitation opens. */
+export function inviteLinkUrl(base: string, secret: string): string {
+  return `${base}/signup?invite=${secret}`;
+}
+
 /** A session cookie or link secret as newSecret makes them; anything else is refused without a lookup. */
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
