@@ -45,6 +45,23 @@ export interface ExportRow extends DayCounts {
   avg_response_time: number;
 }
 
+/** One endpoint's totals over a span of days. `calls` = successful + failed: a 429 is not a call. */
+export interface EndpointTotal {
+  endpoint: string;
+  calls: number;
+  requests: number;
+  successful: number;
+  failed: number;
+  rate_limited: number;
+  avg_response_time: number;
+}
+
+/** The dashboard's overview of a span of days: per day (every day, oldest first) and per endpoint (most calls first). */
+export interface UsageOverview {
+  days: DayCounts[];
+  endpoints: EndpointTotal[];
+}
+
 export interface UsageStats {
   plan: string;
   api_calls_used: number;
@@ -58,6 +75,40 @@ export interface UsageStats {
 /** The days from `days - 1` days before `now` (epoch ms) up to today, oldest first. */
 function dayRange(now: number, days: number): string[] {
   return Array.from({ length: days }, (_, i) => utcDay(now - (days - 1 - i) * DAY_MS));
+}
+
+/** Every day of `range` with the rows' totals, days without traffic at 0. */
+function perDay(range: readonly string[], rows: readonly UsageRow[]): DayCounts[] {
+  const byDay = new Map<string, DayCounts>(range.map((date) => [date, { date, requests: 0, successful: 0, failed: 0, rate_limited: 0 }]));
+  for (const r of rows) {
+    const d = byDay.get(r.day)!;
+    d.requests += r.requests;
+    d.successful += r.successful;
+    d.failed += r.failed;
+    d.rate_limited += r.rate_limited;
+  }
+  return [...byDay.values()];
+}
+
+/** The rows' totals per endpoint, most calls first (then most requests, then by name). */
+function perEndpoint(rows: readonly UsageRow[]): EndpointTotal[] {
+  const byEndpoint = new Map<string, EndpointTotal & { total_ms: number }>();
+  for (const r of rows) {
+    let e = byEndpoint.get(r.endpoint);
+    if (!e) {
+      e = { endpoint: r.endpoint, calls: 0, requests: 0, successful: 0, failed: 0, rate_limited: 0, avg_response_time: 0, total_ms: 0 };
+      byEndpoint.set(r.endpoint, e);
+    }
+    e.calls += r.successful + r.failed;
+    e.requests += r.requests;
+    e.successful += r.successful;
+    e.failed += r.failed;
+    e.rate_limited += r.rate_limited;
+    e.total_ms += r.total_ms;
+  }
+  return [...byEndpoint.values()]
+    .map(({ total_ms, ...e }) => ({ ...e, avg_response_time: e.requests > 0 ? round2(total_ms / e.requests) : 0 }))
+    .sort((a, b) => b.calls - a.calls || b.requests - a.requests || (a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0));
 }
 
 /** Usage analytics over the per-day aggregates. */
@@ -102,15 +153,13 @@ export class UsageService {
 
   async history(accountId: number, days: number, now: number): Promise<DayCounts[]> {
     const { range, rows } = await this.lastDays(accountId, days, now);
-    const byDay = new Map<string, DayCounts>(range.map((date) => [date, { date, requests: 0, successful: 0, failed: 0, rate_limited: 0 }]));
-    for (const r of rows) {
-      const d = byDay.get(r.day)!;
-      d.requests += r.requests;
-      d.successful += r.successful;
-      d.failed += r.failed;
-      d.rate_limited += r.rate_limited;
-    }
-    return [...byDay.values()];
+    return perDay(range, rows);
+  }
+
+  /** Per day and per endpoint over the last `days` days, from one read of the aggregates. */
+  async overview(accountId: number, days: number, now: number): Promise<UsageOverview> {
+    const { range, rows } = await this.lastDays(accountId, days, now);
+    return { days: perDay(range, rows), endpoints: perEndpoint(rows) };
   }
 
   /** One row per day and endpoint that saw traffic, oldest first. */

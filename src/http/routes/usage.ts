@@ -1,14 +1,12 @@
-import { stringify } from 'csv-stringify/sync';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { USAGE_DAYS_DEFAULT, utcDay } from '../../domain/usage/service.js';
+import { USAGE_DAYS_DEFAULT } from '../../domain/usage/service.js';
+import { exportCsv, exportFileName, exportMessage } from '../../domain/usage/export.js';
 import { ok } from '../reply.js';
 import { envelope, responses } from '../schemas/common.js';
 import { ExportQuery, ExportRow, HistoryDay, HistoryQuery, UsageStats } from '../schemas/usage.js';
 import { accountOf } from '../plugins/auth.js';
 import type { RouteDeps } from './deps.js';
-
-const EXPORT_COLUMNS = ['date', 'endpoint', 'requests', 'successful', 'failed', 'rate_limited', 'avg_response_time'];
 
 export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.get(
@@ -61,13 +59,12 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
       const { days = USAGE_DAYS_DEFAULT, format = 'json' } = request.query as Static<typeof ExportQuery>;
       const rows = await deps.usage.exportRows(accountOf(request).id, days, request.receivedAt);
       if (format === 'csv') {
-        const csv = stringify(rows, { header: true, columns: EXPORT_COLUMNS, record_delimiter: 'windows' });
         return reply
           .type('text/csv; charset=utf-8')
-          .header('content-disposition', `attachment; filename="netdiag-usage-${utcDay(request.receivedAt)}.csv"`)
-          .send(csv);
+          .header('content-disposition', `attachment; filename="${exportFileName(request.receivedAt)}"`)
+          .send(exportCsv(rows));
       }
-      return ok(rows, `usage of the last ${days} days per endpoint`);
+      return ok(rows, exportMessage(days));
     },
   );
 }
