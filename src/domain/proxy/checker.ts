@@ -26,7 +26,7 @@ import { redactProxyInput } from './redact.js';
 import { measureSpeed } from './speed.js';
 import { checkSsl } from './ssl.js';
 import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
-import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyCheckResult, type ProxySpec } from './types.js';
+import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyCheckResult, type ProxyProtocol, type ProxySpec } from './types.js';
 import { round2 } from '../../round.js';
 
 export interface ProxyCheckerOptions {
@@ -51,6 +51,20 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 type Resolved = { address: CheckedAddress } | { error: string };
+
+/** An SSL check started before the detection ended (see onLikely in #run). */
+interface EarlySsl {
+  protocol: ProxyProtocol;
+  cancel: AbortController;
+  ssl: ReturnType<typeof checkSsl>;
+}
+
+/** An SSL check started early for a protocol that did not end up the answer: stopped, and its sockets gone. */
+async function dropEarly(early: EarlySsl | null): Promise<void> {
+  if (early === null) return;
+  early.cancel.abort();
+  await early.ssl.catch(() => undefined);
+}
 
 /** Once `signal` has aborted, whatever the work ends with, the caller gets the signal's reason. */
 async function cancellable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -182,7 +196,28 @@ export class ProxyChecker {
       };
       // Learning our own address (rarely needed) overlaps with the detection.
       const own = flags.anonymity ? this.ownAddresses.get() : null;
-      const { result: detected, tried } = await detectProtocol(ep, judge, tickets, this.#timeouts, this.#timeouts.headStartMs, signal);
+      // The SSL check starts as soon as a try's tunnel to the judge is open and nothing more
+      // preferred can still win: it overlaps the echo's round trip instead of following it. It
+      // is cancelled (and never reported) when that try does not end up the answer.
+      const early: { started: EarlySsl | null } = { started: null };
+      const onLikely = flags.ssl
+        ? (protocol: ProxyProtocol): void => {
+            if (early.started !== null) return;
+            const cancel = new AbortController();
+            const onOuter = (): void => cancel.abort();
+            signal.addEventListener('abort', onOuter, { once: true });
+            const ssl = checkSsl(ep, protocol, this.#sslTarget, this.#timeouts, cancel.signal).finally(() => signal.removeEventListener('abort', onOuter));
+            // Awaited later; until then a rejection must not count as unhandled.
+            ssl.catch(() => undefined);
+            early.started = { protocol, cancel, ssl };
+          }
+        : undefined;
+      const { result: detected, tried } = await detectProtocol(ep, judge, tickets, this.#timeouts, this.#timeouts.headStartMs, signal, onLikely).catch(async (err: unknown) => {
+        await dropEarly(early.started);
+        throw err;
+      });
+      const earlySsl = early.started !== null && detected.ok && early.started.protocol === detected.protocol ? early.started.ssl : null;
+      if (earlySsl === null) await dropEarly(early.started);
       if (!detected.ok) {
         const status = TIMEOUT_KINDS.has(detected.kind) ? 'timeout' : 'failed';
         let error = detected.error;
@@ -205,7 +240,7 @@ export class ProxyChecker {
       result.checks.protocol = { status: 'ok', error: null, time: detected.responseTime, tried };
 
       const [ssl, speed, ownAddresses] = await Promise.all([
-        flags.ssl ? checkSsl(ep, detected.protocol, this.#sslTarget, this.#timeouts, signal) : null,
+        flags.ssl ? (earlySsl ?? checkSsl(ep, detected.protocol, this.#sslTarget, this.#timeouts, signal)) : null,
         flags.speed ? measureSpeed(ep, detected.protocol, judge, detected.nonce, key, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal) : null,
         own,
       ]);

@@ -50,7 +50,7 @@ export interface NotDetected {
   error: string;
 }
 
-export type TryOutcome = Detected | (NotDetected & { protocol: ProxyProtocol });
+export type TryOutcome = Detected | (NotDetected & { protocol: ProxyProtocol; spokeNoHttp?: true });
 
 
 /** Abort reasons made once: a reason-less abort() builds a DOMException (with a stack) every time. */
@@ -86,6 +86,8 @@ export async function tryProtocol(
   key: Buffer,
   timeouts: Timeouts,
   outer: AbortSignal,
+  /** The tunnel to the judge is open (not for http, which has none): only the echo is left. */
+  onTunnel?: () => void,
 ): Promise<TryOutcome> {
   const started = performance.now();
   const ac = new AbortController();
@@ -102,6 +104,7 @@ export async function tryProtocol(
     const localAddress = socket.localAddress ?? null;
     const { channel, path, extraHeaders } = await judgeChannel(socket, ep, protocol, judge, ac.signal);
     stage = 'relay';
+    if (protocol !== 'http') onTunnel?.();
     const res = await exchange(channel, {
       method: 'GET',
       path: path(nonce),
@@ -130,7 +133,8 @@ export async function tryProtocol(
     if (err instanceof ProxyStepError) return { ok: false, protocol, kind: err.kind, error: err.message };
     if (err instanceof ExchangeError) {
       // Through an established tunnel, a hang-up is the proxy failing to relay, not a wrong protocol.
-      return { ok: false, protocol, kind: protocol === 'http' ? 'protocol' : 'relay', error: err.message };
+      if (protocol === 'http') return { ok: false, protocol, kind: 'protocol', error: err.message, spokeNoHttp: true };
+      return { ok: false, protocol, kind: 'relay', error: err.message };
     }
     throw err;
   } finally {
@@ -154,6 +158,12 @@ export async function detectProtocol(
   timeouts: Timeouts,
   headStartMs: number,
   signal: AbortSignal,
+  /**
+   * A try opened its tunnel to the judge while every more preferred try had failed: if its echo
+   * comes back, this protocol is the answer. Called at most once per try; the next steps may
+   * start with it instead of waiting for the echo (which may still fail).
+   */
+  onLikely?: (protocol: ProxyProtocol) => void,
 ): Promise<{ result: Detected | NotDetected; tried: ProxyProtocol[] }> {
   const candidates = ep.spec.protocol ? [ep.spec.protocol] : [...PROTOCOL_PREFERENCE];
   const cancel = new AbortController();
@@ -172,12 +182,23 @@ export async function detectProtocol(
       if (cancel.signal.aborted) break;
       tried.push(protocol);
       const nonce = await tickets.issue();
-      const run = tryProtocol(ep, protocol, judge, nonce, tickets.key, timeouts, cancel.signal).then((o) => {
+      const onTunnel = onLikely
+        ? (): void => {
+            if (cancel.signal.aborted) return;
+            // (Not `every`: it skips the holes of tries still running.)
+            for (let j = 0; j < i; j++) if (outcomes[j] === undefined || outcomes[j]!.ok) return;
+            onLikely(protocol);
+          }
+        : undefined;
+      const run = tryProtocol(ep, protocol, judge, nonce, tickets.key, timeouts, cancel.signal, onTunnel).then((o) => {
         outcomes[i] = o;
         settle();
       });
       runs.push(run);
-      if (i < candidates.length - 1) {
+      // A peer that hung up on our HTTP request, or answered it with something that is not HTTP,
+      // will hardly take an HTTP CONNECT: the next protocol starts alongside it, not after it.
+      const rush = protocol === 'https' && outcomes.some((o) => o !== undefined && !o.ok && o.protocol === 'http' && o.spokeNoHttp === true);
+      if (i < candidates.length - 1 && !rush) {
         let timer: NodeJS.Timeout | undefined;
         const headStart = new Promise<void>((resolve) => {
           // The head start is time we could have heard the answer in. While the event loop was
