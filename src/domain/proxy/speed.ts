@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { Duplex } from 'node:stream';
 import { MAX_UPLOAD_ANSWER_BYTES } from './defaults.js';
 import { judgeChannel, judgeHeaders, type Timeouts } from './detect.js';
 import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
@@ -14,7 +15,7 @@ export function mbps(bytes: number, ms: number): string {
 }
 
 /**
- * Speed through the proxy, each half on a connection of its own: the judge's fixed download
+ * Speed through the proxy, both halves on one connection (and tunnel) when it stays open: the judge's fixed download
  * payload (latency = time to its first byte, download = the rest of it), then a fixed upload
  * the judge counts. Whatever finished before the timeout is reported; the rest is null.
  */
@@ -37,23 +38,35 @@ export async function measureSpeed(
   const timer = setTimeout(() => ac.abort(), timeouts.speedMs);
   const speed: ProxySpeed = { download: null, upload: null, latency: null };
   const sockets: Array<import('node:net').Socket> = [];
+  let open: Awaited<ReturnType<typeof judgeChannel>> | null = null;
 
+  // The upload goes over the download's connection when it is still open (one connection and
+  // one tunnel per test, not two); a proxy or judge that closed it gets a new one.
+  const usable = (c: Duplex): boolean => !c.destroyed && c.writable && !c.readableEnded;
   const through = async (method: 'GET' | 'POST', suffix: string, body?: Buffer): Promise<ExchangeResponse> => {
-    const socket = await dialProxy(ep, timeouts.connectMs, ac.signal);
-    sockets.push(socket);
-    try {
-      const { channel, path, extraHeaders } = await judgeChannel(socket, ep, protocol, judge, ac.signal);
-      return await exchange(channel, {
-        method,
-        path: path(nonce, suffix),
-        headers: { ...judgeHeaders(judge), ...extraHeaders, ...(body ? { 'content-type': 'application/octet-stream' } : {}) },
-        ...(body ? { body } : {}),
-        signal: ac.signal,
-        keepBytes: body ? MAX_UPLOAD_ANSWER_BYTES : 0,
-      });
-    } finally {
-      socket.destroy();
+    const reused = open !== null && usable(open.channel);
+    if (!reused || open === null) {
+      const socket = await dialProxy(ep, timeouts.connectMs, ac.signal);
+      sockets.push(socket);
+      open = await judgeChannel(socket, ep, protocol, judge, ac.signal);
     }
+    const { channel, path, extraHeaders } = open;
+    const sent = exchange(channel, {
+      method,
+      path: path(nonce, suffix),
+      // Without an agent node:http asks for Connection: close unless told otherwise: the download asks to keep it.
+      headers: { ...judgeHeaders(judge), ...extraHeaders, ...(body ? { 'content-type': 'application/octet-stream' } : { connection: 'keep-alive' }) },
+      ...(body ? { body } : {}),
+      signal: ac.signal,
+      keepBytes: body ? MAX_UPLOAD_ANSWER_BYTES : 0,
+    });
+    if (!reused) return sent;
+    // A kept connection the other side closed just as we reused it gets one fresh try.
+    return sent.catch((err: unknown) => {
+      if (!(err instanceof ExchangeError && err.kind === 'closed')) throw err;
+      channel.destroy();
+      return through(method, suffix, body);
+    });
   };
   const report = (status: StepReport['status'], error: string | null): StepReport => ({ status, error, time: round2(performance.now() - started) });
 
@@ -85,6 +98,7 @@ export async function measureSpeed(
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', onOuter);
+    if (open !== null) (open as { channel: Duplex }).channel.destroy();
     for (const s of sockets) s.destroy();
   }
 }
