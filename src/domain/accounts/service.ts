@@ -1,5 +1,5 @@
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
-import type { Account, Store, Token } from '../../infra/store/store.js';
+import type { Account, AccountStatus, Store, Token } from '../../infra/store/store.js';
 import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
 import { canonicalOf } from '../../canonical.js';
 import { TOKEN_PATTERN, generateToken, hashToken, tokenPrefix } from './tokens.js';
@@ -12,6 +12,10 @@ export const MAX_NAME_LENGTH = 200;
 export const MAX_LABEL_LENGTH = 200;
 /** The longest expiry a token may be given, in days (ten years). */
 export const MAX_TOKEN_DAYS = 3_650;
+/** The longest text an account search takes (the admin page's search box). */
+export const MAX_SEARCH_LENGTH = 200;
+/** The statuses an administrator may set. */
+export const ACCOUNT_STATUSES: readonly AccountStatus[] = ['active', 'suspended'];
 const DAY_MS = 86_400_000;
 /** Bound on remembered token hashes; dropped wholesale when full. */
 export const HASH_MEMO_MAX_ENTRIES = 10_000;
@@ -99,6 +103,41 @@ export class AccountService {
   async setStatus(email: string, status: 'active' | 'suspended'): Promise<Account> {
     const account = await this.accountByEmail(email);
     return (await this.store.accounts.update(account.id, { status }))!;
+  }
+
+  async accountById(id: number): Promise<Account> {
+    const account = Number.isSafeInteger(id) && id > 0 ? await this.store.accounts.findById(id) : undefined;
+    if (!account) throw new NotFound(`no account with id ${id}`);
+    return account;
+  }
+
+  /**
+   * Accounts whose e-mail or name contains `text` (any case; empty: every account), at most
+   * `limit`, by id. The text is bounded to MAX_SEARCH_LENGTH characters.
+   */
+  searchAccounts(text: string, limit: number): Promise<Account[]> {
+    return this.store.accounts.search(text.slice(0, MAX_SEARCH_LENGTH), Math.max(0, Math.floor(limit)));
+  }
+
+  /** `setPlan` by id (the admin page): an unknown id is NotFound, an unknown plan a ValidationError. */
+  async setPlanById(id: number, name: string): Promise<Account> {
+    const plan = planOf(name);
+    const account = await this.accountById(id);
+    return (await this.store.accounts.update(account.id, { plan })) ?? account;
+  }
+
+  /**
+   * `setStatus` by id, on behalf of the account `byId` (the admin page): an account may not
+   * suspend itself, so the last administrator cannot lock everyone out of the admin pages.
+   */
+  async setStatusById(id: number, status: string, byId?: number): Promise<Account> {
+    const next = ACCOUNT_STATUSES.find((s) => s === status);
+    if (next === undefined) throw new ValidationError('status', `must be one of ${ACCOUNT_STATUSES.join(', ')}`);
+    const account = await this.accountById(id);
+    if (next === 'suspended' && byId === account.id) {
+      throw new ValidationError('status', 'you cannot suspend your own account; another administrator can, or the operator with `netdiag account suspend`');
+    }
+    return (await this.store.accounts.update(account.id, { status: next })) ?? account;
   }
 
   async createToken(email: string, label = '', expiresInDays?: number): Promise<{ token: string; id: number; expires_at: string | null }> {

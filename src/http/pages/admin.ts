@@ -1,4 +1,173 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.js';
+import { MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
+import { PLAN_NAMES } from '../../domain/accounts/plans.js';
+import type { Account, AuthLink } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
+import { field, render } from './render.js';
 
-export async function adminPages(_app: FastifyInstance, _deps: PageDeps): Promise<void> {}
+/** Accounts one page lists; a search narrows the rest down. */
+export const ADMIN_LIST_LIMIT = 100;
+/** Recent invitations the page lists. */
+export const ADMIN_INVITES_LIMIT = 50;
+const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
+/** Addresses a listener binds to that nobody can browse to: never the host of a link. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]', '::', '']);
+
+type Notice = { kind: 'ok' | 'error'; text: string };
+
+/** An invitation as the list shows it: never its secret (only its hash is stored anyway). */
+interface InvitationRow {
+  who: string | null;
+  plan: string;
+  created_at: string;
+  expires_at: string;
+  state: 'used' | 'expired' | 'open';
+  used_at: string | null;
+}
+
+/** `YYYY-MM-DD HH:MM UTC` of an ISO instant (the page's one time zone). */
+export function shortTime(iso: string): string {
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(iso) ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : iso;
+}
+
+function invitationRow(link: AuthLink, now: number): InvitationRow {
+  return {
+    who: link.email,
+    plan: link.plan ?? '',
+    created_at: link.created_at,
+    expires_at: link.expires_at,
+    state: link.used_at !== null ? 'used' : Date.parse(link.expires_at) <= now ? 'expired' : 'open',
+    used_at: link.used_at,
+  };
+}
+
+/** The account id of a route, or undefined for anything but a positive integer. */
+function idOf(request: FastifyRequest): number | undefined {
+  const raw = (request.params as { id?: unknown }).id;
+  if (typeof raw !== 'string' || !ID_PATTERN.test(raw)) return undefined;
+  const id = Number(raw);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+/**
+ * The base of an invitation link. NETDIAG_PUBLIC_URL when the operator set it: it is the
+ * address people reach the server at. Without it, API.md's default is http://localhost:PORT,
+ * but that is only right on this machine and with the configured port (a server behind a port
+ * mapping, or one bound to port 0, differs). The admin's own browser just reached this page, so
+ * the origin it used (`protocol://Host`) is a better guess of an address others can use; the Host
+ * header is the admin's own request's (same-origin, CSRF-checked POST), so at worst the admin
+ * misleads themself. A wildcard host (someone browsed to http://0.0.0.0:8080) is no address for
+ * anyone else: then the documented default.
+ */
+export function inviteBase(request: FastifyRequest, config: PageDeps['config']): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  const host = request.host;
+  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  if (WILDCARD_HOSTS.has(hostname)) return `http://localhost:${config.port}`;
+  return `${request.protocol}://${host}`;
+}
+
+/** Administrators: every account (plan, suspend / resume) and invitations. */
+export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
+  const csrf = app.csrfProtection;
+
+  const adminPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    data: { q: string; notice?: Notice; invite?: { link: string; email: string | null; plan: string; expires_at: string }; form?: { email: string; plan: string } },
+  ) => {
+    const found = await deps.accounts.searchAccounts(data.q, ADMIN_LIST_LIMIT + 1);
+    const now = deps.now();
+    const invitations = (await deps.logins.invitations(ADMIN_INVITES_LIMIT)).map((link) => invitationRow(link, now));
+    return render(request, reply, 'admin.eta', {
+      title: 'Admin',
+      nav: 'admin',
+      styles: ['admin.css'],
+      q: data.q,
+      accounts: found.slice(0, ADMIN_LIST_LIMIT),
+      more: found.length > ADMIN_LIST_LIMIT,
+      limit: ADMIN_LIST_LIMIT,
+      plans: PLAN_NAMES,
+      selfId: request.viewer!.account.id,
+      invitations,
+      invite: data.invite ?? null,
+      form: data.form ?? { email: '', plan: 'free' },
+      publicUrlSet: Boolean(deps.config.publicUrl),
+      signupMode: deps.logins.signupMode,
+      shortTime,
+      ...(data.notice ? { notice: data.notice } : {}),
+    });
+  };
+
+  const notFound = (request: FastifyRequest, reply: FastifyReply, what: string) => {
+    reply.code(404);
+    return render(request, reply, 'error.eta', { title: 'Not found', status: 404, message: `There is no account ${what}. It may have been listed from an old page.` });
+  };
+
+  /**
+   * Runs an account change: done → the page again with what changed; a refusal the admin can
+   * act on (bad plan, suspending oneself) → the page with the message and its 4xx status; an
+   * unknown account → the 404 page. Anything else is the error handler's.
+   */
+  const change = async (request: FastifyRequest, reply: FastifyReply, run: (id: number) => Promise<string>) => {
+    const q = field(request.body, 'q', MAX_SEARCH_LENGTH);
+    const id = idOf(request);
+    if (id === undefined) return notFound(request, reply, 'with that id');
+    try {
+      const text = await run(id);
+      return adminPage(request, reply, { q, notice: { kind: 'ok', text } });
+    } catch (err) {
+      if (err instanceof NotFound) return notFound(request, reply, `with id ${id}`);
+      if (err instanceof AppError && err.status < 500) {
+        reply.code(err.status);
+        return adminPage(request, reply, { q, notice: { kind: 'error', text: err.message } });
+      }
+      throw err;
+    }
+  };
+
+  app.get('/admin', { config: { page: 'admin' } }, async (request, reply) => {
+    const raw = (request.query as { q?: unknown }).q;
+    const q = typeof raw === 'string' ? raw.slice(0, MAX_SEARCH_LENGTH).trim() : '';
+    return adminPage(request, reply, { q });
+  });
+
+  app.post('/admin/accounts/:id/plan', { config: { page: 'admin' }, preHandler: csrf }, async (request, reply) =>
+    change(request, reply, async (id) => {
+      const account: Account = await deps.accounts.setPlanById(id, field(request.body, 'plan', 50));
+      return `the account ${account.email} is now on the ${account.plan} plan`;
+    }),
+  );
+
+  app.post('/admin/accounts/:id/status', { config: { page: 'admin' }, preHandler: csrf }, async (request, reply) =>
+    change(request, reply, async (id) => {
+      const account = await deps.accounts.setStatusById(id, field(request.body, 'status', 20), request.viewer!.account.id);
+      return account.status === 'suspended'
+        ? `the account ${account.email} is suspended: its tokens are refused and it cannot sign in`
+        : `the account ${account.email} is active again`;
+    }),
+  );
+
+  app.post('/admin/invitations', { config: { page: 'admin' }, preHandler: csrf }, async (request, reply) => {
+    const email = field(request.body, 'email', 320).trim();
+    const plan = field(request.body, 'plan', 50);
+    try {
+      const { secret, link } = await deps.logins.invite(request.viewer!.account, { email, plan });
+      // The secret is shown in this answer only: never in a URL of ours, never stored, never cached.
+      reply.header('cache-control', 'no-store');
+      const url = `${inviteBase(request, deps.config)}/signup?invite=${secret}`;
+      return adminPage(request, reply, {
+        q: '',
+        notice: { kind: 'ok', text: 'invitation created: send the link below to the person you invite' },
+        invite: { link: url, email: link.email, plan: link.plan ?? plan, expires_at: link.expires_at },
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) {
+        reply.code(err.status);
+        return adminPage(request, reply, { q: '', notice: { kind: 'error', text: err.message }, form: { email, plan } });
+      }
+      throw err;
+    }
+  });
+}
