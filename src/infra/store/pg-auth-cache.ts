@@ -95,7 +95,10 @@ export class ListenedCache<V> {
           if (!client || !this.listening) return resolve(false);
           // One query at a time on the connection (node-postgres deprecates queueing them): a
           // fence sent once the previous one is answered is still sent after its requests were read.
-          const round = this.lastFence.then(() => client.query('select 1'));
+          // An empty query: the cheapest round trip (nothing to parse, plan or describe on either
+          // side), and like any other it ends with ReadyForQuery, before which PostgreSQL sends the
+          // notifications the session has received.
+          const round = this.lastFence.then(() => client.query(''));
           this.lastFence = round.catch(() => {});
           round.then(
             () => resolve(true),
