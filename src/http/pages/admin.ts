@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
+import { inviteLinkUrl } from '../../domain/accounts/logins.js';
 import { PLAN_NAMES } from '../../domain/accounts/plans.js';
 import type { Account, AuthLink } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
@@ -156,7 +157,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
       const { secret, link } = await deps.logins.invite(request.viewer!.account, { email, plan });
       // The secret is shown in this answer only: never in a URL of ours, never stored, never cached.
       reply.header('cache-control', 'no-store');
-      const url = `${inviteBase(request, deps.config)}/signup?invite=${secret}`;
+      const url = inviteLinkUrl(inviteBase(request, deps.config), secret);
       return adminPage(request, reply, {
         q: '',
         notice: { kind: 'ok', text: 'invitation created: send the link below to the person you invite' },
