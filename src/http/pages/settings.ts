@@ -12,7 +12,7 @@ import { when } from './tokens.js';
 /** A session's id as it appears in a form: the SHA-256 hex of its cookie's secret. */
 const SESSION_ID_PATTERN = /^[0-9a-f]{64}$/;
 /** The longest user agent the list shows when it recognises no browser in it. */
-const AGENT_SHOWN_MAX = 60;
+const AGENT_SHOWN_MAX = 40;
 
 /** "Firefox on Linux" from a user agent; the start of it when no known browser is named. */
 export function browserOf(userAgent: string): string {
@@ -22,6 +22,7 @@ export function browserOf(userAgent: string): string {
     [/\bEdg(?:e|A|iOS)?\//, 'Edge'],
     [/\b(?:OPR|Opera)\//, 'Opera'],
     [/\b(?:Firefox|FxiOS)\//, 'Firefox'],
+    [/\bHeadlessChrome\//, 'Headless Chrome'],
     [/\b(?:Chrome|CriOS|Chromium)\//, 'Chrome'],
     [/\bVersion\/[\d.]+.*\bSafari\//, 'Safari'],
     [/^curl\//, 'curl'],
