@@ -77,6 +77,11 @@ function dayRange(now: number, days: number): string[] {
   return Array.from({ length: days }, (_, i) => utcDay(now - (days - 1 - i) * DAY_MS));
 }
 
+/** How long the overview keeps an account's rows of the days before today. */
+export const PAST_ROWS_TTL_MS = 60_000;
+/** Accounts whose past rows are kept at once; beyond it the cache starts again (memory stays bounded). */
+const PAST_ROWS_MAX_ACCOUNTS = 10_000;
+
 /** Every day of `range` with the rows' totals, days without traffic at 0. */
 function perDay(range: readonly string[], rows: readonly UsageRow[]): DayCounts[] {
   const byDay = new Map<string, DayCounts>(range.map((date) => [date, { date, requests: 0, successful: 0, failed: 0, rate_limited: 0 }]));
@@ -156,10 +161,29 @@ export class UsageService {
     return perDay(range, rows);
   }
 
-  /** Per day and per endpoint over the last `days` days, from one read of the aggregates. */
+  /**
+   * Per day and per endpoint over the last `days` days, for the dashboard's overview. Today's rows
+   * are read every time; the days before it were settled at midnight, so their rows are kept for
+   * PAST_ROWS_TTL_MS per account (a write that lands on a past day, a request answered across
+   * midnight, shows within that time). Exports and /usage/history always read everything.
+   */
   async overview(accountId: number, days: number, now: number): Promise<UsageOverview> {
-    const { range, rows } = await this.lastDays(accountId, days, now);
+    const range = dayRange(now, days);
+    const today = range[range.length - 1]!;
+    const past = range.length > 1 ? await this.pastRows(accountId, range[0]!, range[range.length - 2]!, now) : [];
+    const rows = past.concat(await this.usage.rows(accountId, today, today));
     return { days: perDay(range, rows), endpoints: perEndpoint(rows) };
+  }
+
+  private readonly pastCache = new Map<number, { from: string; to: string; until: number; rows: UsageRow[] }>();
+
+  private async pastRows(accountId: number, from: string, to: string, now: number): Promise<UsageRow[]> {
+    const kept = this.pastCache.get(accountId);
+    if (kept && kept.from === from && kept.to === to && now < kept.until) return kept.rows;
+    const rows = await this.usage.rows(accountId, from, to);
+    if (this.pastCache.size >= PAST_ROWS_MAX_ACCOUNTS) this.pastCache.clear();
+    this.pastCache.set(accountId, { from, to, until: now + PAST_ROWS_TTL_MS, rows });
+    return rows;
   }
 
   /** One row per day and endpoint that saw traffic, oldest first. */

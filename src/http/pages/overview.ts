@@ -24,7 +24,7 @@ function when(at: number): { text: string; iso: string } {
 // The chart's drawing area, in SVG user units (the SVG scales to its box; CSS sets the size).
 const W = 640;
 const H = 220;
-const LEFT = 48;
+const LEFT = 56;
 const RIGHT = 8;
 const TOP = 10;
 const BOTTOM = 26;

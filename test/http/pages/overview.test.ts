@@ -168,3 +168,26 @@ test("overview: another account never sees the first one's figures", async (t) =
   const first = await signedIn(b);
   assert.equal(windowUsed((await first.get('/')).html, 'day'), 5);
 });
+
+test('overview: earlier days and endpoints from the records, most calls first', async (t) => {
+  const b = await build(t);
+  const client = await signedIn(b);
+  const account = (await b.store.accounts.findByEmail('tester@example.com'))!;
+  const yesterday = utcDay(Date.now() - 86_400_000);
+  const old = utcDay(Date.now() - 40 * 86_400_000);
+  const rec = (day: string, endpoint: string, outcome: UsageRecord['outcome'], count: number): UsageRecord[] =>
+    Array.from({ length: count }, () => ({ account_id: account.id, day, endpoint, outcome, duration_ms: 10 }));
+  await b.store.usage.record([
+    ...rec(yesterday, '/dns/lookup', 'successful', 7),
+    ...rec(yesterday, '/dns/lookup', 'failed', 2),
+    ...rec(yesterday, '/ip/lookup', 'successful', 3),
+    ...rec(yesterday, '/ip/lookup', 'rate_limited', 4),
+    ...rec(old, '/port/scan', 'successful', 50), // beyond the 30 days
+  ]);
+  const page = await client.get('/');
+  assert.deepEqual(dayRow(page.html, yesterday), { requests: 16, successful: 10, failed: 2, rate_limited: 4 });
+  assert.doesNotMatch(page.html, new RegExp(`<th scope="row">${old}</th>|/port/scan`));
+  const endpoints = [...page.html.matchAll(/<th scope="row"><code>([^<]+)<\/code><\/th><td class="num">(\d+)<\/td>/g)].map((m) => [m[1], Number(m[2])]);
+  assert.deepEqual(endpoints, [['/dns/lookup', 9], ['/ip/lookup', 3]]);
+  assert.match(page.html, /aria-label="Requests per UTC day [^"]*16 in all, 10 successful, 2 failed, 4 rate limited; busiest day \d{4}-\d\d-\d\d with 16\./);
+});

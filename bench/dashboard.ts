@@ -1,0 +1,184 @@
+/**
+ * Issue 17: the dashboard's overview page, `GET /` with a session cookie, at -c 20 against the
+ * real app on SQLite with 30 days of usage for the account (six endpoints a day, every outcome),
+ * and `GET /api/user` with a bearer token at -c 20 in the same run as the baseline. Each round
+ * starts a fresh server process per case (this file again, as the server); medians over rounds.
+ * Reported: requests/s, p50/p97.5/p99 latency, server CPU per response (process CPU time over the
+ * measured run / responses), and the mean and p99 of Fastify's reply.elapsedTime in the server.
+ * Aim: the page's p99 under 50 ms.
+ *   node --import tsx bench/dashboard.ts   (BENCH_SECONDS, BENCH_ROUNDS to change)
+ */
+const SERVER_ROLE = process.env.DASHBOARD_BENCH_ROLE === 'server';
+const CONNECTIONS = 20;
+const PASSWORD = 'correct horse battery staple';
+const EMAIL = 'bench@example.com';
+
+if (SERVER_ROLE) await serve();
+else await drive();
+
+/** The server: the real app over a fresh SQLite file, 30 days of usage, one account with a password. */
+async function serve(): Promise<void> {
+  // First, as bin/netdiag.js does before the application loads.
+  await import('./servers/warm-up.js');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { buildApp } = await import('../src/app.js');
+  const { loadConfig } = await import('../src/config.js');
+  const { AccountService } = await import('../src/domain/accounts/service.js');
+  const { hashPassword } = await import('../src/domain/accounts/passwords.js');
+  const { utcDay } = await import('../src/domain/usage/service.js');
+  const { openStore } = await import('../src/infra/store/index.js');
+  const { useProductionRuntime } = await import('../src/server.js');
+  const { MemoryRateLimiter } = await import('../src/infra/ratelimit/memory.js');
+  type RateLimiter = import('../src/infra/ratelimit/limiter.js').RateLimiter;
+  type UsageRecord = import('../src/infra/store/store.js').UsageRecord;
+
+  useProductionRuntime();
+  const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
+  const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent' });
+  const store = await openStore(config.databaseUrl);
+  const accounts = new AccountService(store);
+  const { token } = await accounts.createAccount({ email: EMAIL, name: 'Bench', plan: 'enterprise' });
+  const account = (await store.accounts.findByEmail(EMAIL))!;
+  await store.accounts.setPasswordHash(account.id, await hashPassword(PASSWORD));
+
+  // 30 days × 6 endpoints: 180 aggregate rows, a few hundred calls per endpoint and day.
+  const endpoints = ['/ip/lookup', '/dns/lookup', '/port/scan', '/proxy/check', '/user', '/usage/stats'];
+  const now = Date.now();
+  const records: UsageRecord[] = [];
+  for (let d = 29; d >= 0; d--) {
+    const day = utcDay(now - d * 86_400_000);
+    endpoints.forEach((endpoint, k) => {
+      const n = 100 + ((d * 37 + k * 53) % 200);
+      for (let i = 0; i < n; i++) {
+        records.push({ account_id: account.id, day, endpoint, outcome: i % 19 === 0 ? 'failed' : i % 29 === 0 ? 'rate_limited' : 'successful', duration_ms: 2 + ((i * 7) % 40) });
+      }
+    });
+  }
+  await store.usage.record(records);
+
+  // The real limiter; the API's calls are admitted against windows too large to fill in a run
+  // (as bench/servers/netdiag.ts does), the page peeks with the plan's own limits.
+  const BIG = { minute: 1e12, hour: 1e12, day: 1e12 };
+  const inner = new MemoryRateLimiter();
+  const limiter: RateLimiter = {
+    consume: (key, _limits, at) => inner.consume(key, BIG, at),
+    peek: (key, limits, at) => inner.peek(key, limits, at),
+    close: () => inner.close(),
+  };
+  const app = await buildApp({ config, store, limiter, logger: false });
+
+  // Fastify's own time per response (onRequest to onResponse), kept for the driver to read.
+  const elapsed: number[] = [];
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!request.url.startsWith('/__bench')) elapsed.push(reply.elapsedTime);
+    done();
+  });
+  app.get('/__bench/elapsed', { config: { page: 'public' } }, async (request) => {
+    const sorted = [...elapsed].sort((a, b) => a - b);
+    const out = {
+      count: sorted.length,
+      mean: sorted.reduce((s, x) => s + x, 0) / Math.max(1, sorted.length),
+      p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0,
+    };
+    if ((request.query as { reset?: string }).reset) elapsed.length = 0;
+    return out;
+  });
+
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, token }) + '\n');
+  process.once('SIGTERM', () =>
+    void app.close().then(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    }),
+  );
+}
+
+/** The load generator: signs in, then measures the page and the API baseline. */
+async function drive(): Promise<void> {
+  const { default: autocannon } = await import('autocannon');
+  const { cpuMicros, startServer, BENCH_SECONDS, WARMUP_SECONDS } = await import('./lib.js');
+  const { median } = await import('./stats.js');
+  type ChildServer = import('./lib.js').ChildServer;
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+  /** Signs in through the login form as a browser does; the cookies a browser would then send. */
+  async function signIn(url: string): Promise<string> {
+    const cookies = new Map<string, string>();
+    const keep = (res: Response) => {
+      for (const line of res.headers.getSetCookie()) {
+        const pair = line.split(';')[0]!;
+        const eq = pair.indexOf('=');
+        cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+      }
+    };
+    const header = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const login = await fetch(`${url}/login`);
+    keep(login);
+    const csrf = /name="_csrf" value="([^"]*)"/.exec(await login.text())?.[1] ?? '';
+    const res = await fetch(`${url}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url, cookie: header() },
+      body: new URLSearchParams({ _csrf: csrf, email: EMAIL, password: PASSWORD, next: '/' }),
+    });
+    keep(res);
+    if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
+    const page = await fetch(`${url}/`, { headers: { cookie: header() } });
+    const html = await page.text();
+    if (page.status !== 200 || !html.includes('Rate limits')) throw new Error(`the overview did not answer: ${page.status}`);
+    return header();
+  }
+
+  interface Run {
+    result: import('autocannon').Result;
+    /** Server CPU µs per response over the measured run. */
+    cpu: number | null;
+    /** Fastify's reply.elapsedTime over the measured run, ms. */
+    elapsed: { count: number; mean: number; p99: number };
+  }
+  const measure = async (s: ChildServer, path: string, headers: Record<string, string>): Promise<Run> => {
+    const url = `${s.url}${path}`;
+    await autocannon({ url, headers, connections: CONNECTIONS, duration: WARMUP_SECONDS });
+    await fetch(`${s.url}/__bench/elapsed?reset=1`);
+    const before = cpuMicros(s.child.pid);
+    const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: BENCH_SECONDS });
+    const after = cpuMicros(s.child.pid);
+    const elapsed = (await (await fetch(`${s.url}/__bench/elapsed`)).json()) as Run['elapsed'];
+    const served = result.requests.total;
+    return { result, cpu: before !== null && after !== null && served > 0 ? (after - before) / served : null, elapsed };
+  };
+
+  const cases: Array<{ name: string; run: (s: ChildServer) => Promise<Run> }> = [
+    { name: 'GET / (overview, session cookie)', run: async (s) => measure(s, '/', { cookie: await signIn(s.url) }) },
+    { name: 'GET /api/user (bearer token)', run: (s) => measure(s, '/api/user', { authorization: `Bearer ${s.info.token}` }) },
+  ];
+  const runs = new Map<string, Run[]>(cases.map((c) => [c.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of cases) {
+      const server = await startServer('./dashboard.ts', { DASHBOARD_BENCH_ROLE: 'server' });
+      try {
+        runs.get(c.name)!.push(await c.run(server));
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  console.log(`-c ${CONNECTIONS}, ${BENCH_SECONDS} s measured after a warm-up, ${ROUNDS} rounds, a fresh server per case and round; the median round by requests/s:`);
+  for (const c of cases) {
+    const rs = runs.get(c.name)!;
+    const m = [...rs].sort((a, b) => a.result.requests.average - b.result.requests.average)[Math.floor(rs.length / 2)]!;
+    const r = m.result;
+    const cpu = rs.map((x) => x.cpu).filter((x): x is number => x !== null);
+    const cpuText = cpu.length ? `server CPU ${(median(cpu) / 1000).toFixed(2)} ms/response` : 'server CPU n/a';
+    console.log(
+      `${c.name.padEnd(36)} ${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p97.5 ${(r.latency as typeof r.latency & { p97_5: number }).p97_5} ms, p99 ${r.latency.p99} ms, ` +
+        `non-2xx ${r.non2xx}, errors ${r.errors}; ${cpuText}; in-server elapsed mean ${m.elapsed.mean.toFixed(2)} ms, p99 ${m.elapsed.p99.toFixed(2)} ms ` +
+        `(rounds: ${rs.map((x) => `${Math.round(x.result.requests.average)} req/s p99 ${x.result.latency.p99} ms`).join('; ')})`,
+    );
+  }
+}
