@@ -17,7 +17,7 @@ import {
   PROXY_TRY_HEAD_START_MS,
   SPEED_UPLOAD_BYTES,
 } from './defaults.js';
-import { detectProtocol, type Timeouts } from './detect.js';
+import { detectProtocol, dropLink, type JudgeLink, type Timeouts } from './detect.js';
 import { ALL_NONCE_USES, Judge } from './judge.js';
 import { defaultJudgeUrl, JudgeTarget, OwnAddresses } from './judge-client.js';
 import { locate } from './location.js';
@@ -184,6 +184,7 @@ export class ProxyChecker {
     // One nonce per protocol try: one echo, and one download and one upload when speed is measured.
     const uses: readonly NonceUse[] = flags.speed ? ALL_NONCE_USES : ['echo'];
     const issued: string[] = [];
+    let link: JudgeLink | null = null;
     try {
       const key = await this.judge.key();
       const tickets = {
@@ -212,7 +213,7 @@ export class ProxyChecker {
             early.started = { protocol, cancel, ssl };
           }
         : undefined;
-      const { result: detected, tried } = await detectProtocol(ep, judge, tickets, this.#timeouts, this.#timeouts.headStartMs, signal, onLikely).catch(async (err: unknown) => {
+      const { result: detected, tried } = await detectProtocol(ep, judge, tickets, this.#timeouts, this.#timeouts.headStartMs, signal, { ...(onLikely ? { onLikely } : {}), keepLink: flags.speed }).catch(async (err: unknown) => {
         await dropEarly(early.started);
         throw err;
       });
@@ -233,6 +234,8 @@ export class ProxyChecker {
         result.checks.protocol = { status, error, time: round2(performance.now() - started), tried };
         return result;
       }
+      // The speed test goes on over the winning try's connection (its nonce's download and upload are still unspent).
+      link = detected.link ?? null;
       result.status = 'working';
       result.protocol = detected.protocol;
       result.response_time = detected.responseTime;
@@ -241,7 +244,7 @@ export class ProxyChecker {
 
       const [ssl, speed, ownAddresses] = await Promise.all([
         flags.ssl ? (earlySsl ?? checkSsl(ep, detected.protocol, this.#sslTarget, this.#timeouts, signal)) : null,
-        flags.speed ? measureSpeed(ep, detected.protocol, judge, detected.nonce, key, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal) : null,
+        flags.speed ? measureSpeed(ep, detected.protocol, judge, detected.nonce, key, this.#upload, this.judge.downloadPayload.length, this.#timeouts, signal, link) : null,
         own,
       ]);
       if (ownAddresses) {
@@ -264,6 +267,7 @@ export class ProxyChecker {
       if (flags.location) result.location = locate(this.#geo, result.exit_ip);
       return result;
     } finally {
+      dropLink(link);
       // A nonce that cannot be revoked (database gone) still expires, and each use works once at most.
       if (issued.length > 0) await this.judge.revoke(...issued).catch(() => undefined);
     }

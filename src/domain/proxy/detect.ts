@@ -32,6 +32,20 @@ export interface Timeouts {
   speedMs: number;
 }
 
+/** An open way to the judge through the proxy (the proxy socket, or a tunnel on it). */
+export interface JudgeLink {
+  socket: import('node:net').Socket;
+  channel: Duplex;
+  path: (nonce: string, suffix?: string) => string;
+  extraHeaders: Record<string, string>;
+}
+
+/** Closes a link nobody goes on with. */
+export function dropLink(link: JudgeLink | null | undefined): void {
+  link?.channel.destroy();
+  link?.socket.destroy();
+}
+
 export interface Detected {
   ok: true;
   protocol: ProxyProtocol;
@@ -42,6 +56,8 @@ export interface Detected {
   responseTime: number;
   /** Our side of the connection to the proxy (an address of ours the proxy saw). */
   localAddress: string | null;
+  /** The try's way to the judge, kept open when asked (`keep`): the speed test goes on over it. */
+  link?: JudgeLink;
 }
 
 export interface NotDetected {
@@ -86,8 +102,12 @@ export async function tryProtocol(
   key: Buffer,
   timeouts: Timeouts,
   outer: AbortSignal,
-  /** The tunnel to the judge is open (not for http, which has none): only the echo is left. */
-  onTunnel?: () => void,
+  opts: {
+    /** The tunnel to the judge is open (not for http, which has none): only the echo is left. */
+    onTunnel?: () => void;
+    /** On success, keep the connection open and hand it over (`link`) instead of closing it. */
+    keep?: boolean;
+  } = {},
 ): Promise<TryOutcome> {
   const started = performance.now();
   const ac = new AbortController();
@@ -98,22 +118,29 @@ export async function tryProtocol(
   let timer: NodeJS.Timeout | undefined;
   // Where we were when time ran out tells silence apart from a proxy that could not reach the judge.
   let stage: 'handshake' | 'relay' = 'handshake';
+  let handedOver = false;
   try {
     socket = await dialProxy(ep, timeouts.connectMs, ac.signal);
     timer = setTimeout(() => ac.abort(), timeouts.protocolMs);
     const localAddress = socket.localAddress ?? null;
     const { channel, path, extraHeaders } = await judgeChannel(socket, ep, protocol, judge, ac.signal);
     stage = 'relay';
-    if (protocol !== 'http') onTunnel?.();
+    if (protocol !== 'http') opts.onTunnel?.();
     const res = await exchange(channel, {
       method: 'GET',
       path: path(nonce),
-      headers: { ...judgeHeaders(judge), ...extraHeaders },
+      // Without an agent node:http asks for Connection: close unless told otherwise.
+      headers: { ...judgeHeaders(judge), ...extraHeaders, ...(opts.keep ? { connection: 'keep-alive' } : {}) },
       signal: ac.signal,
       keepBytes: MAX_ECHO_BYTES,
     });
     const echo = res.status === 200 ? parseEcho(res.body, nonce, key) : null;
-    if (echo) return { ok: true, protocol, echo, nonce, responseTime: round2(performance.now() - started), localAddress };
+    if (echo) {
+      const responseTime = round2(performance.now() - started);
+      if (!opts.keep) return { ok: true, protocol, echo, nonce, responseTime, localAddress };
+      handedOver = true;
+      return { ok: true, protocol, echo, nonce, responseTime, localAddress, link: { socket, channel, path, extraHeaders } };
+    }
     if (protocol === 'http') {
       // A 5xx from an HTTP proxy is its way of saying it could not reach the judge.
       if (res.status === 407 || res.status >= 500) throw httpRefusal(ep.spec, res.status, 'relay our request to the judge');
@@ -141,7 +168,7 @@ export async function tryProtocol(
     clearTimeout(timer);
     outer.removeEventListener('abort', onOuter);
     ac.abort(FINISHED);
-    socket?.destroy();
+    if (!handedOver) socket?.destroy();
   }
 }
 
@@ -158,12 +185,16 @@ export async function detectProtocol(
   timeouts: Timeouts,
   headStartMs: number,
   signal: AbortSignal,
-  /**
-   * A try opened its tunnel to the judge while every more preferred try had failed: if its echo
-   * comes back, this protocol is the answer. Called at most once per try; the next steps may
-   * start with it instead of waiting for the echo (which may still fail).
-   */
-  onLikely?: (protocol: ProxyProtocol) => void,
+  more: {
+    /**
+     * A try opened its tunnel to the judge while every more preferred try had failed: if its
+     * echo comes back, this protocol is the answer. Called at most once per try; the next steps
+     * may start with it instead of waiting for the echo (which may still fail).
+     */
+    onLikely?: (protocol: ProxyProtocol) => void;
+    /** The winner's connection is kept open (`link`) for the caller, who must close it. */
+    keepLink?: boolean;
+  } = {},
 ): Promise<{ result: Detected | NotDetected; tried: ProxyProtocol[] }> {
   const candidates = ep.spec.protocol ? [ep.spec.protocol] : [...PROTOCOL_PREFERENCE];
   const cancel = new AbortController();
@@ -182,6 +213,7 @@ export async function detectProtocol(
       if (cancel.signal.aborted) break;
       tried.push(protocol);
       const nonce = await tickets.issue();
+      const { onLikely } = more;
       const onTunnel = onLikely
         ? (): void => {
             if (cancel.signal.aborted) return;
@@ -190,7 +222,7 @@ export async function detectProtocol(
             onLikely(protocol);
           }
         : undefined;
-      const run = tryProtocol(ep, protocol, judge, nonce, tickets.key, timeouts, cancel.signal, onTunnel).then((o) => {
+      const run = tryProtocol(ep, protocol, judge, nonce, tickets.key, timeouts, cancel.signal, { ...(onTunnel ? { onTunnel } : {}), keep: more.keepLink === true }).then((o) => {
         outcomes[i] = o;
         settle();
       });
@@ -219,6 +251,8 @@ export async function detectProtocol(
     }
     await Promise.all(runs);
     const winner = outcomes.find((o): o is Detected => o !== undefined && o.ok);
+    // Only the winner's connection is kept; a try that worked too but lost is closed.
+    for (const o of outcomes) if (o !== undefined && o.ok && o !== winner) dropLink(o.link);
     if (winner) return { result: winner, tried };
     const failures = outcomes.filter((o): o is NotDetected & { protocol: ProxyProtocol } => o !== undefined && !o.ok && o.error !== 'cancelled');
     failures.sort((a, b) => FAIL_RANK[b.kind] - FAIL_RANK[a.kind]);

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { MAX_UPLOAD_ANSWER_BYTES } from './defaults.js';
-import { judgeChannel, judgeHeaders, type Timeouts } from './detect.js';
+import { judgeChannel, judgeHeaders, type JudgeLink, type Timeouts } from './detect.js';
 import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
 import { parseUploadReceipt, type JudgeTarget } from './judge-client.js';
 import { dialProxy, ProxyStepError, TIMEOUT_KINDS, type ProxyEndpoint } from './tunnel.js';
@@ -30,6 +30,8 @@ export async function measureSpeed(
   expectedDownload: number,
   timeouts: Timeouts,
   signal: AbortSignal,
+  /** The protocol try's open way to the judge, when it kept one: the download goes over it. */
+  link: JudgeLink | null = null,
 ): Promise<{ speed: ProxySpeed; report: StepReport }> {
   const started = performance.now();
   const ac = new AbortController();
@@ -38,7 +40,8 @@ export async function measureSpeed(
   const timer = setTimeout(() => ac.abort(), timeouts.speedMs);
   const speed: ProxySpeed = { download: null, upload: null, latency: null };
   const sockets: Array<import('node:net').Socket> = [];
-  let open: Awaited<ReturnType<typeof judgeChannel>> | null = null;
+  let open: Pick<JudgeLink, 'channel' | 'path' | 'extraHeaders'> | null = link;
+  if (link) sockets.push(link.socket);
 
   // The upload goes over the download's connection when it is still open (one connection and
   // one tunnel per test, not two); a proxy or judge that closed it gets a new one.

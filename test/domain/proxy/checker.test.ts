@@ -61,8 +61,9 @@ test('SOCKS4a and SOCKS5 reach a judge named by hostname; every check runs', asy
 test('a speed test that cannot finish in time is a timeout of that step; the proxy is still working', async (t) => {
   const judge = new Judge();
   const port = await judgeServer(t, judge);
-  // Each tunnel takes 200 ms to open: detection (8 s allowed) waits for it, a 100 ms speed test cannot.
-  const slow = await startSocksProxy({ version: 5, delayMs: 200 });
+  // Each relayed request takes 200 ms: detection (8 s allowed) waits for it, a 100 ms speed test
+  // cannot (it goes on over the detection's connection, so it is the requests that must be slow).
+  const slow = await startHttpProxy({ kind: 'elite', relayDelayMs: 200 });
   t.after(() => slow.close());
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
   const checker = new ProxyChecker({
@@ -77,4 +78,32 @@ test('a speed test that cannot finish in time is a timeout of that step; the pro
   assert.equal(r.checks.speed?.status, 'timeout');
   assert.match(r.checks.speed?.error ?? '', /did not finish within 100 ms/);
   assert.deepEqual(r.speed, { download: null, upload: null, latency: null });
+});
+
+test("the speed test goes on over the winning try's tunnel: one tunnel to the judge per check", async (t) => {
+  const judge = new Judge();
+  const port = await judgeServer(t, judge);
+  const tlsTarget = await startTlsTarget();
+  const seen: string[] = [];
+  const tunnelOnly = await startHttpProxy({ kind: 'elite', connectOnly: true, seen });
+  t.after(() => Promise.all([tlsTarget.close(), tunnelOnly.close()]));
+  const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
+  const checker = new ProxyChecker({ dialer, judge, judgeUrl: `http://127.0.0.1:${port}/judge`, sslTarget: { host: '127.0.0.1', port: tlsTarget.port } });
+  const r = await checker.check(tunnelOnly.address, { ssl: true, anonymity: false, speed: true, location: false });
+  assert.equal(r.status, 'working');
+  assert.equal(r.protocol, 'https');
+  assert.equal(r.ssl_support, true);
+  assert.equal(r.checks.speed?.status, 'ok', r.checks.speed?.error ?? '');
+  assert.match(r.speed?.download ?? '', /Mbps$/);
+  assert.match(r.speed?.upload ?? '', /Mbps$/);
+  assert.deepEqual(
+    seen.filter((target) => target === `127.0.0.1:${port}`),
+    [`127.0.0.1:${port}`],
+    'the echo, the download and the upload share one CONNECT to the judge',
+  );
+  assert.ok(seen.includes(`127.0.0.1:${tlsTarget.port}`), 'the SSL check has its own tunnel to its target');
+  assert.equal(judge.active, 0, 'every nonce is revoked when its check ends');
+  // (A destroyed socket frees its slot when it has closed, a turn or two later.)
+  for (let i = 0; i < 20 && dialer.stats.active > 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(dialer.stats.active, 0, 'no connection outlives the check');
 });
