@@ -73,9 +73,15 @@ export interface UsageStats {
 
 
 /** The days from `days - 1` days before `now` (epoch ms) up to today, oldest first. */
-function dayRange(now: number, days: number): string[] {
-  return Array.from({ length: days }, (_, i) => utcDay(now - (days - 1 - i) * DAY_MS));
+function dayRange(now: number, days: number): readonly string[] {
+  const today = Math.floor(now / DAY_MS);
+  if (today === rangeMemo.day && days === rangeMemo.days) return rangeMemo.range;
+  const range = Array.from({ length: days }, (_, i) => new Date((today - (days - 1 - i)) * DAY_MS).toISOString().slice(0, 10));
+  rangeMemo = { day: today, days, range };
+  return range;
 }
+/** The last range asked for: the dashboard asks for the same 30 days all day long. Never handed out to be changed. */
+let rangeMemo: { day: number; days: number; range: readonly string[] } = { day: -1, days: 0, range: [] };
 
 /** How long the overview keeps an account's rows of the days before today. */
 export const PAST_ROWS_TTL_MS = 60_000;
@@ -151,7 +157,7 @@ export class UsageService {
   }
 
   /** The rows of the last `days` UTC days, today included, and those days oldest first. */
-  private async lastDays(accountId: number, days: number, now: number): Promise<{ range: string[]; rows: UsageRow[] }> {
+  private async lastDays(accountId: number, days: number, now: number): Promise<{ range: readonly string[]; rows: UsageRow[] }> {
     const range = dayRange(now, days);
     return { range, rows: await this.usage.rows(accountId, range[0]!, range[range.length - 1]!) };
   }
