@@ -10,7 +10,10 @@ import { ForbiddenError } from '../../errors.js';
 export const PAGE_SECURITY_HEADERS = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: with it a browser sends `Origin: null` on form posts, and the Origin check
+  // below could not tell our forms from a sandboxed frame's. same-origin keeps the one-time links'
+  // secrets from other sites all the same.
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',

@@ -159,7 +159,7 @@ test('dashboard pages: strict CSP, no inline script or style, nothing from anoth
     assert.match(csp, /script-src 'self'/, path);
     assert.match(csp, /frame-ancestors 'none'/, path);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*/, path);
-    assert.equal(res.headers.get('referrer-policy'), 'no-referrer', path);
+    assert.equal(res.headers.get('referrer-policy'), 'same-origin', path);
     assert.equal(res.headers.get('x-frame-options'), 'DENY', path);
     // Every script has a src (no inline code), no element has a style attribute or an event handler.
     assert.doesNotMatch(res.html, /<script(?![^>]*\bsrc=)[^>]*>/i, `${path}: inline script`);

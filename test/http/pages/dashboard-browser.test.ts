@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { test, type TestContext } from 'node:test';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+import { build, tempDir, type Built } from '../../helpers/build.js';
+import { PASSWORD, setPassword } from './browserless.js';
+
+/**
+ * The dashboard as people use it, in Debian's Chromium: a new user signs up, makes a token, calls
+ * the API with it, sees the call on the overview, revokes the token; an admin invites someone,
+ * changes a plan and suspends an account. Every step saves a screenshot under
+ * test-output/dashboard/, and axe-core checks every page for WCAG 2.1 A/AA violations in the
+ * light and the dark scheme, at a desktop width and at 375 px.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HOST = 'netdiag.test';
+const OUTPUT = fileURLToPath(new URL('../../../test-output/dashboard/', import.meta.url));
+const noChromium = existsSync(CHROMIUM)
+  ? false
+  : `no browser at ${CHROMIUM}: the dashboard's browser tests were skipped; install Debian's chromium package (apt-get install -y chromium; .ci/run does) to run them`;
+const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+const ADMIN = 'tester@example.com';
+
+async function launch(t: TestContext, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
+  const context = await chromium.launchPersistentContext(tempDir(t, 'netdiag-chromium-'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-proxy-server',
+      // The test's name goes to loopback; every other name fails to resolve: nothing leaves the machine.
+      `--host-resolver-rules=MAP ${HOST} 127.0.0.1, MAP * ~NOTFOUND`,
+    ],
+  });
+  t.after(() => context.close());
+  return context;
+}
+
+/** Everything a page asked for that was not this origin, and every console complaint (CSP refusals show there). */
+function watch(page: Page, origin: string): { foreign: string[]; console: string[] } {
+  const seen = { foreign: [] as string[], console: [] as string[] };
+  page.on('request', (r) => {
+    if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) seen.foreign.push(r.url());
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') seen.console.push(m.text());
+  });
+  // Forms that ask before something irreversible: the person says yes.
+  page.on('dialog', (d) => void d.accept());
+  return seen;
+}
+
+/** A screenshot of the step, and axe-core's verdict on the page in both colour schemes. */
+async function step(page: Page, name: string, checked: Map<string, number>): Promise<void> {
+  mkdirSync(OUTPUT, { recursive: true });
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.screenshot({ path: `${OUTPUT}${name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
+    const { violations } = await new AxeBuilder({ page }).withTags(WCAG).analyze();
+    const report = violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    assert.deepEqual(report, [], `${name} (${scheme}): WCAG 2.1 A/AA violations`);
+    checked.set(`${new URL(page.url()).pathname} ${scheme}`, violations.length);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+async function submit(page: Page, button: string | RegExp): Promise<void> {
+  await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: button }).first().click()]);
+  await page.waitForLoadState('load');
+}
+
+async function originOf(b: Built): Promise<string> {
+  return `http://${HOST}:${new URL(b.url).port}`;
+}
+
+test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: invite, plan, suspend; no WCAG 2.1 A/AA violation on any page', { skip: noChromium, timeout: 240_000 }, async (t) => {
+  const b = await build(t, { env: { NETDIAG_SIGNUP: 'open' } });
+  await setPassword(b.store, ADMIN, PASSWORD);
+  await b.store.accounts.update((await b.store.accounts.findByEmail(ADMIN))!.id, { is_admin: true });
+  const origin = await originOf(b);
+  const checked = new Map<string, number>();
+  const api = (token: string) => fetch(`${b.url}/api/user`, { headers: { authorization: `Bearer ${token}` } });
+
+  // --- A new user ---
+  const user = await (await launch(t)).newPage();
+  const userSeen = watch(user, origin);
+  await user.goto(`${origin}/`);
+  assert.match(user.url(), /\/login\?next=%2F$/, 'signed out, the dashboard sends to the login');
+  await step(user, '01-login', checked);
+  await user.getByRole('link', { name: 'Create one' }).click();
+  await user.waitForLoadState('load');
+  await step(user, '02-signup', checked);
+  await user.getByLabel('Name').fill('Grace Hopper');
+  await user.getByLabel('E-mail').fill('grace@example.com');
+  await user.locator('#password').fill(PASSWORD);
+  await user.getByLabel('Password, again').fill(PASSWORD);
+  await submit(user, 'Create account');
+  assert.match(user.url(), /\/tokens\?welcome=1$/, await user.locator('main').innerText());
+  await step(user, '03-welcome', checked);
+
+  await user.getByLabel(/^Label/).fill('laptop');
+  await user.getByLabel('In 90 days').check();
+  await submit(user, 'Create token');
+  const token = (await user.locator('#new-token').textContent())!.trim();
+  assert.match(token, /^nd_[0-9A-Za-z]{40}$/);
+  await step(user, '04-token-created', checked);
+
+  // The test calls the API with the token the page showed.
+  const called = await api(token);
+  assert.equal(called.status, 200);
+  const used = ((await called.json()) as { data: { api_calls_used: number } }).data.api_calls_used;
+  assert.equal(used, 1);
+
+  await user.getByRole('link', { name: 'Overview' }).click();
+  await user.waitForLoadState('load');
+  await step(user, '05-overview-after-call', checked);
+  const body = await user.locator('main').innerText();
+  assert.match(body, /grace@example\.com|Grace Hopper/);
+  // The call is in the 30-day table beneath the chart: today's row, 1 request, 1 successful.
+  const today = new Date().toISOString().slice(0, 10);
+  const row = user.locator('table tr', { has: user.locator(`text=${today}`) }).first();
+  const cells = (await row.locator('td, th').allInnerTexts()).map((c) => c.trim());
+  assert.ok(cells.includes(today) || cells.some((c) => c.includes(today)), `today's row: ${cells.join(' | ')}`);
+  assert.deepEqual(cells.slice(1, 3), ['1', '1'], `today's row shows 1 request, 1 successful: ${cells.join(' | ')}`);
+
+  await user.getByRole('link', { name: 'Tokens' }).click();
+  await user.waitForLoadState('load');
+  assert.equal(await user.locator('#new-token').count(), 0, 'the token is not shown again');
+  await submit(user, /^Revoke/);
+  await step(user, '06-token-revoked', checked);
+  assert.equal((await api(token)).status, 401, 'the revoked token is refused');
+
+  // A second token for the admin's suspension below.
+  await submit(user, 'Create token');
+  const second = (await user.locator('#new-token').textContent())!.trim();
+  assert.equal((await api(second)).status, 200);
+
+  await user.getByRole('link', { name: 'Settings' }).click();
+  await user.waitForLoadState('load');
+  await step(user, '07-settings', checked);
+
+  // --- The admin ---
+  const admin = await (await launch(t)).newPage();
+  const adminSeen = watch(admin, origin);
+  await admin.goto(`${origin}/login`);
+  await admin.getByLabel('E-mail').fill(ADMIN);
+  await admin.getByLabel('Password').fill(PASSWORD);
+  await submit(admin, 'Sign in');
+  await admin.getByRole('link', { name: 'Admin' }).click();
+  await admin.waitForLoadState('load');
+  await step(admin, '08-admin', checked);
+
+  await admin.getByLabel(/^E-mail/).fill('invited@example.com');
+  await admin.getByLabel('Plan', { exact: true }).selectOption('pro');
+  await submit(admin, 'Create invitation link');
+  const link = (await admin.locator('#invite-link').textContent())!.trim();
+  assert.match(link, /\/signup\?invite=[A-Za-z0-9_-]{43}$/);
+  await step(admin, '09-invitation', checked);
+
+  const invited = await (await launch(t)).newPage();
+  watch(invited, origin);
+  await invited.goto(link);
+  await step(invited, '10-invited-signup', checked);
+  await invited.getByLabel('Name').fill('Invited Person');
+  await invited.locator('#password').fill(PASSWORD);
+  await invited.getByLabel('Password, again').fill(PASSWORD);
+  await submit(invited, 'Create account');
+  assert.equal((await b.store.accounts.findByEmail('invited@example.com'))?.plan, 'pro', 'the invitation gave its plan');
+
+  // Change Grace's plan, then suspend her: her token gets 403.
+  await admin.getByLabel('Search by e-mail or name').fill('grace');
+  await submit(admin, 'Search');
+  await admin.getByLabel('Plan of grace@example.com').selectOption('basic');
+  await submit(admin, /Set the plan of grace@example\.com/);
+  await step(admin, '11-plan-changed', checked);
+  assert.equal(((await (await api(second)).json()) as { data: { plan: string } }).data.plan, 'basic');
+  await submit(admin, /Suspend grace@example\.com/);
+  await step(admin, '12-suspended', checked);
+  const refused = await api(second);
+  assert.equal(refused.status, 403);
+  assert.equal(((await refused.json()) as { error: string }).error, 'forbidden');
+
+  // --- At 375 px: the pages a phone shows, checked the same way ---
+  const phone = await (await launch(t, { width: 375, height: 800 })).newPage();
+  watch(phone, origin);
+  await phone.goto(`${origin}/login`);
+  await phone.getByLabel('E-mail').fill(ADMIN);
+  await phone.getByLabel('Password').fill(PASSWORD);
+  await submit(phone, 'Sign in');
+  for (const [path, name] of [['/', '13-phone-overview'], ['/tokens', '14-phone-tokens'], ['/settings', '15-phone-settings'], ['/admin', '16-phone-admin']] as const) {
+    await phone.goto(origin + path);
+    await step(phone, name, checked);
+    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${path} at 375 px scrolls sideways by ${overflow} px`);
+  }
+
+  for (const seen of [userSeen, adminSeen]) {
+    assert.deepEqual(seen.foreign, [], 'nothing was loaded from another origin');
+    assert.deepEqual(seen.console.filter((c) => /Content Security Policy|Refused/i.test(c)), [], 'no CSP refusal');
+  }
+  assert.ok(checked.size >= 16, `axe checked ${checked.size} page states`);
+});
