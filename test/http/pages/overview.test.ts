@@ -191,3 +191,20 @@ test('overview: earlier days and endpoints from the records, most calls first', 
   assert.deepEqual(endpoints, [['/dns/lookup', 9], ['/ip/lookup', 3]]);
   assert.match(page.html, /aria-label="Requests per UTC day [^"]*16 in all, 10 successful, 2 failed, 4 rate limited; busiest day \d{4}-\d\d-\d\d with 16\./);
 });
+
+test('overview: without a rate limiter the windows come from the recorded calls', async (t) => {
+  const b = await build(t, { plan: 'free', deps: { limiter: null } });
+  const client = await signedIn(b);
+  const account = (await b.store.accounts.findByEmail('tester@example.com'))!;
+  const now = Date.now();
+  const rec = (at: number | undefined, outcome: UsageRecord['outcome']): UsageRecord => ({ account_id: account.id, day: utcDay(now), endpoint: '/ip/lookup', outcome, duration_ms: 1, ...(at === undefined ? {} : { at }) });
+  await b.store.usage.record([rec(now, 'successful'), rec(now, 'failed'), rec(now, 'rate_limited'), rec(undefined, 'successful'), rec(undefined, 'successful')]);
+  const page = await client.get('/');
+  assert.equal(page.status, 200);
+  // A 429 is not a call; a record without `at` counts in its day only.
+  // (Unless the page was rendered in the next minute or hour than the records'.)
+  if (Math.floor(Date.now() / 60_000) === Math.floor(now / 60_000)) assert.equal(windowUsed(page.html, 'minute'), 2);
+  if (Math.floor(Date.now() / 3_600_000) === Math.floor(now / 3_600_000)) assert.equal(windowUsed(page.html, 'hour'), 2);
+  assert.equal(windowUsed(page.html, 'day'), 4);
+  assert.match(page.html, /<span data-used>4<\/span> <span class="of">\/ 500<\/span>/);
+});
