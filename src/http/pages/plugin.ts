@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, RouteOptions } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyStatic from '@fastify/static';
@@ -24,6 +24,10 @@ const ASSET_CACHE_CONTROL = 'public, max-age=3600';
 const VIEWS_DIR = fileURLToPath(new URL('.', import.meta.url));
 const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
+function hideFromOpenApi(route: RouteOptions): void {
+  route.schema = { ...(route.schema ?? {}), hide: true };
+}
+
 /**
  * The account dashboard: server-rendered pages at `/` in their own Fastify scope, so that its
  * cookie, CSRF, form parser, CSP and HTML errors never touch `/api`, which accepts bearer tokens
@@ -31,6 +35,8 @@ const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
  */
 export async function registerPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
   await app.register(async (pages) => {
+    // Pages are not the API: none of them belongs in the OpenAPI document.
+    pages.addHook('onRoute', hideFromOpenApi);
     pages.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_req, body, done) => {
       // Own properties only: a field named __proto__ is a field, not the object's prototype.
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
@@ -80,6 +86,7 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
   // Styles and scripts are files of this package, never a CDN's; outside the pages' scope, so no
   // session lookup for a stylesheet.
   await app.register(async (assets) => {
+    assets.addHook('onRoute', hideFromOpenApi);
     assets.addHook('onSend', (_request, reply, payload, done) => {
       reply.header('cache-control', ASSET_CACHE_CONTROL);
       done(null, payload);
