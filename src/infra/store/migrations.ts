@@ -153,6 +153,43 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.alterTable('accounts').dropColumn('password_hash').execute();
       },
     },
+    '0008_webhooks': {
+      async up(db) {
+        // One row per job event (job_id unique: a job finishing twice is still one event), with
+        // the body fixed at enqueue so every retry sends the same bytes under the same webhook_id.
+        // No foreign key to jobs: deliveries outlive nothing but are purged on their own.
+        await idColumn(db, 'webhook_deliveries')
+          .addColumn('webhook_id', 'text', (c) => c.notNull().unique())
+          .addColumn('job_id', 'text', (c) => c.notNull().unique())
+          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('url', 'text', (c) => c.notNull())
+          .addColumn('event_type', 'text', (c) => c.notNull())
+          .addColumn('payload', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull().defaultTo('pending'))
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+          .addColumn('lease_owner', 'text')
+          .addColumn('lease_until', 'bigint')
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
+        // The primary key makes an attempt single: a second record of (delivery, attempt) fails.
+        await db.schema
+          .createTable('webhook_attempts')
+          .addColumn('delivery_id', 'integer', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+          .addColumn('attempt', 'integer', (c) => c.notNull())
+          .addColumn('at', 'text', (c) => c.notNull())
+          .addColumn('status', 'integer')
+          .addColumn('duration_ms', 'double precision', (c) => c.notNull())
+          .addColumn('error', 'text')
+          .addPrimaryKeyConstraint('webhook_attempts_pk', ['delivery_id', 'attempt'])
+          .execute();
+      },
+      async down(db) {
+        await db.schema.dropTable('webhook_attempts').execute();
+        await db.schema.dropTable('webhook_deliveries').execute();
+      },
+    },
   };
 }
 

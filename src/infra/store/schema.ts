@@ -91,10 +91,41 @@ export interface WebhookSecretsTable {
   previous_until: string | null;
 }
 
+/** A job's webhook event and where its delivery stands (webhook-deliveries.ts). */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: string;
+  job_id: string;
+  account_id: number;
+  url: string;
+  event_type: string;
+  payload: string;
+  /** 'pending' | 'delivered' | 'failed' (given up) */
+  state: Generated<string>;
+  attempts: Generated<number>;
+  /** Epoch ms. */
+  next_attempt_at: number;
+  lease_owner: string | null;
+  /** Epoch ms; the claim lapses then, and another instance may take the delivery. */
+  lease_until: number | null;
+  created_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: number;
+  attempt: number;
+  at: string;
+  status: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface DatabaseSchema {
   sessions: SessionsTable;
   auth_links: AuthLinksTable;
   webhook_secrets: WebhookSecretsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   accounts: AccountsTable;
   tokens: TokensTable;
   usage_daily: UsageDailyTable;

@@ -4,6 +4,7 @@
  */
 
 import type { MaybePromise } from '../../maybe-promise.js';
+import type { WebhookDeliveryRepository } from './webhook-deliveries.js';
 
 /** Bound on cached authentication results, on either backend; the cache is simply dropped when full. */
 export const AUTH_CACHE_MAX_ENTRIES = 10_000;
@@ -226,6 +227,7 @@ export interface Store {
   readonly sessions: SessionRepository;
   readonly authLinks: AuthLinkRepository;
   readonly webhookSecrets: WebhookSecretRepository;
+  readonly webhookDeliveries: WebhookDeliveryRepository;
   /** Throws when the database cannot answer; used by /readyz. */
   ping(): Promise<void>;
   /**

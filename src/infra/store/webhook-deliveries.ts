@@ -1,0 +1,164 @@
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema } from './schema.js';
+
+/**
+ * Webhook deliveries in the database: the queue every instance sharing it works from. A
+ * delivery is claimed with a lease (a compare-and-set on the row, the same SQL on SQLite and
+ * PostgreSQL), so two instances never send the same attempt, and a delivery whose instance died
+ * is taken by another once the lease lapses.
+ */
+
+export type WebhookDeliveryState = 'pending' | 'delivered' | 'failed';
+
+export interface NewWebhookDelivery {
+  webhook_id: string;
+  job_id: string;
+  account_id: number;
+  url: string;
+  event_type: string;
+  /** The request body, fixed once: every retry sends the same bytes. */
+  payload: string;
+  created_at: string;
+  /** Epoch ms. */
+  next_attempt_at: number;
+}
+
+/** A delivery an instance holds the lease of, with the number its next attempt gets. */
+export interface ClaimedWebhookDelivery {
+  id: number;
+  webhook_id: string;
+  job_id: string;
+  account_id: number;
+  url: string;
+  event_type: string;
+  payload: string;
+  attempt: number;
+}
+
+export interface WebhookAttemptRecord {
+  attempt: number;
+  at: string;
+  status: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+/** What follows an attempt: another one at `next_attempt_at`, or the end. */
+export type WebhookAttemptOutcome = { state: 'pending'; next_attempt_at: number } | { state: 'delivered' | 'failed' };
+
+export interface WebhookDeliveryRepository {
+  /** Queues a job's event; false (and nothing changes) when the job already has one. */
+  enqueue(delivery: NewWebhookDelivery): Promise<boolean>;
+  /** Takes up to `limit` due deliveries whose lease is free or lapsed, leased to `owner` until now + leaseMs. */
+  claim(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]>;
+  /**
+   * Records the attempt and what follows, and frees the lease, in one transaction; false (and
+   * nothing recorded) when `owner` no longer holds the delivery.
+   */
+  complete(id: number, owner: string, record: WebhookAttemptRecord, next: WebhookAttemptOutcome): Promise<boolean>;
+  /** Gives a claim back unattempted (shutting down): the delivery is due again at once. */
+  release(id: number, owner: string): Promise<void>;
+  /** A job's attempts, in order. */
+  attempts(jobId: string): Promise<WebhookAttemptRecord[]>;
+  /** Forgets finished deliveries (and their attempts) created before `before` (ISO); returns how many. */
+  purge(before: string): Promise<number>;
+}
+
+const CLAIM_COLUMNS = ['id', 'webhook_id', 'job_id', 'account_id', 'url', 'event_type', 'payload', 'attempts'] as const;
+
+export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeliveryRepository {
+  return {
+    async enqueue(d) {
+      const r = await db
+        .insertInto('webhook_deliveries')
+        .values(d)
+        .onConflict((oc) => oc.column('job_id').doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+    },
+
+    async claim(owner, now, leaseMs, limit) {
+      const due = await db
+        .selectFrom('webhook_deliveries')
+        .select(CLAIM_COLUMNS)
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .execute();
+      const claimed: ClaimedWebhookDelivery[] = [];
+      for (const row of due) {
+        // The row is taken only if nobody took it since it was read: the same conditions, and
+        // the same attempt count, checked in the update itself.
+        const r = await db
+          .updateTable('webhook_deliveries')
+          .set({ lease_owner: owner, lease_until: now + leaseMs })
+          .where('id', '=', row.id)
+          .where('state', '=', 'pending')
+          .where('attempts', '=', row.attempts)
+          .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) !== 1) continue;
+        claimed.push({
+          id: Number(row.id),
+          webhook_id: row.webhook_id,
+          job_id: row.job_id,
+          account_id: Number(row.account_id),
+          url: row.url,
+          event_type: row.event_type,
+          payload: row.payload,
+          attempt: Number(row.attempts) + 1,
+        });
+      }
+      return claimed;
+    },
+
+    async complete(id, owner, record, next) {
+      return db.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable('webhook_deliveries')
+          .set({
+            attempts: record.attempt,
+            state: next.state,
+            ...(next.state === 'pending' ? { next_attempt_at: next.next_attempt_at } : {}),
+            lease_owner: null,
+            lease_until: null,
+          })
+          .where('id', '=', id)
+          .where('lease_owner', '=', owner)
+          .where('attempts', '=', record.attempt - 1)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) !== 1) return false;
+        await trx.insertInto('webhook_attempts').values({ delivery_id: id, ...record }).execute();
+        return true;
+      });
+    },
+
+    async release(id, owner) {
+      await db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
+    },
+
+    async attempts(jobId) {
+      const rows = await db
+        .selectFrom('webhook_attempts as a')
+        .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+        .select(['a.attempt', 'a.at', 'a.status', 'a.duration_ms', 'a.error'])
+        .where('d.job_id', '=', jobId)
+        .orderBy('a.attempt')
+        .execute();
+      return rows.map((r) => ({
+        attempt: Number(r.attempt),
+        at: r.at,
+        status: r.status === null ? null : Number(r.status),
+        duration_ms: Number(r.duration_ms),
+        error: r.error,
+      }));
+    },
+
+    async purge(before) {
+      const r = await db.deleteFrom('webhook_deliveries').where('state', '<>', 'pending').where('created_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+  };
+}
