@@ -55,5 +55,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     logLevel: config.logLevel,
     signup: config.signup,
     publicUrl: config.publicUrl ?? null,
+    workers: config.workers,
+    jobTtlDays: config.jobTtlDays,
   };
 }

@@ -39,6 +39,10 @@ export interface Config {
   signup: SignupMode;
   /** NETDIAG_PUBLIC_URL: where people reach this server (links in invitations); unset, http://localhost:PORT. */
   publicUrl: string | undefined;
+  /** NETDIAG_WORKERS: jobs this instance runs at once; 0 accepts jobs without running any. */
+  workers: number;
+  /** NETDIAG_JOB_TTL_DAYS: how long jobs and their results are kept. */
+  jobTtlDays: number;
 }
 
 export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
@@ -83,7 +87,15 @@ export const DEFAULTS = {
    */
   shutdownGraceS: 90,
   signup: 'invite' as SignupMode,
+  /** Probe jobs one instance runs at once (API.md, "Jobs and webhooks"). */
+  workers: 8,
+  jobTtlDays: 7,
 } as const;
+
+/** The most jobs one instance may run at once: each may hold hundreds of sockets. */
+export const MAX_WORKERS = 256;
+/** The longest jobs may be kept: a year. */
+export const MAX_JOB_TTL_DAYS = 365;
 
 /** The longest any duration setting (timeouts, shutdown grace) may be: an hour. */
 export const MAX_DURATION_S = 3_600;
@@ -121,6 +133,14 @@ function parseSeconds(variable: string, raw: string | undefined, fallback: numbe
   const value = raw?.trim() || String(fallback);
   if (!/^\d{1,6}$/.test(value) || Number(value) < 1 || Number(value) > max) {
     throw new ConfigError(variable, `must be a whole number of seconds, 1-${max}`, value);
+  }
+  return Number(value);
+}
+
+function parseCount(variable: string, raw: string | undefined, fallback: number, min: number, max: number, unit: string): number {
+  const value = raw?.trim() || String(fallback);
+  if (!/^\d{1,6}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(variable, `must be a whole number of ${unit}, ${min}-${max}`, value);
   }
   return Number(value);
 }
@@ -297,5 +317,7 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat,
     timeouts,
     shutdownGraceMs: parseSeconds('NETDIAG_SHUTDOWN_GRACE_S', env.NETDIAG_SHUTDOWN_GRACE_S, DEFAULTS.shutdownGraceS, MAX_DURATION_S) * 1000,
+    workers: parseCount('NETDIAG_WORKERS', env.NETDIAG_WORKERS, DEFAULTS.workers, 0, MAX_WORKERS, 'jobs'),
+    jobTtlDays: parseCount('NETDIAG_JOB_TTL_DAYS', env.NETDIAG_JOB_TTL_DAYS, DEFAULTS.jobTtlDays, 1, MAX_JOB_TTL_DAYS, 'days'),
   });
 }

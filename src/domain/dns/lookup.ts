@@ -48,7 +48,12 @@ export class DnsLookupService {
    * entry makes the whole request invalid (ValidationError naming "domains[i]"), so a client
    * never has to match partial results to its input.
    */
-  async lookupBulk(domains: readonly string[], type: string = DNS_DEFAULT_TYPE): Promise<DnsLookupResult[]> {
+  async lookupBulk(
+    domains: readonly string[],
+    type: string = DNS_DEFAULT_TYPE,
+    /** Told each input position's answer as it completes (a name given twice: both positions at once). */
+    onItem?: (index: number, result: DnsLookupResult) => void,
+  ): Promise<DnsLookupResult[]> {
     if (!Array.isArray(domains)) throw new ValidationError('domains', 'must be an array of domain names');
     if (domains.length === 0) throw new ValidationError('domains', 'at least 1 entry');
     if (domains.length > DNS_BULK_MAX_DOMAINS) throw new ValidationError('domains', `at most ${DNS_BULK_MAX_DOMAINS} entries`);
@@ -59,7 +64,18 @@ export class DnsLookupService {
     });
 
     const unique = [...new Set(names)];
-    const answers = await mapConcurrent(unique, this.#concurrency, (name) => this.#lookupName(name, rrtype));
+    const lookupOne = (name: string): Promise<DnsLookupResult> => this.#lookupName(name, rrtype);
+    const answers = await mapConcurrent(
+      unique,
+      this.#concurrency,
+      onItem
+        ? (name) =>
+            lookupOne(name).then((r) => {
+              names.forEach((n, i) => n === name && onItem(i, r));
+              return r;
+            })
+        : lookupOne,
+    );
     const byName = new Map(unique.map((name, i) => [name, answers[i]!]));
     return names.map((name) => byName.get(name)!);
   }

@@ -185,13 +185,20 @@ async function lookupAddress(deps: IpLookupDeps, addr: Addr, opts: IpLookupOptio
  * `{ip, error}` and the others still answer; the list itself being wrong (not an array, empty,
  * too long) is a ValidationError on `ips`.
  */
-export async function lookupBulk(deps: IpLookupDeps, ips: readonly string[], opts: IpLookupOptions = {}): Promise<IpBulkItem[]> {
+export async function lookupBulk(
+  deps: IpLookupDeps,
+  ips: readonly string[],
+  opts: IpLookupOptions = {},
+  /** Told each input position's item as it completes (jobs stream these). */
+  onItem?: (index: number, item: IpBulkItem) => void,
+): Promise<IpBulkItem[]> {
   if (!Array.isArray(ips)) throw new ValidationError('ips', 'must be an array of IP addresses');
   if (ips.length === 0) throw new ValidationError('ips', 'at least 1 entry');
   if (ips.length > IP_BULK_MAX) throw new ValidationError('ips', `at most ${IP_BULK_MAX} entries`);
-  return mapConcurrent(ips, deps.bulkConcurrency ?? IP_BULK_CONCURRENCY, async (ip): Promise<IpBulkItem> => {
+  return mapConcurrent(ips, deps.bulkConcurrency ?? IP_BULK_CONCURRENCY, async (ip, i): Promise<IpBulkItem> => {
     const addr = typeof ip === 'string' ? parseLookupIp(ip) : null;
-    if (!addr) return { ip: typeof ip === 'string' ? ip : String(ip), error: INVALID_IP_RULE };
-    return lookupAddress(deps, addr, opts);
+    const item: IpBulkItem = addr ? await lookupAddress(deps, addr, opts) : { ip: typeof ip === 'string' ? ip : String(ip), error: INVALID_IP_RULE };
+    onItem?.(i, item);
+    return item;
   });
 }

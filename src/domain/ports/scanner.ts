@@ -51,6 +51,8 @@ export interface ScanOptions {
   timeoutMs: number;
   /** Ends the scan early: queued ports are never dialled and the scan rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Told each port's result as it completes, with its position in the sorted result (jobs stream these). */
+  onItem?: (index: number, result: PortResult) => void;
 }
 
 export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'limiter'>;
@@ -148,14 +150,24 @@ export class PortScanner {
       // A name that does not resolve is the diagnosis, not a bad request: every port answers so.
       if (!(err instanceof ResolveError)) throw err;
       const shown = host.trim();
-      return ports.map((port) => portResult(shown, null, port, 'filtered', null, err.message));
+      const results = ports.map((port) => portResult(shown, null, port, 'filtered', null, err.message));
+      if (opts.onItem) results.forEach((r, i) => opts.onItem!(i, r));
+      return results;
     }
     // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
     const ip = target.addresses[0]!;
     const perScan = this.#dialer.limiter(this.#concurrency);
     // Without a caller's signal, none at all: an abort listener per queued port and per dial
     // cost a 1000-port loopback scan some 10 ms of its 60 here.
-    if (!opts.signal) return Promise.all(ports.map((port) => this.#probe(target.target, ip, port, perScan, opts)));
+    const onItem = opts.onItem;
+    const probe = onItem
+      ? (port: number, i: number, o: ScanOptions) =>
+          this.#probe(target.target, ip, port, perScan, o).then((r) => {
+            onItem(i, r);
+            return r;
+          })
+      : (port: number, _i: number, o: ScanOptions) => this.#probe(target.target, ip, port, perScan, o);
+    if (!opts.signal) return Promise.all(ports.map((port, i) => probe(port, i, opts)));
 
     // With one, every queued port listens to a signal of our own, so the caller's does not
     // collect a thousand listeners (and Node's leak warning) per scan.
@@ -166,7 +178,8 @@ export class PortScanner {
     if (outer.aborted) forward();
     else outer.addEventListener('abort', forward, { once: true });
     try {
-      return await Promise.all(ports.map((port) => this.#probe(target.target, ip, port, perScan, { ...opts, signal: inner.signal })));
+      const inOpts = { ...opts, signal: inner.signal };
+      return await Promise.all(ports.map((port, i) => probe(port, i, inOpts)));
     } finally {
       outer.removeEventListener('abort', forward);
     }

@@ -126,7 +126,13 @@ export class ProxyChecker {
     return cancellable(this.#run(spec, resolved, flags, this.#dialer.limiter(PROXY_SINGLE_SOCKETS), signal), signal);
   }
 
-  async checkBulk(inputs: readonly string[], flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult[]> {
+  /** `onItem` is told each proxy's result as it completes, with its input position (jobs stream these). */
+  async checkBulk(
+    inputs: readonly string[],
+    flags: CheckFlags = ALL_CHECKS,
+    signal?: AbortSignal,
+    onItem?: (index: number, result: ProxyCheckResult) => void,
+  ): Promise<ProxyCheckResult[]> {
     const specs = inputs.map((input, i) => parseProxy(input, `proxies[${i}]`));
     // Every proxy passes the target policy before any of them is sent a packet.
     const resolved = await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
@@ -134,7 +140,16 @@ export class ProxyChecker {
     // Every check of the bulk and each of its steps listen to this one signal: many listeners
     // are the design here, not a leak (unbounded, or Node warns once past ten).
     if (signal) setMaxListeners(0, signal);
-    return cancellable(mapConcurrent(specs, PROXY_BULK_CONCURRENCY, (spec, i) => this.#run(spec, resolved[i]!, flags, limiter, signal)), signal);
+    const checkOne = (spec: ProxySpec, i: number): Promise<ProxyCheckResult> => {
+      const run = this.#run(spec, resolved[i]!, flags, limiter, signal);
+      return onItem
+        ? run.then((r) => {
+            onItem(i, r);
+            return r;
+          })
+        : run;
+    };
+    return cancellable(mapConcurrent(specs, PROXY_BULK_CONCURRENCY, checkOne), signal);
   }
 
   async #resolve(spec: ProxySpec, field: string): Promise<Resolved> {

@@ -11,6 +11,7 @@ import {
   ValidationError,
 } from '../../errors.js';
 import { BODY_LIMIT_BYTES } from '../limits.js';
+import type { JobError } from '../../domain/jobs/types.js';
 import { validationErrorFromAjv } from '../validation.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
 import { CLIENT_GONE_STATUS, ClientGoneError } from '../client-gone.js';
@@ -56,12 +57,25 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
 
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  return reply.code(error.status).send({
+  return reply.code(error.status).send(bodyOf(error));
+}
+
+function bodyOf(error: AppError): JobError {
+  return {
     success: false,
     error: error.code,
     message: error.message,
     ...(error.details ? { details: error.details } : {}),
-  });
+  };
+}
+
+/**
+ * The error envelope and status a synchronous call answers for anything thrown: a job that fails
+ * records this very body as its `error`.
+ */
+export function errorResponseOf(err: unknown): { status: number; body: JobError } {
+  const appError = err instanceof Error ? toAppError(err as FastifyError) : new InternalError();
+  return { status: appError.status, body: bodyOf(appError) };
 }
 
 function toAppError(error: FastifyError): AppError {

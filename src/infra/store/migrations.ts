@@ -153,6 +153,45 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.alterTable('accounts').dropColumn('password_hash').execute();
       },
     },
+    '0007_jobs': {
+      async up(db) {
+        await db.schema
+          .createTable('jobs')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('endpoint', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('webhook_url', 'text')
+          .addColumn('progress_done', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('progress_total', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('started_at', 'text')
+          .addColumn('finished_at', 'text')
+          .addColumn('result', 'text')
+          .addColumn('error', 'text')
+          .addColumn('lease_owner', 'text')
+          .addColumn('lease_until', 'bigint')
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        // The account's list, newest first; the claimers' scan of queued and lapsed jobs; the TTL purge.
+        await db.schema.createIndex('jobs_account_created').on('jobs').columns(['account_id', 'created_at', 'id']).execute();
+        await db.schema.createIndex('jobs_status_created').on('jobs').columns(['status', 'created_at']).execute();
+        await db.schema.createIndex('jobs_created').on('jobs').column('created_at').execute();
+        await db.schema
+          .createTable('job_items')
+          .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+          .addColumn('seq', 'integer', (c) => c.notNull())
+          .addColumn('idx', 'integer', (c) => c.notNull())
+          .addColumn('item', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('job_items_pk', ['job_id', 'seq'])
+          .execute();
+      },
+      async down(db) {
+        await db.schema.dropTable('job_items').execute();
+        await db.schema.dropTable('jobs').execute();
+      },
+    },
     '0008_webhooks': {
       async up(db) {
         // One row per job event (job_id unique: a job finishing twice is still one event), with

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyAuthLinks, kyselyJudge, kyselySessions, kyselyTokens, kyselyWebhookSecrets } from './kysely-repos.js';
 import { migrate } from './migrations.js';
+import { kyselyJobs } from './jobs.js';
 import { kyselyWebhookDeliveries } from './webhook-deliveries.js';
 import { AUTH_CHANNEL, ListenedCache } from './pg-auth-cache.js';
 import { CircuitBreaker, guardedPool, isDatabaseUnreachable } from './pg-availability.js';
@@ -234,6 +235,7 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     sessions: kyselySessions(db),
     authLinks: kyselyAuthLinks(db),
     webhookSecrets: kyselyWebhookSecrets(db),
+    jobs: kyselyJobs(db),
     webhookDeliveries: kyselyWebhookDeliveries(db),
     async ping() {
       await sql`select 1`.execute(db);

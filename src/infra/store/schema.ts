@@ -120,7 +120,38 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+/** A job (API.md, "Jobs and webhooks"): its request, state, lease and outcome; JSON as text. */
+export interface JobsTable {
+  id: string;
+  account_id: number;
+  endpoint: string;
+  status: string;
+  body: string;
+  webhook_url: string | null;
+  progress_done: number;
+  progress_total: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  result: string | null;
+  error: string | null;
+  /** The process running it, and until when (epoch ms) its claim holds unless renewed. */
+  lease_owner: string | null;
+  lease_until: number | null;
+  attempts: number;
+}
+
+/** One completed item of a bulk or range job; `seq` is its completion order (the SSE id). */
+export interface JobItemsTable {
+  job_id: string;
+  seq: number;
+  idx: number;
+  item: string;
+}
+
 export interface DatabaseSchema {
+  jobs: JobsTable;
+  job_items: JobItemsTable;
   sessions: SessionsTable;
   auth_links: AuthLinksTable;
   webhook_secrets: WebhookSecretsTable;

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
 import { migrate } from './migrations.js';
+import { kyselyJobs } from './jobs.js';
 import { kyselyWebhookDeliveries } from './webhook-deliveries.js';
 import type { DatabaseSchema } from './schema.js';
 import { AUTH_CACHE_MAX_ENTRIES, type Account, type AccountRepository, type JudgeRepository, type Store, type Token, type TokenRepository, type UsageRecord, type UsageRepository, type UsageRow } from './store.js';
@@ -159,6 +160,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     sessions: kyselySessions(db),
     authLinks: kyselyAuthLinks(db),
     webhookSecrets: kyselyWebhookSecrets(db),
+    jobs: kyselyJobs(db),
     webhookDeliveries: kyselyWebhookDeliveries(db),
     async ping() {
       sqlite.prepare('select 1').get();

@@ -4,6 +4,7 @@
  */
 
 import type { MaybePromise } from '../../maybe-promise.js';
+import type { JobRepository } from './jobs.js';
 import type { WebhookDeliveryRepository } from './webhook-deliveries.js';
 
 /** Bound on cached authentication results, on either backend; the cache is simply dropped when full. */
@@ -227,6 +228,7 @@ export interface Store {
   readonly sessions: SessionRepository;
   readonly authLinks: AuthLinkRepository;
   readonly webhookSecrets: WebhookSecretRepository;
+  readonly jobs: JobRepository;
   readonly webhookDeliveries: WebhookDeliveryRepository;
   /** Throws when the database cannot answer; used by /readyz. */
   ping(): Promise<void>;

@@ -1,3 +1,4 @@
+import { jobsStoreSuite } from './jobs-suite.js';
 import { dashboardStoreSuite } from './dashboard-suite.js';
 import { test } from 'node:test';
 import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
@@ -11,4 +12,5 @@ if (!TEST_DATABASE_URL) {
   storeSuite(() => postgresBackend(url));
   usageWindowsSuite(() => postgresBackend(url));
   dashboardStoreSuite(() => postgresBackend(url));
+  jobsStoreSuite(() => postgresBackend(url));
 }

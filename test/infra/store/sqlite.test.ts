@@ -1,3 +1,4 @@
+import { jobsStoreSuite } from './jobs-suite.js';
 import { dashboardStoreSuite } from './dashboard-suite.js';
 import { sqliteBackend } from './backends.js';
 import { storeSuite } from './suite.js';
@@ -6,3 +7,4 @@ import { usageWindowsSuite } from './usage-windows-suite.js';
 storeSuite(sqliteBackend);
 usageWindowsSuite(sqliteBackend);
 dashboardStoreSuite(sqliteBackend);
+jobsStoreSuite(sqliteBackend);

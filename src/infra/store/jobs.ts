@@ -1,0 +1,246 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { JobStatus } from '../../domain/jobs/types.js';
+import type { DatabaseSchema, JobsTable } from './schema.js';
+
+/**
+ * Jobs in the database (API.md, "Jobs and webhooks"): the same SQL on SQLite and PostgreSQL.
+ * A job is run by whoever claims it: the claim is a compare-and-set (UPDATE … WHERE id = ? AND
+ * it is still queued, or running on a lapsed lease), so of any number of processes exactly one
+ * sees a row changed. Every later write of the run is conditional on its lease, so a claimer
+ * that lost its lease (it stalled, another took the job over) changes nothing.
+ */
+
+/** A job row, JSON columns as text. */
+export interface JobRecord {
+  id: string;
+  account_id: number;
+  endpoint: string;
+  status: JobStatus;
+  body: string;
+  webhook_url: string | null;
+  progress_done: number;
+  progress_total: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  result: string | null;
+  error: string | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  attempts: number;
+}
+
+export interface NewJob {
+  id: string;
+  account_id: number;
+  endpoint: string;
+  body: string;
+  webhook_url: string | null;
+  progress_total: number;
+  created_at: string;
+}
+
+/** One completed item: `seq` its completion order from 1, `index` its place in the result. */
+export interface JobItemRecord {
+  seq: number;
+  index: number;
+  item: string;
+}
+
+/** A job that may be claimed, with its account's plan (for its work-in-flight limit). */
+export interface ClaimCandidate {
+  id: string;
+  account_id: number;
+  plan: string;
+}
+
+export interface JobOutcome {
+  status: 'succeeded' | 'failed';
+  result: string | null;
+  error: string | null;
+  finished_at: string;
+  progress_done: number;
+}
+
+export interface JobRepository {
+  create(job: NewJob): Promise<JobRecord>;
+  find(id: string): Promise<JobRecord | undefined>;
+  /** The account's jobs, newest first (created_at, then id), strictly before `before` when given. */
+  list(accountId: number, opts: { status?: JobStatus | undefined; before?: { created_at: string; id: string } | undefined; limit: number }): Promise<JobRecord[]>;
+  /** Items with seq > afterSeq, in seq order, at most `limit`. */
+  items(jobId: string, afterSeq: number, limit: number): Promise<JobItemRecord[]>;
+  /** Queued jobs and running ones whose lease lapsed before `now` (epoch ms), oldest first. */
+  claimable(now: number, limit: number): Promise<ClaimCandidate[]>;
+  /**
+   * Takes the job for `owner` until `leaseUntil` when it is still claimable at `now`; its items
+   * of an earlier run are dropped. Undefined when another claimer was first.
+   */
+  claim(id: string, owner: string, now: number, leaseUntil: number, startedAt: string): Promise<JobRecord | undefined>;
+  /** Extends the lease; false when `owner` no longer holds the running job (cancelled, taken over). */
+  renew(id: string, owner: string, leaseUntil: number): Promise<boolean>;
+  /** Adds items and sets progress, while `owner` holds the running job; false otherwise. */
+  addItems(id: string, owner: string, items: readonly JobItemRecord[], done: number): Promise<boolean>;
+  /** Records the outcome while `owner` holds the running job; false otherwise (nothing written). */
+  finish(id: string, owner: string, outcome: JobOutcome): Promise<boolean>;
+  /** Gives a running job back to the queue (its process is shutting down). */
+  release(id: string, owner: string): Promise<boolean>;
+  /** Cancels the account's job while it is queued or running: true for exactly one caller. */
+  cancel(id: string, accountId: number, at: string): Promise<boolean>;
+  /** Deletes jobs (and their items) created before `before` (ISO); returns how many. */
+  purge(before: string): Promise<number>;
+}
+
+type Row = Selectable<JobsTable>;
+
+function asJob(row: Row): JobRecord {
+  return {
+    ...row,
+    account_id: Number(row.account_id),
+    status: row.status as JobStatus,
+    progress_done: Number(row.progress_done),
+    progress_total: Number(row.progress_total),
+    // bigint arrives as text from PostgreSQL.
+    lease_until: row.lease_until === null ? null : Number(row.lease_until),
+    attempts: Number(row.attempts),
+  };
+}
+
+const changed = (r: { numUpdatedRows: bigint } | undefined): boolean => r !== undefined && Number(r.numUpdatedRows) > 0;
+
+export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
+  const find = async (id: string): Promise<JobRecord | undefined> => {
+    const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? asJob(row) : undefined;
+  };
+  return {
+    async create(job) {
+      await db.insertInto('jobs').values({ ...job, status: 'queued', progress_done: 0, attempts: 0 }).execute();
+      return (await find(job.id))!;
+    },
+    find,
+    async list(accountId, { status, before, limit }) {
+      let q = db.selectFrom('jobs').selectAll().where('account_id', '=', accountId);
+      if (status !== undefined) q = q.where('status', '=', status);
+      if (before !== undefined) {
+        q = q.where((eb) =>
+          eb.or([eb('created_at', '<', before.created_at), eb.and([eb('created_at', '=', before.created_at), eb('id', '<', before.id)])]),
+        );
+      }
+      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map(asJob);
+    },
+    async items(jobId, afterSeq, limit) {
+      const rows = await db
+        .selectFrom('job_items')
+        .select(['seq', 'idx', 'item'])
+        .where('job_id', '=', jobId)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ seq: Number(r.seq), index: Number(r.idx), item: r.item }));
+    },
+    async claimable(now, limit) {
+      const rows = await db
+        .selectFrom('jobs')
+        .innerJoin('accounts', 'accounts.id', 'jobs.account_id')
+        .select(['jobs.id', 'jobs.account_id', 'accounts.plan'])
+        .where((eb) =>
+          eb.or([eb('jobs.status', '=', 'queued'), eb.and([eb('jobs.status', '=', 'running'), eb('jobs.lease_until', '<', now)])]),
+        )
+        .orderBy('jobs.created_at')
+        .orderBy('jobs.id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ id: r.id, account_id: Number(r.account_id), plan: r.plan }));
+    },
+    async claim(id, owner, now, leaseUntil, startedAt) {
+      const r = await db
+        .updateTable('jobs')
+        .set((eb) => ({
+          status: 'running',
+          lease_owner: owner,
+          lease_until: leaseUntil,
+          started_at: startedAt,
+          progress_done: 0,
+          result: null,
+          error: null,
+          attempts: eb('attempts', '+', 1),
+        }))
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)])]))
+        .executeTakeFirst();
+      if (!changed(r)) return undefined;
+      await db.deleteFrom('job_items').where('job_id', '=', id).execute();
+      return find(id);
+    },
+    async renew(id, owner, leaseUntil) {
+      const r = await db
+        .updateTable('jobs')
+        .set({ lease_until: leaseUntil })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return changed(r);
+    },
+    async addItems(id, owner, items, done) {
+      return db.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable('jobs')
+          .set({ progress_done: done })
+          .where('id', '=', id)
+          .where('status', '=', 'running')
+          .where('lease_owner', '=', owner)
+          .executeTakeFirst();
+        if (!changed(r)) return false;
+        if (items.length > 0) {
+          await trx
+            .insertInto('job_items')
+            .values(items.map((i) => ({ job_id: id, seq: i.seq, idx: i.index, item: i.item })))
+            .execute();
+        }
+        return true;
+      });
+    },
+    async finish(id, owner, outcome) {
+      const r = await db
+        .updateTable('jobs')
+        .set({ ...outcome, lease_owner: null, lease_until: null })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return changed(r);
+    },
+    async release(id, owner) {
+      const r = await db
+        .updateTable('jobs')
+        .set({ status: 'queued', lease_owner: null, lease_until: null })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return changed(r);
+    },
+    async cancel(id, accountId, at) {
+      const r = await db
+        .updateTable('jobs')
+        .set({ status: 'cancelled', finished_at: at, lease_owner: null, lease_until: null })
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .where('status', 'in', ['queued', 'running'])
+        .executeTakeFirst();
+      return changed(r);
+    },
+    async purge(before) {
+      // Items first: the same on a backend that would not cascade.
+      await db
+        .deleteFrom('job_items')
+        .where('job_id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('created_at', '<', before))
+        .execute();
+      const r = await db.deleteFrom('jobs').where('created_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Store } from '../../../src/infra/store/store.js';
+import type { Backend } from './backends.js';
+
+/** The jobs part of the store contract, run against every backend. */
+export function jobsStoreSuite(make: () => Backend): void {
+  const name = make().name;
+  const at = (s: number) => new Date(Date.UTC(2026, 2, 1, 10, 0, s)).toISOString();
+
+  const opened = async (t: { after: (fn: () => Promise<void>) => void }) => {
+    const backend = make();
+    const store = await backend.open();
+    t.after(async () => {
+      await store.close();
+      await backend.drop();
+    });
+    return Object.assign(store, { reopen: () => backend.open() });
+  };
+  const account = (store: Store, email: string, plan = 'free') => store.accounts.create({ name: email, email, plan, created_at: at(0) });
+  const job = (store: Store, id: string, accountId: number, s: number) =>
+    store.jobs.create({ id, account_id: accountId, endpoint: '/port/scan-range', body: '{"host":"x"}', webhook_url: null, progress_total: 3, created_at: at(s) });
+
+  test(`${name} store: jobs are listed newest first per account, by status, with a keyset cursor`, async (t) => {
+    const store = await opened(t);
+    const a = await account(store, 'a@example.com');
+    const b = await account(store, 'b@example.com');
+    const created = await job(store, 'job_a1', a.id, 1);
+    assert.equal(created.status, 'queued');
+    assert.equal(created.progress_total, 3);
+    assert.equal(created.attempts, 0);
+    await job(store, 'job_a2', a.id, 2);
+    await job(store, 'job_a3', a.id, 2);
+    await job(store, 'job_b1', b.id, 3);
+    const all = await store.jobs.list(a.id, { limit: 10 });
+    assert.deepEqual(all.map((j) => j.id), ['job_a3', 'job_a2', 'job_a1']);
+    const page = await store.jobs.list(a.id, { limit: 10, before: { created_at: at(2), id: 'job_a3' } });
+    assert.deepEqual(page.map((j) => j.id), ['job_a2', 'job_a1']);
+    assert.equal(await store.jobs.cancel('job_a2', a.id, at(5)), true);
+    assert.deepEqual((await store.jobs.list(a.id, { limit: 10, status: 'cancelled' })).map((j) => j.id), ['job_a2']);
+    assert.equal(await store.jobs.cancel('job_a2', a.id, at(5)), false, 'cancelled once');
+    assert.equal(await store.jobs.cancel('job_b1', a.id, at(5)), false, "another account's job");
+  });
+
+  test(`${name} store: a claim is taken by exactly one claimer; its lease, items and outcome bind only its owner`, async (t) => {
+    const store = await opened(t);
+    const other = await store.reopen();
+    // Same database, another connection (another process's view on PostgreSQL).
+    t.after(() => other.close());
+    const a = await account(store, 'a@example.com', 'pro');
+    await job(store, 'job_1', a.id, 1);
+    const now = Date.parse(at(10));
+    assert.deepEqual(await store.jobs.claimable(now, 10), [{ id: 'job_1', account_id: a.id, plan: 'pro' }]);
+    const claims = await Promise.all([
+      store.jobs.claim('job_1', 'p1', now, now + 30_000, at(10)),
+      other.jobs.claim('job_1', 'p2', now, now + 30_000, at(10)),
+      store.jobs.claim('job_1', 'p3', now, now + 30_000, at(10)),
+    ]);
+    const winners = claims.filter((c) => c !== undefined);
+    assert.equal(winners.length, 1);
+    const owner = winners[0]!.lease_owner!;
+    assert.equal(winners[0]!.status, 'running');
+    assert.equal(winners[0]!.attempts, 1);
+    assert.deepEqual(await store.jobs.claimable(now, 10), [], 'a running job on a live lease is not claimable');
+    const loser = owner === 'p1' ? 'p2' : 'p1';
+    assert.equal(await store.jobs.addItems('job_1', loser, [{ seq: 1, index: 0, item: '"x"' }], 1), false);
+    assert.equal(await store.jobs.addItems('job_1', owner, [{ seq: 1, index: 2, item: '{"p":3}' }, { seq: 2, index: 0, item: '{"p":1}' }], 2), true);
+    assert.deepEqual(await store.jobs.items('job_1', 0, 10), [{ seq: 1, index: 2, item: '{"p":3}' }, { seq: 2, index: 0, item: '{"p":1}' }]);
+    assert.deepEqual((await store.jobs.items('job_1', 1, 10)).map((i) => i.seq), [2]);
+    assert.equal((await store.jobs.find('job_1'))!.progress_done, 2);
+    assert.equal(await store.jobs.renew('job_1', loser, now + 60_000), false);
+    assert.equal(await store.jobs.renew('job_1', owner, now + 60_000), true);
+
+    // The lease lapses (the owner died): another claimer takes the job over, with its items dropped.
+    const later = now + 61_000;
+    assert.deepEqual((await store.jobs.claimable(later, 10)).map((c) => c.id), ['job_1']);
+    const retaken = await other.jobs.claim('job_1', 'p9', later, later + 30_000, at(40));
+    assert.equal(retaken?.lease_owner, 'p9');
+    assert.equal(retaken?.attempts, 2);
+    assert.equal(retaken?.progress_done, 0);
+    assert.deepEqual(await store.jobs.items('job_1', 0, 10), []);
+    const outcome = { status: 'succeeded' as const, result: '[1]', error: null, finished_at: at(50), progress_done: 3 };
+    assert.equal(await store.jobs.finish('job_1', owner, outcome), false, 'the old owner writes nothing');
+    assert.equal(await store.jobs.finish('job_1', 'p9', outcome), true);
+    const done = (await store.jobs.find('job_1'))!;
+    assert.equal(done.status, 'succeeded');
+    assert.equal(done.result, '[1]');
+    assert.equal(done.lease_owner, null);
+    assert.equal(await store.jobs.cancel('job_1', a.id, at(60)), false, 'a finished job is not cancelled');
+  });
+
+  test(`${name} store: release gives a running job back; purge removes old jobs and their items`, async (t) => {
+    const store = await opened(t);
+    const a = await account(store, 'a@example.com');
+    await job(store, 'job_old', a.id, 1);
+    await job(store, 'job_new', a.id, 30);
+    const now = Date.parse(at(40));
+    await store.jobs.claim('job_old', 'p1', now, now + 30_000, at(40));
+    await store.jobs.addItems('job_old', 'p1', [{ seq: 1, index: 0, item: '1' }], 1);
+    assert.equal(await store.jobs.release('job_old', 'p1'), true);
+    assert.equal((await store.jobs.find('job_old'))!.status, 'queued');
+    assert.equal(await store.jobs.purge(at(10)), 1);
+    assert.equal(await store.jobs.find('job_old'), undefined);
+    assert.deepEqual(await store.jobs.items('job_old', 0, 10), []);
+    assert.ok(await store.jobs.find('job_new'));
+  });
+}
