@@ -1,0 +1,205 @@
+/**
+ * Job webhooks (API.md, "Jobs and webhooks"): when a job finishes, one event is queued in the
+ * database with one webhook-id for all its retries; each attempt is signed afresh (Standard
+ * Webhooks: the timestamp is the attempt's, and a rotation's previous secret signs too while it
+ * overlaps), sent through a WebhookTransport that applies the target policy, and recorded.
+ * The queue that runs attempts is infra/webhooks/queue.ts.
+ */
+import type { Clock } from '../accounts/service.js';
+import type { JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
+import { ValidationError } from '../../errors.js';
+import type { Store } from '../../infra/store/store.js';
+import type { ClaimedWebhookDelivery, WebhookAttemptOutcome } from '../../infra/store/webhook-deliveries.js';
+import type { WebhookSecrets } from './secrets.js';
+import { newWebhookId, signedHeaders } from './signing.js';
+
+/**
+ * Waits before the 2nd..7th attempt (API.md: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h; the
+ * Standard Webhooks schedule). The first attempt is at once; after the last, the event is given up.
+ */
+export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
+/** Delays of a minute or more are spread by up to this share either way, so retries of many events do not arrive together. */
+export const WEBHOOK_RETRY_JITTER = 0.1;
+/** A receiver's 2xx must arrive within this (resolve, connect, TLS, answer). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+export const WEBHOOK_URL_MAX_CHARS = 2_048;
+/** The HTTP status by which a receiver says "stop sending": no retry follows. */
+export const WEBHOOK_GONE_STATUS = 410;
+
+const FIELD = 'webhook_url';
+
+export interface WebhookSendRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  /** Whose socket this is, for the dialer's fair share of the global budget. */
+  owner?: string;
+  signal?: AbortSignal;
+}
+
+export interface WebhookResponse {
+  /** The receiver's status, or null when there was none. */
+  status: number | null;
+  /** null for a 2xx; otherwise why the attempt failed. */
+  error: string | null;
+  duration_ms: number;
+}
+
+/** How a webhook reaches its receiver: resolved, checked against the target policy and pinned (infra/webhooks/sender.ts). */
+export interface WebhookTransport {
+  /** Throws ValidationError (does not resolve) or TargetForbiddenError (a blocked address). */
+  check(url: URL, field: string): Promise<void>;
+  /** Never throws: every outcome, a forbidden address included, is a response to record. */
+  send(request: WebhookSendRequest): Promise<WebhookResponse>;
+}
+
+/** The URL's own rules (before any resolution): http or https, no credentials, bounded length. */
+export function parseWebhookUrl(input: unknown, field = FIELD): URL {
+  if (typeof input !== 'string' || input.length === 0) throw new ValidationError(field, 'must be an http or https URL');
+  if (input.length > WEBHOOK_URL_MAX_CHARS) throw new ValidationError(field, `at most ${WEBHOOK_URL_MAX_CHARS} characters`);
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    throw new ValidationError(field, 'must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError(field, 'must use http or https');
+  if (url.username !== '' || url.password !== '') throw new ValidationError(field, 'must not carry credentials (user:password@)');
+  if (url.hostname === '') throw new ValidationError(field, 'must name a host');
+  return url;
+}
+
+/** The event type of a finished job's status. */
+export function eventTypeOf(job: JobView): JobEventType | null {
+  switch (job.status) {
+    case 'succeeded':
+      return 'job.succeeded';
+    case 'failed':
+      return 'job.failed';
+    case 'cancelled':
+      return 'job.cancelled';
+    default:
+      return null;
+  }
+}
+
+export interface WebhookDeliveryOptions {
+  store: Store;
+  secrets: WebhookSecrets;
+  transport: WebhookTransport;
+  clock?: Clock;
+  /** WEBHOOK_RETRY_DELAYS_MS unless given (tests: milliseconds). */
+  retryDelaysMs?: readonly number[];
+  /** WEBHOOK_TIMEOUT_MS unless given. */
+  timeoutMs?: number;
+  /** Told after an event is queued, so the queue can send it at once. */
+  onQueued?: () => void;
+  /** Where failures of a fire-and-forget enqueue go. */
+  onError?: (err: unknown) => void;
+}
+
+export class WebhookDelivery implements JobWebhooks {
+  readonly #store: Store;
+  readonly #secrets: WebhookSecrets;
+  readonly #transport: WebhookTransport;
+  readonly #clock: Clock;
+  readonly retryDelaysMs: readonly number[];
+  readonly timeoutMs: number;
+  onQueued: (() => void) | undefined;
+  readonly #onError: (err: unknown) => void;
+
+  constructor(opts: WebhookDeliveryOptions) {
+    const delays = opts.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS;
+    if (!delays.every((d) => Number.isFinite(d) && d >= 0)) throw new RangeError('WebhookDelivery: retryDelaysMs must be non-negative numbers');
+    const timeoutMs = opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+    if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new RangeError(`WebhookDelivery: timeoutMs must be a positive number, got ${timeoutMs}`);
+    this.#store = opts.store;
+    this.#secrets = opts.secrets;
+    this.#transport = opts.transport;
+    this.#clock = opts.clock ?? (() => new Date());
+    this.retryDelaysMs = delays;
+    this.timeoutMs = timeoutMs;
+    this.onQueued = opts.onQueued;
+    this.#onError = opts.onError ?? (() => undefined);
+  }
+
+  async checkUrl(url: string): Promise<void> {
+    await this.#transport.check(parseWebhookUrl(url), FIELD);
+  }
+
+  /**
+   * Queues the job's event (when it has a webhook URL). The promise resolves once the event is
+   * in the database; a caller that does not wait still gets it queued, failures go to onError.
+   * A job that finishes twice (run again after a crash) is still one event.
+   */
+  finished(job: JobView, accountId: number): Promise<void> {
+    const work = this.enqueue(job, accountId).then(
+      (queued) => {
+        if (queued) this.onQueued?.();
+      },
+      (err: unknown) => this.#onError(err),
+    );
+    return work;
+  }
+
+  /** true when the event was queued now; false when the job has no URL, is not finished, or was queued before. */
+  async enqueue(job: JobView, accountId: number): Promise<boolean> {
+    const type = eventTypeOf(job);
+    if (job.webhook_url === null || type === null) return false;
+    const now = this.#clock();
+    const { webhook_deliveries: _attempts, ...data } = job;
+    const payload = JSON.stringify({ type, timestamp: job.finished_at ?? now.toISOString(), data });
+    return this.#store.webhookDeliveries.enqueue({
+      webhook_id: newWebhookId(),
+      job_id: job.id,
+      account_id: accountId,
+      url: job.webhook_url,
+      event_type: type,
+      payload,
+      created_at: now.toISOString(),
+      next_attempt_at: now.getTime(),
+    });
+  }
+
+  async attemptsOf(jobId: string): Promise<WebhookAttemptView[]> {
+    return this.#store.webhookDeliveries.attempts(jobId);
+  }
+
+  /**
+   * One attempt of a delivery `leaseOwner` has claimed: signed now, sent, recorded with what
+   * follows. Returns false when it was aborted before an answer (the claim should be released,
+   * nothing is recorded) or the lease was lost.
+   */
+  async attempt(delivery: ClaimedWebhookDelivery, leaseOwner: string, signal?: AbortSignal): Promise<boolean> {
+    const started = this.#clock().getTime();
+    const secret = await this.#secrets.get(delivery.account_id);
+    const timestamp = Math.floor(started / 1000);
+    const headers = signedHeaders(this.#secrets.signingSecrets(secret, started), delivery.webhook_id, timestamp, delivery.payload);
+    const response = await this.#transport.send({
+      url: delivery.url,
+      headers: { ...headers },
+      body: delivery.payload,
+      timeoutMs: this.timeoutMs,
+      owner: `acct:${delivery.account_id}`,
+      ...(signal ? { signal } : {}),
+    });
+    if (signal?.aborted && response.status === null) return false;
+    const ended = this.#clock().getTime();
+    return this.#store.webhookDeliveries.complete(
+      delivery.id,
+      leaseOwner,
+      { attempt: delivery.attempt, at: new Date(started).toISOString(), status: response.status, duration_ms: response.duration_ms, error: response.error },
+      this.#next(delivery.attempt, response.status, ended),
+    );
+  }
+
+  #next(attempt: number, status: number | null, now: number): WebhookAttemptOutcome {
+    if (status !== null && status >= 200 && status < 300) return { state: 'delivered' };
+    if (status === WEBHOOK_GONE_STATUS) return { state: 'failed' };
+    const delay = this.retryDelaysMs[attempt - 1];
+    if (delay === undefined) return { state: 'failed' };
+    const spread = delay >= 60_000 ? delay * WEBHOOK_RETRY_JITTER * (2 * Math.random() - 1) : 0;
+    return { state: 'pending', next_attempt_at: Math.round(now + delay + spread) };
+  }
+}

@@ -1,0 +1,57 @@
+import type { Clock } from '../../domain/accounts/service.js';
+import { WebhookDelivery } from '../../domain/webhooks/delivery.js';
+import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
+import type { Dialer } from '../net/dialer.js';
+import type { Store } from '../store/store.js';
+import { EmbeddedWebhookQueue, type EmbeddedWebhookQueueOptions } from './queue.js';
+import { DialerWebhookTransport, type DialerWebhookTransportOptions } from './sender.js';
+
+export { EmbeddedWebhookQueue, WEBHOOK_CONCURRENCY, WEBHOOK_LEASE_MS, WEBHOOK_POLL_MS } from './queue.js';
+export { DialerWebhookTransport, MAX_RESPONSE_BYTES } from './sender.js';
+
+/** What tests (and a worker) may change: the schedule in milliseconds, a short timeout, a fast poll. */
+export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'owner'> {
+  retryDelaysMs?: readonly number[];
+  timeoutMs?: number;
+}
+
+export interface Webhooks {
+  /** The JobWebhooks the job engine calls. */
+  delivery: WebhookDelivery;
+  queue: EmbeddedWebhookQueue;
+}
+
+/**
+ * Delivery over the one dialer, with its queue in the database; started, so every process that
+ * builds it (API instance or worker) sends due deliveries. Close the queue on shutdown.
+ */
+export function createWebhooks(opts: {
+  store: Store;
+  dialer: Dialer;
+  secrets: WebhookSecrets;
+  clock?: Clock;
+  tuning?: WebhookTuning;
+  onError?: (err: unknown) => void;
+}): Webhooks {
+  const t = opts.tuning ?? {};
+  const delivery = new WebhookDelivery({
+    store: opts.store,
+    secrets: opts.secrets,
+    transport: new DialerWebhookTransport(opts.dialer, t.ca !== undefined ? { ca: t.ca } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(t.retryDelaysMs ? { retryDelaysMs: t.retryDelaysMs } : {}),
+    ...(t.timeoutMs !== undefined ? { timeoutMs: t.timeoutMs } : {}),
+    ...(opts.onError ? { onError: opts.onError } : {}),
+  });
+  const queue = new EmbeddedWebhookQueue({
+    deliveries: opts.store.webhookDeliveries,
+    delivery,
+    ...(t.pollMs !== undefined ? { pollMs: t.pollMs } : {}),
+    ...(t.leaseMs !== undefined ? { leaseMs: t.leaseMs } : {}),
+    ...(t.concurrency !== undefined ? { concurrency: t.concurrency } : {}),
+    ...(t.owner !== undefined ? { owner: t.owner } : {}),
+    ...(opts.onError ? { onError: opts.onError } : {}),
+  });
+  queue.start();
+  return { delivery, queue };
+}

@@ -1,0 +1,211 @@
+/**
+ * Sends one webhook POST over a socket from THE dialer (infra/net/dialer.ts): the URL's host is
+ * resolved and every address checked against the target policy, and the connection goes to the
+ * checked address, so a name that re-resolves elsewhere (DNS rebinding) cannot redirect it.
+ * node:http only frames the request on that socket (`createConnection`); it never resolves or
+ * connects by itself, never follows a redirect, and the answer's body is read no further than
+ * MAX_RESPONSE_BYTES before the socket is dropped.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import tls from 'node:tls';
+import { AppError, ValidationError } from '../../errors.js';
+import { round2 } from '../../round.js';
+import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
+import { DialError, ResolveError, type CheckedAddress, type Dialer, type ResolvedTarget } from '../net/dialer.js';
+
+/** Of a receiver's answer, at most this much is read; then the socket is dropped. */
+export const MAX_RESPONSE_BYTES = 4_096;
+export const WEBHOOK_USER_AGENT = 'netdiag-webhooks/1';
+
+export interface DialerWebhookTransportOptions {
+  /** Extra CA certificates trusted for https receivers (tests: the loopback fixture's). */
+  ca?: string | Buffer;
+}
+
+class AbortedError extends Error {}
+
+/** The host of a URL as the dialer takes it: an IPv6 literal without its brackets. */
+function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+function portOf(url: URL): number {
+  return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+/** Rejects when `signal` aborts first; the losing promise is left to settle on its own. */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new AbortedError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new AbortedError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+export class DialerWebhookTransport implements WebhookTransport {
+  readonly #dialer: Dialer;
+  readonly #ca: string | Buffer | undefined;
+
+  constructor(dialer: Dialer, opts: DialerWebhookTransportOptions = {}) {
+    this.#dialer = dialer;
+    this.#ca = opts.ca;
+  }
+
+  /** Resolves and checks the URL's host (400 when it does not resolve, 403 when forbidden). */
+  async check(url: URL, field: string): Promise<void> {
+    try {
+      await this.#dialer.resolve(hostOf(url), { field });
+    } catch (err) {
+      // A name that does not exist is a mistake in the URL; a resolver that timed out is ours,
+      // and the delivery will resolve it again anyway.
+      if (err instanceof ResolveError && (err.code === 'ENOTFOUND' || err.code === 'ENODATA')) {
+        throw new ValidationError(field, `${url.hostname} does not resolve (${err.code})`);
+      }
+      if (err instanceof ResolveError) return;
+      throw err;
+    }
+  }
+
+  async send(req: WebhookSendRequest): Promise<WebhookResponse> {
+    const started = performance.now();
+    const deadline = AbortSignal.timeout(req.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
+    let socket: net.Socket | undefined;
+    const done = (status: number | null, error: string | null): WebhookResponse => ({ status, error, duration_ms: round2(performance.now() - started) });
+    try {
+      const url = new URL(req.url);
+      // Checked again at every attempt: the name may point somewhere else by now.
+      const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal);
+      socket = await this.#connect(target.addresses, portOf(url), req.timeoutMs, signal, req.owner);
+      if (url.protocol === 'https:') socket = await this.#tls(socket, target.hostname, signal);
+      const status = await this.#post(socket, url, req, signal);
+      if (status >= 200 && status < 300) return done(status, null);
+      if (status >= 300 && status < 400) return done(status, `redirect (${status}) not followed`);
+      return done(status, `HTTP ${status}`);
+    } catch (err) {
+      if (err instanceof AbortedError || deadline.aborted) {
+        return done(null, deadline.aborted ? `no answer within ${req.timeoutMs} ms` : 'aborted');
+      }
+      return done(null, reasonOf(err));
+    } finally {
+      socket?.destroy();
+    }
+  }
+
+  /** The first address that accepts, in the dialer's order (IPv4 first). */
+  async #connect(addresses: CheckedAddress[], port: number, timeoutMs: number, signal: AbortSignal, owner: string | undefined): Promise<net.Socket> {
+    let last: unknown;
+    for (const address of addresses) {
+      try {
+        const socket = await this.#dialer.connect(address, port, { timeoutMs, signal, ...(owner ? { owner } : {}) });
+        socket.on('error', () => undefined);
+        return socket;
+      } catch (err) {
+        if (err instanceof DialError && err.code === 'ABORT_ERR') throw new AbortedError();
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  #tls(raw: net.Socket, hostname: string | null, signal: AbortSignal): Promise<net.Socket> {
+    return new Promise((resolve, reject) => {
+      const secure = tls.connect({
+        socket: raw,
+        ...(hostname !== null ? { servername: hostname } : {}),
+        ALPNProtocols: ['http/1.1'],
+        ...(this.#ca !== undefined ? { ca: this.#ca } : {}),
+      });
+      const onAbort = (): void => {
+        secure.destroy();
+        reject(new AbortedError());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      secure.once('secureConnect', () => {
+        signal.removeEventListener('abort', onAbort);
+        secure.removeAllListeners('error');
+        secure.on('error', () => undefined);
+        resolve(secure);
+      });
+      secure.once('error', (err) => {
+        signal.removeEventListener('abort', onAbort);
+        secure.on('error', () => undefined);
+        secure.destroy();
+        raw.destroy();
+        reject(err);
+      });
+    });
+  }
+
+  /** POSTs on the connected socket; resolves the status once the answer's head and at most MAX_RESPONSE_BYTES are in. */
+  #post(socket: net.Socket, url: URL, req: WebhookSendRequest, signal: AbortSignal): Promise<number> {
+    const body = Buffer.from(req.body);
+    return new Promise((resolve, reject) => {
+      const request = http.request({
+        method: 'POST',
+        path: `${url.pathname}${url.search}`,
+        // The one socket from the dialer; with no agent, node:http neither resolves nor pools.
+        createConnection: () => socket,
+        setHost: false,
+        headers: {
+          host: url.host,
+          'content-type': 'application/json',
+          'content-length': body.length,
+          'user-agent': WEBHOOK_USER_AGENT,
+          connection: 'close',
+          ...req.headers,
+        },
+      });
+      const onAbort = (): void => {
+        request.destroy();
+        reject(new AbortedError());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      request.on('error', (err) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      });
+      request.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        let read = 0;
+        const finish = (): void => {
+          signal.removeEventListener('abort', onAbort);
+          res.removeAllListeners('data');
+          res.on('error', () => undefined);
+          // Whatever the receiver sends after this is never read.
+          socket.destroy();
+          resolve(status);
+        };
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read >= MAX_RESPONSE_BYTES) finish();
+        });
+        res.once('end', finish);
+        res.once('error', finish);
+      });
+      request.end(body);
+    });
+  }
+}
+
+/** Short text for an attempt's `error`. */
+function reasonOf(err: unknown): string {
+  if (err instanceof DialError) return err.reason;
+  if (err instanceof AppError || err instanceof ResolveError) return err.message;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ECONNRESET') return 'connection reset';
+  if (typeof code === 'string' && code.startsWith('HPE_')) return 'not an HTTP response';
+  return err instanceof Error ? err.message : String(err);
+}

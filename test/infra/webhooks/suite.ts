@@ -1,0 +1,353 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { PACKAGE_DIR } from '../../../src/config.js';
+import { AccountService } from '../../../src/domain/accounts/service.js';
+import type { JobView } from '../../../src/domain/jobs/types.js';
+import { WebhookDelivery } from '../../../src/domain/webhooks/delivery.js';
+import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
+import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
+import { createDialer } from '../../../src/infra/net/dialer.js';
+import type { Store } from '../../../src/infra/store/store.js';
+import { createWebhooks, DialerWebhookTransport, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
+import { connectSpy, type ConnectSpy } from '../net/fixtures/connect-spy.js';
+import type { Backend } from '../store/backends.js';
+import { startReceiver, status, type Answer, type Receiver } from './receiver.js';
+
+/** The schedule in milliseconds: the real one's shape (six retries), a test's patience. */
+const FAST: WebhookTuning = { retryDelaysMs: [40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
+
+export async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 5_000): Promise<T> {
+  const until = Date.now() + ms;
+  let v = await read();
+  while (!done(v) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 20));
+    v = await read();
+  }
+  return v;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let jobs = 0;
+export function finishedJob(webhookUrl: string | null, status: JobView['status'] = 'succeeded'): JobView {
+  jobs++;
+  return {
+    id: `job_${process.pid}_${jobs}`,
+    endpoint: '/port/scan',
+    status,
+    progress: { done: 1, total: 1 },
+    created_at: '2026-11-23T06:00:00.000Z',
+    started_at: '2026-11-23T06:00:00.100Z',
+    finished_at: '2026-11-23T06:00:01.000Z',
+    result: { host: '192.0.2.1', port: 80, open: false },
+    error: null,
+    webhook_url: webhookUrl,
+  };
+}
+
+interface Setup {
+  store: Store;
+  accountId: number;
+  secrets: WebhookSecrets;
+  spy: ConnectSpy;
+  delivery: WebhookDelivery;
+  receiver(answer: Answer, tls?: boolean): Promise<Receiver>;
+}
+
+/** A store of the backend, an account, a dialer (loopback allowed unless `allow: false`) with a spy, and started webhooks. */
+async function setup(t: TestContext, backend: () => Backend, opts: { allow?: boolean; tuning?: WebhookTuning; start?: boolean } = {}): Promise<Setup & { b: Backend }> {
+  const b = backend();
+  const store = await b.open();
+  const { account } = await new AccountService(store).createAccount({ email: `hook${jobs}@example.com`, name: 'Hook' });
+  const spy = connectSpy();
+  const dialer = createDialer({ allowTargets: opts.allow === false ? [] : LOOPBACK, dnsServers: NO_DNS }, { connectFn: spy.fn });
+  const secrets = new WebhookSecrets(store);
+  const receivers: Receiver[] = [];
+  const closers: Array<() => Promise<void>> = [];
+  t.after(async () => {
+    for (const close of closers) await close();
+    for (const r of receivers) await r.close();
+    await store.close();
+    await b.drop();
+  });
+  const tuning = { ...FAST, ca: readFileSync(join(PACKAGE_DIR, 'test/fixtures/tls/cert.pem')), ...opts.tuning };
+  let delivery: WebhookDelivery;
+  if (opts.start === false) {
+    delivery = new WebhookDelivery({ store, secrets, transport: new DialerWebhookTransport(dialer), ...tuning });
+  } else {
+    const w = createWebhooks({ store, dialer, secrets, tuning });
+    closers.push(() => w.queue.close());
+    delivery = w.delivery;
+  }
+  return {
+    b,
+    store,
+    accountId: account.id,
+    secrets,
+    spy,
+    delivery,
+    async receiver(answer, tls = false) {
+      const dir = join(PACKAGE_DIR, 'test/fixtures/tls');
+      const r = await startReceiver(answer, tls ? { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) } : undefined);
+      receivers.push(r);
+      return r;
+    },
+  };
+}
+
+/** The webhook delivery contract (issue 18), run against every store backend. */
+export function webhookDeliverySuite(name: string, backend: () => Backend): void {
+  test(`${name}: a finished job's event is POSTed once, signed so that the standardwebhooks package verifies it`, async (t) => {
+    const s = await setup(t, backend);
+    const r = await s.receiver(status(204));
+    const job = finishedJob(`${r.url}/hooks/netdiag?x=1`);
+    await s.delivery.finished(job, s.accountId);
+    const attempts = await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
+    assert.equal(attempts.length, 1);
+    assert.equal(attempts[0]!.attempt, 1);
+    assert.equal(attempts[0]!.status, 204);
+    assert.equal(attempts[0]!.error, null);
+    assert.ok(attempts[0]!.duration_ms >= 0);
+    assert.ok(!Number.isNaN(Date.parse(attempts[0]!.at)));
+
+    assert.equal(r.received.length, 1);
+    const got = r.received[0]!;
+    assert.equal(got.method, 'POST');
+    assert.equal(got.url, '/hooks/netdiag?x=1');
+    assert.equal(got.headers['content-type'], 'application/json');
+    assert.match(String(got.headers['webhook-id']), /^msg_/);
+    const secret = await s.secrets.get(s.accountId);
+    const payload = new Webhook(secret.secret).verify(got.body, got.headers as Record<string, string>);
+    assert.deepEqual(payload, { type: 'job.succeeded', timestamp: job.finished_at, data: job });
+    // Signed now, not at the job's end: the receiver's replay window holds.
+    assert.ok(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000) < 5);
+  });
+
+  test(`${name}: failed and cancelled jobs send job.failed and job.cancelled; a job without a URL or finishing twice sends nothing more`, async (t) => {
+    const s = await setup(t, backend);
+    const r = await s.receiver(status(200));
+    const failed = finishedJob(r.url, 'failed');
+    const cancelled = finishedJob(r.url, 'cancelled');
+    await s.delivery.finished(failed, s.accountId);
+    await s.delivery.finished(cancelled, s.accountId);
+    await s.delivery.finished(failed, s.accountId);
+    await s.delivery.finished(finishedJob(null), s.accountId);
+    assert.equal(await s.delivery.enqueue({ ...finishedJob(r.url), status: 'running' }, s.accountId), false);
+    await waitFor(async () => r.received.length, (n) => n >= 2);
+    await sleep(150);
+    assert.deepEqual(r.received.map((x) => (JSON.parse(x.body) as { type: string }).type).sort(), ['job.cancelled', 'job.failed']);
+  });
+
+  test(`${name}: 500, 500, then 200 is three attempts with one webhook-id, each recorded`, async (t) => {
+    const s = await setup(t, backend);
+    const r = await s.receiver((_req, res, n) => {
+      res.writeHead(n < 2 ? 500 : 200);
+      res.end();
+    });
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    const attempts = await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 3);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt, a.status, a.error]),
+      [
+        [1, 500, 'HTTP 500'],
+        [2, 500, 'HTTP 500'],
+        [3, 200, null],
+      ],
+    );
+    assert.equal(r.received.length, 3);
+    assert.equal(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 1);
+    // Every retry is the same event, signed afresh.
+    assert.equal(new Set(r.received.map((x) => x.body)).size, 1);
+    const secret = (await s.secrets.get(s.accountId)).secret;
+    for (const x of r.received) assert.ok(new Webhook(secret).verify(x.body, x.headers as Record<string, string>));
+    // The retries waited the schedule's delay.
+    assert.ok(r.received[1]!.at - r.received[0]!.at >= 35);
+    await sleep(150);
+    assert.equal(r.received.length, 3, 'nothing after the 2xx');
+  });
+
+  test(`${name}: after the schedule's last retry the event is given up`, async (t) => {
+    const s = await setup(t, backend, { tuning: { retryDelaysMs: [20, 20] } });
+    const r = await s.receiver(status(503));
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 3);
+    await sleep(200);
+    assert.equal(r.received.length, 3);
+    assert.deepEqual((await s.delivery.attemptsOf(job.id)).map((a) => a.status), [503, 503, 503]);
+  });
+
+  test(`${name}: 410 stops the retries after one attempt`, async (t) => {
+    const s = await setup(t, backend);
+    const r = await s.receiver(status(410));
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
+    await sleep(300);
+    assert.equal(r.received.length, 1);
+    assert.deepEqual((await s.delivery.attemptsOf(job.id)).map((a) => [a.status, a.error]), [[410, 'HTTP 410']]);
+  });
+
+  test(`${name}: a redirect is not followed and counts as a failed attempt`, async (t) => {
+    const s = await setup(t, backend, { tuning: { retryDelaysMs: [20] } });
+    const elsewhere = await s.receiver(status(200));
+    const r = await s.receiver(status(302, { location: `${elsewhere.url}/moved` }));
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    const attempts = await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 2);
+    assert.deepEqual(attempts.map((a) => [a.status, a.error]), [
+      [302, 'redirect (302) not followed'],
+      [302, 'redirect (302) not followed'],
+    ]);
+    assert.equal(elsewhere.received.length, 0);
+  });
+
+  test(`${name}: a receiver that never answers is cut at the timeout`, async (t) => {
+    const s = await setup(t, backend, { tuning: { timeoutMs: 300, retryDelaysMs: [] } });
+    const r = await s.receiver(() => undefined);
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.equal(a!.status, null);
+    assert.equal(a!.error, 'no answer within 300 ms');
+    assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
+    assert.equal(r.received.length, 1);
+  });
+
+  test(`${name}: a huge answer is not read: the socket is dropped after a few KiB`, async (t) => {
+    const s = await setup(t, backend);
+    const MiB = Buffer.alloc(1 << 20, 'x');
+    const TOTAL_MIB = 256;
+    let finished = false;
+    let closed = false;
+    const r = await s.receiver((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.on('close', () => (closed = true));
+      let sent = 0;
+      const more = (): void => {
+        while (sent < TOTAL_MIB && !closed) {
+          sent++;
+          if (!res.write(MiB)) return void res.once('drain', more);
+        }
+        if (!closed) res.end(() => (finished = true));
+      };
+      more();
+    });
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.equal(a!.status, 200);
+    assert.equal(a!.error, null);
+    await waitFor(async () => closed, (c) => c);
+    assert.ok(closed, 'the receiver saw the socket close');
+    assert.equal(finished, false, 'the receiver never got to send its whole answer');
+  });
+
+  test(`${name}: https receivers are verified by certificate and name`, async (t) => {
+    const s = await setup(t, backend);
+    const r = await s.receiver(status(200), true);
+    const job = finishedJob(`https://localhost:${r.port}/tls`);
+    await s.delivery.finished(job, s.accountId);
+    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.deepEqual([a!.status, a!.error], [200, null]);
+    assert.equal(r.received[0]!.headers.host, `localhost:${r.port}`);
+  });
+
+  test(`${name}: checkUrl refuses a forbidden address (403) and a bad URL (400) without ever connecting`, async (t) => {
+    const s = await setup(t, backend, { allow: false });
+    const r = await s.receiver(status(200));
+    for (const url of ['http://10.0.0.1/hook', `http://localhost:${r.port}/`, `http://127.0.0.1:${r.port}/`, 'https://[::1]/', 'http://169.254.169.254/latest', 'http://2130706433/']) {
+      await assert.rejects(s.delivery.checkUrl(url), TargetForbiddenError, url);
+    }
+    for (const url of ['ftp://example.com/', 'http://user:pw@example.com/', 'not a url', `http://example.com/${'a'.repeat(2_100)}`, 'javascript:alert(1)']) {
+      await assert.rejects(s.delivery.checkUrl(url), ValidationError, url);
+    }
+    assert.deepEqual(s.spy.calls, [], 'the dialer was never asked to connect');
+    assert.equal(r.received.length, 0);
+  });
+
+  test(`${name}: at delivery time the address is checked again: a forbidden one is a failed attempt, never connected to`, async (t) => {
+    const s = await setup(t, backend, { allow: false, tuning: { retryDelaysMs: [] } });
+    const r = await s.receiver(status(200));
+    const job = finishedJob(`http://localhost:${r.port}/`);
+    await s.delivery.finished(job, s.accountId);
+    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.equal(a!.status, null);
+    assert.match(a!.error ?? '', /resolves to 127\.0\.0\.1, which is in the blocked/);
+    assert.deepEqual(s.spy.calls, []);
+    assert.equal(r.received.length, 0);
+  });
+
+  test(`${name}: a delivery claimed by a dead instance is sent by another once the lease lapses`, async (t) => {
+    // Instance A queues the event and claims it, then dies before sending.
+    const a = await setup(t, backend, { start: false });
+    const r = await a.receiver(status(200));
+    const job = finishedJob(r.url);
+    assert.equal(await a.delivery.enqueue(job, a.accountId), true);
+    const LEASE_MS = 400;
+    const claimedAt = Date.now();
+    const [claimed] = await a.store.webhookDeliveries.claim('dead-instance', claimedAt, LEASE_MS, 10);
+    assert.ok(claimed);
+    assert.equal(claimed.attempt, 1);
+
+    // Instance B: another connection to the same database, started after A died.
+    const storeB = await a.b.open();
+    const spy = connectSpy();
+    const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }, { connectFn: spy.fn });
+    const b = createWebhooks({ store: storeB, dialer, secrets: new WebhookSecrets(storeB), tuning: FAST });
+    t.after(async () => {
+      await b.queue.close();
+      await storeB.close();
+    });
+    const [attempt] = await waitFor(() => b.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.deepEqual([attempt!.attempt, attempt!.status], [1, 200]);
+    assert.equal(r.received.length, 1);
+    assert.ok(r.received[0]!.at >= claimedAt + LEASE_MS, 'not before the lease lapsed');
+    // The dead instance's late word changes nothing.
+    assert.equal(await a.store.webhookDeliveries.complete(claimed.id, 'dead-instance', { attempt: 1, at: new Date().toISOString(), status: 500, duration_ms: 1, error: 'late' }, { state: 'failed' }), false);
+    assert.equal((await b.delivery.attemptsOf(job.id)).length, 1);
+  });
+
+  test(`${name}: two instances sharing the database send each attempt once`, async (t) => {
+    const s = await setup(t, backend);
+    const r = await s.receiver(status(200));
+    const storeB = await s.b.open();
+    const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
+    const b = createWebhooks({ store: storeB, dialer, secrets: new WebhookSecrets(storeB), tuning: { ...FAST, pollMs: 5 } });
+    t.after(async () => {
+      await b.queue.close();
+      await storeB.close();
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const job = finishedJob(r.url);
+      ids.push(job.id);
+      // Queued by either instance.
+      await (i % 2 === 0 ? s.delivery : b.delivery).finished(job, s.accountId);
+    }
+    await waitFor(async () => r.received.length, (n) => n >= 20);
+    await sleep(200);
+    assert.equal(r.received.length, 20);
+    assert.equal(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 20);
+    for (const id of ids) assert.equal((await s.delivery.attemptsOf(id)).length, 1);
+  });
+
+  test(`${name}: during a rotation's overlap the delivery carries both signatures, each verifying`, async (t) => {
+    const s = await setup(t, backend);
+    const r = await s.receiver(status(200));
+    const old = await s.secrets.get(s.accountId);
+    const rotated = await s.secrets.rotate(s.accountId);
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    await waitFor(async () => r.received.length, (n) => n === 1);
+    const got = r.received[0]!;
+    assert.equal(String(got.headers['webhook-signature']).split(' ').length, 2);
+    for (const secret of [old.secret, rotated.secret]) assert.ok(new Webhook(secret).verify(got.body, got.headers as Record<string, string>));
+  });
+}
