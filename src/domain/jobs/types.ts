@@ -47,7 +47,12 @@ export type JobEventType = 'job.succeeded' | 'job.failed' | 'job.cancelled';
 
 /** Told by the job engine, once per job, when it reaches a finished status. */
 export interface JobEvents {
-  finished(job: JobView, accountId: number): void;
+  /**
+   * May return a promise that resolves once the event is durable (webhooks: the delivery is in
+   * the database); an engine that awaits it before acknowledging the job loses no event to a crash.
+   * It never rejects.
+   */
+  finished(job: JobView, accountId: number): void | Promise<void>;
 }
 
 /**
