@@ -38,6 +38,8 @@ import { ErrorBody } from './http/schemas/common.js';
 import { validatorCompiler } from './http/validation.js';
 import { LoginService } from './domain/accounts/logins.js';
 import { WebhookSecrets } from './domain/webhooks/secrets.js';
+import { createWebhooks, type WebhookTuning } from './infra/webhooks/index.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { registerPages } from './http/pages/plugin.js';
 import { jsonBodyParser } from './http/json-body.js';
 
@@ -63,6 +65,8 @@ export interface AppDeps {
   proxyTimeouts?: Partial<ProxyTimeouts>;
   /** pino options, or false for silence (tests). */
   logger?: boolean | { level: string };
+  /** Webhook delivery's schedule, timeout and polling (tests: milliseconds). */
+  webhookTuning?: WebhookTuning;
 }
 
 /** What the OpenAPI document says about the GeoIP data: its build dates and the attribution its licences ask for. */
@@ -131,6 +135,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     geo,
     ...(deps.proxyTimeouts ? { timeouts: deps.proxyTimeouts } : {}),
   });
+  // Job webhooks: every instance sends due deliveries from the database; the queue stops with the app.
+  const webhookSecrets = new WebhookSecrets(deps.store, clock);
+  const webhooks = createWebhooks({
+    store: deps.store,
+    dialer,
+    secrets: webhookSecrets,
+    ...(deps.webhookTuning ? { tuning: deps.webhookTuning } : {}),
+    onError: (err) => app.log.warn({ err }, 'webhook delivery: the database could not be updated; the delivery is retried'),
+  });
+  app.addHook('onClose', () => webhooks.queue.close());
   const routeDeps: RouteDeps = {
     config: deps.config,
     accounts,
@@ -141,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     whois: createWhoisService(deps.config, dialer),
     ports: new PortScanner({ dialer }),
     ip: { geo, dns: dnsClient, dnsblZones: deps.config.dnsblZones },
+    jobWebhooks: webhooks.delivery,
   };
   deps.store.onBackgroundError((err) =>
     app.log.warn({ err }, 'token last-used times could not be written; they are kept and retried at the next flush'),
@@ -171,6 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await ipRoutes(api, routeDeps);
     await proxyRoutes(api, routeDeps);
     await portRoutes(api, routeDeps);
+    await webhookRoutes(api, { secrets: webhookSecrets, now });
   }, { prefix: API_PREFIX });
   await healthRoutes(app, deps.store, limiter);
   await judgeRoutes(app, routeDeps);
@@ -180,7 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logins: new LoginService(deps.store, accounts, deps.config.signup, clock),
     usage: routeDeps.usage,
     usageRecords: deps.store.usage,
-    webhookSecrets: new WebhookSecrets(deps.store, clock),
+    webhookSecrets,
     limiter,
     now,
   });

@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
+import type { WebhookSecret } from '../../infra/store/store.js';
+import { accountOf } from '../plugins/auth.js';
+import { ok } from '../reply.js';
+import { responses } from '../schemas/common.js';
+import { WebhookSecretView } from '../schemas/webhooks.js';
+
+/** The previous secret's overlap only while it lasts: after it, it signs nothing. */
+function view(secret: WebhookSecret, now: number): WebhookSecretView {
+  const overlapping = secret.previous_until !== null && Date.parse(secret.previous_until) > now;
+  return { secret: secret.secret, created_at: secret.created_at, previous_valid_until: overlapping ? secret.previous_until : null };
+}
+
+/** The account's webhook signing secret (API.md, "Jobs and webhooks"). */
+export async function webhookRoutes(app: FastifyInstance, deps: { secrets: WebhookSecrets; now?: () => number }): Promise<void> {
+  const now = deps.now ?? Date.now;
+  app.get(
+    '/webhooks/secret',
+    { schema: { summary: 'The signing secret of webhook deliveries (made on first read)', tags: ['webhooks'], response: responses(WebhookSecretView) } },
+    async (request) => ok(view(await deps.secrets.get(accountOf(request).id), now()), 'webhook signing secret'),
+  );
+
+  app.post(
+    '/webhooks/secret/rotate',
+    {
+      schema: {
+        summary: 'A new signing secret; the old one signs too for 24 hours',
+        tags: ['webhooks'],
+        response: responses(WebhookSecretView),
+      },
+    },
+    async (request) => ok(view(await deps.secrets.rotate(accountOf(request).id), now()), 'webhook signing secret rotated; the previous one signs too until previous_valid_until'),
+  );
+}
