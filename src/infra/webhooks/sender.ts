@@ -17,6 +17,8 @@ import { DialError, ResolveError, type CheckedAddress, type Dialer, type Resolve
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */
 export const MAX_RESPONSE_BYTES = 4_096;
+/** Once the status is in, the body (which nobody needs) is waited for no longer than this. */
+export const RESPONSE_DRAIN_MS = 1_000;
 export const WEBHOOK_USER_AGENT = 'netdiag-webhooks/1';
 
 export interface DialerWebhookTransportOptions {
@@ -178,16 +180,25 @@ export class DialerWebhookTransport implements WebhookTransport {
         reject(err);
       });
       request.on('response', (res) => {
+        // The status is the answer; the body is read (politely, a little) only until it ends,
+        // MAX_RESPONSE_BYTES have come, RESPONSE_DRAIN_MS have passed, or the deadline.
         const status = res.statusCode ?? 0;
         let read = 0;
+        let finished = false;
         const finish = (): void => {
-          signal.removeEventListener('abort', onAbort);
+          if (finished) return;
+          finished = true;
+          clearTimeout(drain);
+          signal.removeEventListener('abort', finish);
           res.removeAllListeners('data');
           res.on('error', () => undefined);
           // Whatever the receiver sends after this is never read.
           socket.destroy();
           resolve(status);
         };
+        signal.removeEventListener('abort', onAbort);
+        signal.addEventListener('abort', finish, { once: true });
+        const drain = setTimeout(finish, RESPONSE_DRAIN_MS);
         res.on('data', (chunk: Buffer) => {
           read += chunk.length;
           if (read >= MAX_RESPONSE_BYTES) finish();

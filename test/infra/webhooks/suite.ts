@@ -249,6 +249,19 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.equal(finished, false, 'the receiver never got to send its whole answer');
   });
 
+  test(`${name}: a 2xx whose body never ends is a success: the status is the answer`, async (t) => {
+    const s = await setup(t, backend, { tuning: { timeoutMs: 5_000, leaseMs: 10_000 } });
+    const r = await s.receiver((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('still going');
+    });
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.deepEqual([a!.status, a!.error], [200, null]);
+    assert.ok(a!.duration_ms < 3_000, String(a!.duration_ms));
+  });
+
   test(`${name}: https receivers are verified by certificate and name`, async (t) => {
     const s = await setup(t, backend);
     const r = await s.receiver(status(200), true);
