@@ -327,6 +327,34 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.equal((await b.delivery.attemptsOf(job.id)).length, 1);
   });
 
+  test(`${name}: an instance shutting down gives its attempt back unrecorded; the restarted one sends it at once`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    let answered = 0;
+    const r = await s.receiver((_req, res, n) => {
+      // The first request hangs (the instance goes down meanwhile); the next is answered.
+      if (n === 0) return;
+      answered++;
+      res.writeHead(200);
+      res.end();
+    });
+    const job = finishedJob(r.url);
+    const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
+    const first = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, timeoutMs: 5_000, leaseMs: 30_000 } });
+    await first.delivery.finished(job, s.accountId);
+    await waitFor(async () => r.received.length, (n) => n === 1);
+    await first.queue.close();
+    assert.deepEqual(await first.delivery.attemptsOf(job.id), [], 'an interrupted attempt is not recorded');
+
+    const started = Date.now();
+    const second = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
+    t.after(() => second.queue.close());
+    const [a] = await waitFor(() => second.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.deepEqual([a!.attempt, a!.status], [1, 200]);
+    assert.ok(Date.now() - started < 2_000, 'not after the 30 s lease: it was given back');
+    assert.equal(answered, 1);
+    assert.equal(r.received[0]!.headers['webhook-id'], r.received[1]!.headers['webhook-id']);
+  });
+
   test(`${name}: two instances sharing the database send each attempt once`, async (t) => {
     const s = await setup(t, backend);
     const r = await s.receiver(status(200));
