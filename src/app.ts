@@ -6,8 +6,8 @@ import { AccountService, type Clock } from './domain/accounts/service.js';
 import type { Store } from './infra/store/store.js';
 import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
-import { API_PREFIX, registerAccess, windowSeedFromUsage } from './http/plugins/auth.js';
-import { registerErrorHandling } from './http/plugins/errors.js';
+import { API_PREFIX, accountKey, registerAccess, windowSeedFromUsage } from './http/plugins/auth.js';
+import { errorResponseOf, registerErrorHandling } from './http/plugins/errors.js';
 import { registerConcurrency } from './http/plugins/concurrency.js';
 import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
@@ -42,6 +42,12 @@ import { createWebhooks, type WebhookTuning } from './infra/webhooks/index.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { registerPages } from './http/pages/plugin.js';
 import { jsonBodyParser } from './http/json-body.js';
+import { concurrentProbes } from './domain/accounts/plans.js';
+import { JobCancelledError, JobService } from './domain/jobs/service.js';
+import { EmbeddedJobQueue } from './infra/jobs/embedded.js';
+import type { JobQueue } from './infra/jobs/queue.js';
+import { jobOperations } from './http/operations.js';
+import { jobRoutes } from './http/routes/jobs.js';
 
 export interface AppDeps {
   config: Config;
@@ -65,6 +71,8 @@ export interface AppDeps {
   proxyTimeouts?: Partial<ProxyTimeouts>;
   /** pino options, or false for silence (tests). */
   logger?: boolean | { level: string };
+  /** The job engine; the embedded one (jobs in the database, NETDIAG_WORKERS here) unless given. */
+  jobQueue?: JobQueue;
   /** Webhook delivery's schedule, timeout and polling (tests: milliseconds). */
   webhookTuning?: WebhookTuning;
 }
@@ -174,7 +182,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Date.now() unless a test gave a clock: a Date per request only to read its time is waste.
   const now = deps.clock ? () => clock().getTime() : Date.now;
   const access = registerAccess(app, { accounts, limiter, now });
-  registerConcurrency(app, { redisUrl: deps.config.redisUrl, onRefused: access.refund });
+  const slots = registerConcurrency(app, { redisUrl: deps.config.redisUrl, onRefused: access.refund });
+  // Jobs: state in the database, run by the queue (embedded: NETDIAG_WORKERS in this process).
+  const jobQueue =
+    deps.jobQueue ??
+    new EmbeddedJobQueue(deps.store.jobs, { workers: deps.config.workers, cancelReason: () => new JobCancelledError(), onError: (err) => app.log.error({ err }, 'job queue') });
+  const jobs = new JobService({
+    repo: deps.store.jobs,
+    queue: jobQueue,
+    operations: jobOperations(routeDeps),
+    errorBody: (err) => errorResponseOf(err).body,
+    slots,
+    concurrentProbes,
+    ownerKey: accountKey,
+    events: routeDeps.jobWebhooks,
+    webhooks: routeDeps.jobWebhooks,
+    ttlDays: deps.config.jobTtlDays,
+    clock,
+    onError: (err, what) => app.log.error({ err }, what),
+  });
+  routeDeps.jobs = jobs;
+  app.addHook('onReady', async () => jobs.start());
+  app.addHook('onClose', async () => jobs.close());
   if (deps.recordUsage !== false) registerUsageRecording(app, recorder);
   await registerOpenApi(app, { dataNotes: geoNotes(geo) });
 
@@ -186,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await ipRoutes(api, routeDeps);
     await proxyRoutes(api, routeDeps);
     await portRoutes(api, routeDeps);
+    await jobRoutes(api, routeDeps);
     await webhookRoutes(api, { secrets: webhookSecrets, now });
   }, { prefix: API_PREFIX });
   await healthRoutes(app, deps.store, limiter);

@@ -345,6 +345,31 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
 };
 
+const JOB_ID = 'job_3fK9qLm2Xw8RtZ5bN1cVd7Hy';
+/** A job as GET /api/jobs/{id} shows it: a range scan, finished. */
+const JOB_DONE = {
+  id: JOB_ID,
+  endpoint: '/port/scan-range',
+  status: 'succeeded',
+  progress: { done: 2, total: 2 },
+  created_at: '2026-11-23T04:52:28.102Z',
+  started_at: '2026-11-23T04:52:28.131Z',
+  finished_at: '2026-11-23T04:52:29.511Z',
+  result: [port(80, 'http', 'open', 22.9), PORT_443],
+  error: null,
+  webhook_url: 'https://hooks.example.com/netdiag',
+};
+/** The same job as its 202 answers it: queued, nothing done yet. */
+function jobQueued(endpoint: string): Record<string, unknown> {
+  return { ...JOB_DONE, endpoint, status: 'queued', progress: { done: 0, total: 1 }, started_at: null, finished_at: null, result: null };
+}
+
+OPERATION_EXAMPLES['GET /api/jobs/{id}'] = { ok: ok(JOB_DONE, 'job succeeded: 2 of 2 done') };
+OPERATION_EXAMPLES['GET /api/jobs'] = { ok: ok({ jobs: [JOB_DONE], next_cursor: null }, '1 jobs') };
+OPERATION_EXAMPLES['DELETE /api/jobs/{id}'] = {
+  ok: ok({ ...JOB_DONE, status: 'cancelled', progress: { done: 1, total: 2 }, result: [PORT_443] }, 'job cancelled'),
+};
+
 function errorBody(error: string, message: string, details?: Record<string, unknown>): Record<string, unknown> {
   return details ? { success: false, error, message, details } : { success: false, error, message };
 }
@@ -409,6 +434,7 @@ export interface OpenApiDocument {
 /** What the reference says of a response that the route schema left undescribed. */
 const RESPONSE_DESCRIPTIONS: Record<string, string> = {
   '200': 'Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200.',
+  '202': 'Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md.',
   '4XX': 'The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md).',
   '5XX': 'Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`).',
 };
@@ -434,6 +460,8 @@ export function addExamples<T extends OpenApiDocument>(doc: T): T {
       }
       const byStatus: Record<string, Record<string, Record<string, ExampleObject>>> = {
         '200': op.ok,
+        // Any POST may run as a job (Prefer: respond-async).
+        '202': ok(jobQueued(path.replace(/^\/api/, '')), `job ${JOB_ID} queued: ${path.replace(/^\/api/, '')}`, 'Prefer: respond-async: the job, queued'),
         '4XX': { 'application/json': clientErrors(op) },
         '5XX': { 'application/json': SERVER_ERRORS },
       };

@@ -26,10 +26,17 @@ declare module 'fastify' {
     rateDecision: Decision | null;
     /** The usage endpoint of the route that matched (`/port/scan`), or UNMATCHED_ENDPOINT. */
     endpoint: string;
+    /** Authenticated on an `uncounted` route: no call, no usage record. */
+    uncounted: boolean;
   }
   interface FastifyContextConfig {
     /** Routes under /api that need no token (the OpenAPI document); still limited per client IP. */
     public?: boolean;
+    /**
+     * Routes whose requests are no calls (reading a job, API.md): a token is needed, but the
+     * plan's windows are only shown in the headers, never spent, and usage records nothing.
+     */
+    uncounted?: boolean;
   }
 }
 
@@ -198,6 +205,7 @@ export function registerAccess(
   app.decorateRequest('rateDecision', null);
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('endpoint', UNMATCHED_ENDPOINT);
+  app.decorateRequest('uncounted', false);
 
   const limiter = deps.limiter;
   /**
@@ -243,6 +251,22 @@ export function registerAccess(
     whenReady(decision, (d) => decided(request, reply, auth, policy, d, done), done);
   };
 
+  /** An `uncounted` route's request: authenticated, its windows shown as they are, nothing spent. */
+  const admitUncounted = (request: FastifyRequest, reply: FastifyReply, auth: Authenticated, done: HookDone): void => {
+    request.account = auth.account;
+    request.tokenId = auth.tokenId;
+    request.uncounted = true;
+    if (!limiter) return done();
+    const policy = policyOf(planLimits(auth.account.plan));
+    limiter.peek(accountKey(auth.account.id), policy.limits, request.receivedAt).then(
+      (windows) => {
+        setRateHeaders(reply, decide(true, windows.map((w) => w.used), policy.limits, request.receivedAt), policy);
+        done();
+      },
+      () => done(),
+    );
+  };
+
   /** A token that was refused goes down the anonymous path; anything else is a real failure. */
   const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown, done: HookDone): void => {
     if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) limitAnonymous(request, reply, err, done);
@@ -251,7 +275,7 @@ export function registerAccess(
 
   // Callback hooks: with a cached token and the in-process limiter nothing here waits, and a
   // request then costs no promise at all (an async hook costs several, on every request).
-  const verify = (request: FastifyRequest, reply: FastifyReply, done: HookDone): void => {
+  const verify = (request: FastifyRequest, reply: FastifyReply, done: HookDone, admitWith: typeof admit = admit): void => {
     let auth: MaybePromise<Authenticated>;
     try {
       auth = deps.accounts.verify(request.headers.authorization, request.receivedAt);
@@ -259,10 +283,10 @@ export function registerAccess(
       return refused(request, reply, err, done);
     }
     // A cached token is answered at once: straight on, with no closures made for a promise.
-    if (!isPromise(auth)) return admit(request, reply, auth, done);
+    if (!isPromise(auth)) return admitWith(request, reply, auth, done);
     whenReady(
       auth,
-      (a) => admit(request, reply, a, done),
+      (a) => admitWith(request, reply, a, done),
       (err) => refused(request, reply, err, done),
     );
   };
@@ -273,22 +297,24 @@ export function registerAccess(
    * nothing. (A valid token not seen since start, from an address that has spent its anonymous
    * budget on bad ones, waits for the window like them.)
    */
-  const tokenAccess: AccessHook = (request, reply, done) => {
+  const tokenAccessWith = (admitWith: typeof admit): AccessHook => (request, reply, done) => {
     const header = request.headers.authorization;
-    if (!limiter || !header || deps.accounts.isFamiliar(header)) return verify(request, reply, done);
+    if (!limiter || !header || deps.accounts.isFamiliar(header)) return verify(request, reply, done, admitWith);
     const policy = policyOf(ANONYMOUS_LIMITS);
     limiter.peek(clientKey(request.ip), policy.limits, request.receivedAt).then(
       (windows) => {
         const spent = windows.find((w) => w.remaining === 0);
-        if (!spent) return verify(request, reply, done);
+        if (!spent) return verify(request, reply, done, admitWith);
         const decision = decide(false, windows.map((w) => w.used), policy.limits, request.receivedAt);
         setRateHeaders(reply, decision, policy);
         done(rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, request.receivedAt, true));
       },
       // The limiter could not say: the lookup decides, as it would without this check.
-      () => verify(request, reply, done),
+      () => verify(request, reply, done, admitWith),
     );
   };
+  const tokenAccess = tokenAccessWith(admit);
+  const uncountedAccess = tokenAccessWith(admitUncounted);
   const publicAccess: AccessHook = (request, reply, done) => limitAnonymous(request, reply, null, done, PUBLIC_KEY_SUFFIX);
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -303,7 +329,7 @@ export function registerAccess(
     const access = accessOf(route.url, route.config);
     if (access === 'none') return;
     const endpoint = route.url.slice(API_PREFIX.length) || '/';
-    const check = access === 'public' ? publicAccess : tokenAccess;
+    const check = access === 'public' ? publicAccess : route.config?.uncounted ? uncountedAccess : tokenAccess;
     const hook: AccessHook = (request, reply, done) => {
       request.endpoint = endpoint;
       check(request, reply, done);

@@ -6,6 +6,7 @@ import { accountKey } from './auth.js';
 import { createInFlightSlots, type InFlightSlots } from '../../infra/inflight/index.js';
 import { runAsOwner } from '../../infra/net/owner.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
+import { prefersRespondAsync } from '../operation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -66,7 +67,8 @@ export function registerConcurrency(
 
   const check = (request: FastifyRequest, reply: FastifyReply, done: HookDone): void => {
     const account = request.account;
-    if (account === null) return done();
+    // A job is only accepted here: it takes its slot when it runs, and waits queued until one is free.
+    if (account === null || prefersRespondAsync(request.headers.prefer)) return done();
     const owner = accountKey(account.id);
     const max = concurrentProbes(account.plan);
     const refuse = (): void => {

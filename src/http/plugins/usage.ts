@@ -11,7 +11,8 @@ import { round2 } from '../../round.js';
 export function registerUsageRecording(app: FastifyInstance, recorder: GroupCommitRecorder): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     const account = request.account;
-    if (!account) return done(null, payload);
+    // Routes marked `uncounted` (reading a job) are no calls: nothing is recorded.
+    if (!account || request.uncounted) return done(null, payload);
     recorder.add(
       {
         account_id: account.id,

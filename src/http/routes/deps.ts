@@ -7,6 +7,7 @@ import type { WhoisService } from '../../domain/whois/index.js';
 import type { PortScanner } from '../../domain/ports/index.js';
 import type { ProxyChecker } from '../../domain/proxy/index.js';
 import type { IpLookupDeps } from '../../domain/ip/index.js';
+import type { JobService } from '../../domain/jobs/service.js';
 import type { JobWebhooks } from '../../domain/jobs/types.js';
 
 /** The collaborators routes call into; tests hand in real ones built on loopback. */
@@ -24,6 +25,8 @@ export interface RouteDeps {
   proxy: ProxyChecker;
   /** IP lookup's collaborators: the GeoIP reader, the DNS client and the DNSBL zones. */
   ip: IpLookupDeps;
+  /** Jobs (Prefer: respond-async and /api/jobs); without it POST routes answer synchronously only. */
+  jobs?: JobService;
   /** Webhook delivery: checks a job's webhook_url at creation; without it only its syntax is checked. */
   jobWebhooks?: JobWebhooks | undefined;
 }

@@ -1,36 +1,61 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
-import { ok } from '../reply.js';
-import { responses } from '../schemas/common.js';
+import { Type } from 'typebox';
+import { normalizeDomain, parseRecordType, queryName } from '../../domain/dns/index.js';
+import { defineOperation, registerOperation } from '../operation.js';
 import { DnsBulkBody, DnsLookupBody, DnsLookupResult, WhoisBody, WhoisResult } from '../schemas/dns.js';
 import type { RouteDeps } from './deps.js';
 
-export async function dnsRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  app.post(
-    '/dns/lookup',
-    { schema: { summary: 'Look up DNS records', tags: ['dns'], body: DnsLookupBody, response: responses(DnsLookupResult) } },
-    async (request) => {
-      const { domain, type } = request.body as Static<typeof DnsLookupBody>;
+export const dnsOperations = [
+  defineOperation({
+    path: '/dns/lookup',
+    summary: 'Look up DNS records',
+    tags: ['dns'],
+    body: DnsLookupBody,
+    data: DnsLookupResult,
+    probe: false,
+    precheck(_deps, { domain, type }) {
+      queryName(domain, parseRecordType(type));
+    },
+    async run(deps, { domain, type }) {
       const result = await deps.dns.lookup(domain, type);
-      return ok(result, `${result.type} lookup: ${result.status}`);
+      return { data: result, message: `${result.type} lookup: ${result.status}` };
     },
-  );
-  app.post(
-    '/dns/lookup-bulk',
-    { schema: { summary: 'Look up DNS records of up to 50 domains at once', tags: ['dns'], body: DnsBulkBody, response: responses(Type.Array(DnsLookupResult)) } },
-    async (request) => {
-      const { domains, type } = request.body as Static<typeof DnsBulkBody>;
-      const results = await deps.dns.lookupBulk(domains, type);
-      return ok(results, `${results.length} lookups`);
+  }),
+  defineOperation({
+    path: '/dns/lookup-bulk',
+    summary: 'Look up DNS records of up to 50 domains at once',
+    tags: ['dns'],
+    body: DnsBulkBody,
+    data: Type.Array(DnsLookupResult),
+    probe: false,
+    items: ({ domains }) => domains.length,
+    precheck(_deps, { domains, type }) {
+      const rrtype = parseRecordType(type);
+      domains.forEach((d, i) => queryName(d, rrtype, `domains[${i}]`));
     },
-  );
-  app.post(
-    '/dns/whois',
-    { config: { probe: true }, schema: { summary: 'WHOIS of a domain, following registry referrals', tags: ['dns'], body: WhoisBody, response: responses(WhoisResult) } },
-    async (request) => {
-      const result = await deps.whois.lookup((request.body as Static<typeof WhoisBody>).domain);
+    async run(deps, { domains, type }, { onItem }) {
+      const results = await deps.dns.lookupBulk(domains, type, onItem);
+      return { data: results, message: `${results.length} lookups` };
+    },
+  }),
+  defineOperation({
+    path: '/dns/whois',
+    summary: 'WHOIS of a domain, following registry referrals',
+    tags: ['dns'],
+    body: WhoisBody,
+    data: WhoisResult,
+    probe: true,
+    precheck(_deps, { domain }) {
+      normalizeDomain(domain, { field: 'domain', allowUnderscore: false, minLabels: 2 });
+    },
+    async run(deps, { domain }) {
+      const result = await deps.whois.lookup(domain);
       const state = result.registered === null ? 'registration unknown' : result.registered ? 'registered' : 'not registered';
-      return ok(result, `${result.domain}: ${state}`);
+      return { data: result, message: `${result.domain}: ${state}` };
     },
-  );
+  }),
+];
+
+export async function dnsRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  for (const op of dnsOperations) registerOperation(app, deps, op);
 }

@@ -1,30 +1,46 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
-import { lookupBulk, lookupIp } from '../../domain/ip/index.js';
+import { Type } from 'typebox';
+import { INVALID_IP_RULE, lookupBulk, lookupIp, parseLookupIp } from '../../domain/ip/index.js';
+import { ValidationError } from '../../errors.js';
+import { defineOperation, registerOperation } from '../operation.js';
 import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import { IpBulkBody, IpBulkItem, IpLookupBody, IpLookupResult } from '../schemas/ip.js';
 import type { RouteDeps } from './deps.js';
 
-export async function ipRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  app.post(
-    '/ip/lookup',
-    { schema: { summary: 'Geolocation, ISP/ASN and optional security analysis of an IP address', tags: ['ip'], body: IpLookupBody, response: responses(IpLookupResult) } },
-    async (request) => {
-      const { ip, ...opts } = request.body as Static<typeof IpLookupBody>;
-      return ok(await lookupIp(deps.ip, ip, opts), 'address looked up');
+export const ipOperations = [
+  defineOperation({
+    path: '/ip/lookup',
+    summary: 'Geolocation, ISP/ASN and optional security analysis of an IP address',
+    tags: ['ip'],
+    body: IpLookupBody,
+    data: IpLookupResult,
+    probe: false,
+    precheck(_deps, { ip }) {
+      if (!parseLookupIp(ip)) throw new ValidationError('ip', INVALID_IP_RULE);
     },
-  );
-  app.post(
-    '/ip/lookup-bulk',
-    { schema: { summary: 'Look up to 100 addresses at once, in input order', tags: ['ip'], body: IpBulkBody, response: responses(Type.Array(IpBulkItem)) } },
-    async (request) => {
-      const { ips, ...opts } = request.body as Static<typeof IpBulkBody>;
-      const items = await lookupBulk(deps.ip, ips, opts);
+    async run(deps, { ip, ...opts }) {
+      return { data: await lookupIp(deps.ip, ip, opts), message: 'address looked up' };
+    },
+  }),
+  defineOperation({
+    path: '/ip/lookup-bulk',
+    summary: 'Look up to 100 addresses at once, in input order',
+    tags: ['ip'],
+    body: IpBulkBody,
+    data: Type.Array(IpBulkItem),
+    probe: false,
+    items: ({ ips }) => ips.length,
+    async run(deps, { ips, ...opts }, { onItem }) {
+      const items = await lookupBulk(deps.ip, ips, opts, onItem);
       const failed = items.filter((i) => 'error' in i).length;
-      return ok(items, `${items.length - failed} looked up${failed ? `, ${failed} invalid` : ''}`);
+      return { data: items, message: `${items.length - failed} looked up${failed ? `, ${failed} invalid` : ''}` };
     },
-  );
+  }),
+];
+
+export async function ipRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  for (const op of ipOperations) registerOperation(app, deps, op);
   app.get(
     '/ip/my-ip',
     { schema: { summary: "The caller's own address (the forwarded one behind a trusted proxy)", tags: ['ip'], response: responses(IpLookupResult) } },

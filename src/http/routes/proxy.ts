@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import type { CheckFlags } from '../../domain/proxy/index.js';
-import { ok } from '../reply.js';
-import { responses } from '../schemas/common.js';
+import { parseProxy, type CheckFlags } from '../../domain/proxy/index.js';
+import { checkTarget, defineOperation, registerOperation } from '../operation.js';
 import { ProxyBulkBody, ProxyCheckBody, ProxyCheckResult } from '../schemas/proxy.js';
 import type { RouteDeps } from './deps.js';
-import { clientGoneSignal } from '../client-gone.js';
 
 function flagsOf(body: Static<typeof ProxyCheckBody> | Static<typeof ProxyBulkBody>): CheckFlags {
   return {
@@ -26,24 +24,43 @@ function checkMessage(result: { proxy: string; status: string; protocol: string 
   return `${result.proxy}: ${result.status}${why ? ` (${why})` : ''}`;
 }
 
-export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  app.post(
-    '/proxy/check',
-    { config: { probe: true }, schema: { summary: 'Check one proxy: protocol, anonymity, SSL, speed, location', tags: ['proxy'], body: ProxyCheckBody, response: responses(ProxyCheckResult) } },
-    async (request, reply) => {
-      const body = request.body as Static<typeof ProxyCheckBody>;
-      const result = await deps.proxy.check(body.proxy, flagsOf(body), clientGoneSignal(reply));
-      return ok(result, checkMessage(result));
+/** Every proxy parsed and its host resolved and checked, as the check does before any packet. */
+async function checkProxies(deps: RouteDeps, inputs: readonly string[], field: (i: number) => string): Promise<void> {
+  const specs = inputs.map((input, i) => parseProxy(input, field(i)));
+  for (const [i, spec] of specs.entries()) await checkTarget(deps.dialer, spec.host, { field: field(i) });
+}
+
+export const proxyOperations = [
+  defineOperation({
+    path: '/proxy/check',
+    summary: 'Check one proxy: protocol, anonymity, SSL, speed, location',
+    tags: ['proxy'],
+    body: ProxyCheckBody,
+    data: ProxyCheckResult,
+    probe: true,
+    precheck: (deps, { proxy }) => checkProxies(deps, [proxy], () => 'proxy'),
+    async run(deps, body, { signal }) {
+      const result = await deps.proxy.check(body.proxy, flagsOf(body), signal);
+      return { data: result, message: checkMessage(result) };
     },
-  );
-  app.post(
-    '/proxy/check-bulk',
-    { config: { probe: true }, schema: { summary: 'Check up to 100 proxies at once', tags: ['proxy'], body: ProxyBulkBody, response: responses(Type.Array(ProxyCheckResult)) } },
-    async (request, reply) => {
-      const body = request.body as Static<typeof ProxyBulkBody>;
-      const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body), clientGoneSignal(reply));
+  }),
+  defineOperation({
+    path: '/proxy/check-bulk',
+    summary: 'Check up to 100 proxies at once',
+    tags: ['proxy'],
+    body: ProxyBulkBody,
+    data: Type.Array(ProxyCheckResult),
+    probe: true,
+    items: ({ proxies }) => proxies.length,
+    precheck: (deps, { proxies }) => checkProxies(deps, proxies, (i) => `proxies[${i}]`),
+    async run(deps, body, { signal, onItem }) {
+      const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body), signal, onItem);
       const working = results.filter((r) => r.status === 'working').length;
-      return ok(results, `${results.length} proxies checked, ${working} working`);
+      return { data: results, message: `${results.length} proxies checked, ${working} working` };
     },
-  );
+  }),
+];
+
+export async function proxyRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  for (const op of proxyOperations) registerOperation(app, deps, op);
 }

@@ -1,0 +1,313 @@
+import { randomInt } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { ValidationError } from '../../errors.js';
+import type { InFlightSlots } from '../../infra/inflight/index.js';
+import type { JobQueue, JobRunner } from '../../infra/jobs/queue.js';
+import { runAsOwner } from '../../infra/net/owner.js';
+import type { ClaimCandidate, JobItemRecord, JobRecord, JobRepository } from '../../infra/store/jobs.js';
+import type { MaybePromise } from '../../maybe-promise.js';
+import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
+
+/**
+ * The job service: creates, reads, lists and cancels an account's jobs, and runs one when the
+ * queue hands it over (it is the queue's JobRunner). Plain TypeScript: the operations it runs
+ * and the error body of a failure come from the HTTP layer as functions.
+ */
+
+/** What the service runs for an endpoint. */
+export interface JobOperation {
+  /** Bulk and range calls: the number of items; undefined for a call with one answer. */
+  items: ((body: unknown) => number) | undefined;
+  /** The synchronous call's `data`, shaped as its answer would be; items through `onItem`. */
+  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, item: unknown) => void }): Promise<unknown>;
+}
+
+export interface JobServiceDeps {
+  repo: JobRepository;
+  queue: JobQueue;
+  operations: (endpoint: string) => JobOperation | undefined;
+  /** The error body the synchronous call would answer for what a run threw. */
+  errorBody: (err: unknown) => JobError;
+  /** The accounts' work in flight, shared with the probe routes. */
+  slots: InFlightSlots;
+  /** An account's work-in-flight limit by plan. */
+  concurrentProbes: (plan: string) => number;
+  /** The key an account's work is counted under (slots, socket budget). */
+  ownerKey: (accountId: number) => string;
+  events?: JobEvents | undefined;
+  webhooks?: Pick<JobWebhooks, 'attemptsOf'> | undefined;
+  ttlDays: number;
+  clock?: () => Date;
+  onError?: (err: unknown, what: string) => void;
+}
+
+/** `job_` and 24 base62 characters (143 bits). */
+export const JOB_ID_CHARS = 24;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const JOB_ID_RE = /^job_[0-9A-Za-z]{24}$/;
+/** How often expired jobs are purged. */
+export const JOB_PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/** Items fetched per query by streams and views (a job has at most 1000). */
+export const JOB_ITEMS_PAGE = 1000;
+const DAY_MS = 86_400_000;
+
+export function newJobId(): string {
+  let id = 'job_';
+  for (let i = 0; i < JOB_ID_CHARS; i++) id += BASE62[randomInt(62)];
+  return id;
+}
+
+export interface NewJobRequest {
+  accountId: number;
+  endpoint: string;
+  body: unknown;
+  webhookUrl: string | null;
+  total: number | undefined;
+}
+
+export interface JobPage {
+  jobs: JobView[];
+  next_cursor: string | null;
+}
+
+/** The reason a run is aborted when its job is cancelled. */
+export class JobCancelledError extends Error {
+  constructor() {
+    super('the job was cancelled');
+    this.name = 'JobCancelledError';
+  }
+}
+
+function encodeCursor(row: Pick<JobRecord, 'created_at' | 'id'>): string {
+  return Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { created_at: string; id: string } {
+  const invalid = () => new ValidationError('cursor', 'is not a cursor from a previous page of this list');
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) throw invalid();
+  const [createdAt, id] = parsed as unknown[];
+  if (typeof createdAt !== 'string' || !/^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(createdAt) || typeof id !== 'string' || !JOB_ID_RE.test(id)) throw invalid();
+  return { created_at: createdAt, id };
+}
+
+export class JobService implements JobRunner {
+  readonly #d: JobServiceDeps;
+  readonly #clock: () => Date;
+  readonly #waiters = new Map<string, Set<() => void>>();
+  #purgeTimer: NodeJS.Timeout | undefined;
+
+  constructor(deps: JobServiceDeps) {
+    this.#d = deps;
+    this.#clock = deps.clock ?? (() => new Date());
+  }
+
+  /** Starts running jobs (the queue) and the periodic TTL purge. */
+  start(): void {
+    this.#d.queue.start(this);
+    this.#purgeTimer = setInterval(() => void this.purge().catch((err) => this.#d.onError?.(err, 'job purge')), JOB_PURGE_INTERVAL_MS);
+    this.#purgeTimer.unref();
+    void this.purge().catch((err) => this.#d.onError?.(err, 'job purge'));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#purgeTimer);
+    await this.#d.queue.close();
+    for (const set of this.#waiters.values()) for (const wake of set) wake();
+  }
+
+  #cutoff(): string {
+    return new Date(this.#clock().getTime() - this.#d.ttlDays * DAY_MS).toISOString();
+  }
+
+  /** Deletes jobs past their TTL; returns how many. */
+  purge(): Promise<number> {
+    return this.#d.repo.purge(this.#cutoff());
+  }
+
+  async create(req: NewJobRequest): Promise<JobView> {
+    const row = await this.#d.repo.create({
+      id: newJobId(),
+      account_id: req.accountId,
+      endpoint: req.endpoint,
+      body: JSON.stringify(req.body),
+      webhook_url: req.webhookUrl,
+      progress_total: req.total ?? 1,
+      created_at: this.#clock().toISOString(),
+    });
+    await this.#d.queue.enqueue(row.id);
+    return this.view(row);
+  }
+
+  /** The account's job: undefined for a malformed id (no query), another account's, an unknown or an expired one. */
+  async find(accountId: number, id: string): Promise<JobRecord | undefined> {
+    if (!JOB_ID_RE.test(id)) return undefined;
+    const row = await this.#d.repo.find(id);
+    if (!row || row.account_id !== accountId || row.created_at < this.#cutoff()) return undefined;
+    return row;
+  }
+
+  async get(accountId: number, id: string): Promise<JobView | undefined> {
+    const row = await this.find(accountId, id);
+    return row && this.view(row);
+  }
+
+  async list(accountId: number, opts: { status?: JobStatus | undefined; limit: number; cursor?: string | undefined }): Promise<JobPage> {
+    const before = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
+    const rows = await this.#d.repo.list(accountId, { status: opts.status, before, limit: opts.limit + 1 });
+    const cutoff = this.#cutoff();
+    const live = rows.filter((r) => r.created_at >= cutoff);
+    const page = live.slice(0, opts.limit);
+    const more = live.length > opts.limit;
+    return { jobs: await Promise.all(page.map((r) => this.view(r))), next_cursor: more ? encodeCursor(page[page.length - 1]!) : null };
+  }
+
+  /** Cancels a queued or running job: its view, 'finished' when it had already finished, undefined when there is none. */
+  async cancel(accountId: number, id: string): Promise<JobView | 'finished' | undefined> {
+    const row = await this.find(accountId, id);
+    if (!row) return undefined;
+    if (FINISHED_STATUSES.has(row.status)) return 'finished';
+    if (!(await this.#d.repo.cancel(id, accountId, this.#clock().toISOString()))) {
+      const now = await this.find(accountId, id);
+      return now ? 'finished' : undefined;
+    }
+    // Its run, wherever it is, stops: here at once (its sockets close), elsewhere at its next lease renewal.
+    await this.#d.queue.cancel(id);
+    const view = await this.view((await this.#d.repo.find(id))!);
+    this.#finished(view, accountId);
+    return view;
+  }
+
+  /** Items completed after `afterSeq`, in completion order. */
+  items(id: string, afterSeq: number, limit = JOB_ITEMS_PAGE): Promise<JobItemRecord[]> {
+    return this.#d.repo.items(id, afterSeq, limit);
+  }
+
+  /** Resolves when this process records a change of the job, after `ms`, or when `signal` aborts. */
+  waitForChange(id: string, ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      let set = this.#waiters.get(id);
+      if (!set) this.#waiters.set(id, (set = new Set()));
+      const wake = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', wake);
+        set.delete(wake);
+        if (set.size === 0 && this.#waiters.get(id) === set) this.#waiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      timer.unref();
+      signal.addEventListener('abort', wake, { once: true });
+      set.add(wake);
+    });
+  }
+
+  #changed(id: string): void {
+    const set = this.#waiters.get(id);
+    if (set) for (const wake of [...set]) wake();
+  }
+
+  #finished(view: JobView, accountId: number): void {
+    this.#changed(view.id);
+    try {
+      this.#d.events?.finished(view, accountId);
+    } catch (err) {
+      this.#d.onError?.(err, 'job finished event');
+    }
+  }
+
+  /** The job as the API shows it. */
+  async view(row: JobRecord): Promise<JobView> {
+    const op = this.#d.operations(row.endpoint);
+    let result: unknown = row.result === null ? null : JSON.parse(row.result);
+    if (row.result === null && op?.items !== undefined) {
+      // A bulk or range call's items so far, in input order.
+      const items = await this.#d.repo.items(row.id, 0, JOB_ITEMS_PAGE);
+      result = items.sort((a, b) => a.index - b.index).map((i) => JSON.parse(i.item) as unknown);
+    }
+    const view: JobView = {
+      id: row.id,
+      endpoint: row.endpoint,
+      status: row.status,
+      progress: { done: row.progress_done, total: row.progress_total },
+      created_at: row.created_at,
+      started_at: row.started_at,
+      finished_at: row.finished_at,
+      result,
+      error: row.error === null ? null : (JSON.parse(row.error) as JobError),
+      webhook_url: row.webhook_url,
+    };
+    if (row.webhook_url !== null && this.#d.webhooks) {
+      const attempts = await this.#d.webhooks.attemptsOf(row.id);
+      if (attempts.length > 0) view.webhook_deliveries = attempts;
+    }
+    return view;
+  }
+
+  // JobRunner: the queue asks before it claims, and runs what it claimed.
+
+  admit(candidate: ClaimCandidate): MaybePromise<(() => void) | null> {
+    return this.#d.slots.tryAcquire(this.#d.ownerKey(candidate.account_id), this.#d.concurrentProbes(candidate.plan));
+  }
+
+  async run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void> {
+    const { repo } = this.#d;
+    const op = this.#d.operations(job.endpoint);
+    const finish = async (outcome: { result: unknown } | { error: JobError }, done: number): Promise<void> => {
+      const ok = await repo.finish(job.id, owner, {
+        status: 'result' in outcome ? 'succeeded' : 'failed',
+        result: 'result' in outcome ? JSON.stringify(outcome.result) : null,
+        error: 'error' in outcome ? JSON.stringify(outcome.error) : null,
+        finished_at: this.#clock().toISOString(),
+        progress_done: done,
+      });
+      if (ok) this.#finished(await this.view((await repo.find(job.id))!), job.account_id);
+    };
+    if (!op) return finish({ error: this.#d.errorBody(new Error(`no operation ${job.endpoint}`)) }, 0);
+
+    // Items are written in batches: whatever completed while the last write was in flight goes in the next.
+    let seq = 0;
+    let pending: JobItemRecord[] = [];
+    let writing: Promise<void> | null = null;
+    let writeError: unknown = null;
+    const write = async (): Promise<void> => {
+      while (pending.length > 0 && writeError === null) {
+        const batch = pending;
+        pending = [];
+        try {
+          await repo.addItems(job.id, owner, batch, batch[batch.length - 1]!.seq);
+          this.#changed(job.id);
+        } catch (err) {
+          writeError = err;
+        }
+      }
+      writing = null;
+    };
+    const onItem = (index: number, item: unknown): void => {
+      pending.push({ seq: ++seq, index, item: JSON.stringify(item) });
+      writing ??= write();
+    };
+
+    setMaxListeners(0, signal);
+    let outcome: { result: unknown } | { error: JobError };
+    try {
+      const body = JSON.parse(job.body) as unknown;
+      const result = await runAsOwner(this.#d.ownerKey(job.account_id), () => op.run(body, { signal, ...(op.items ? { onItem } : {}) }));
+      outcome = { result };
+    } catch (err) {
+      outcome = { error: this.#d.errorBody(err) };
+    }
+    while (writing !== null) await writing;
+    // Cancelled, taken over or shutting down: whoever aborted it decides what the job becomes.
+    if (signal.aborted) return;
+    if (writeError !== null) throw writeError;
+    await finish(outcome, 'result' in outcome ? job.progress_total : seq);
+  }
+}

@@ -1,0 +1,138 @@
+import type { FastifyInstance } from 'fastify';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import { ValidationError } from '../errors.js';
+import { ResolveError, type Dialer, type ResolveOptions } from '../infra/net/dialer.js';
+import type { JobOperation } from '../domain/jobs/service.js';
+import { clientGoneSignal } from './client-gone.js';
+import { accountOf } from './plugins/auth.js';
+import { ok } from './reply.js';
+import { envelope, responses } from './schemas/common.js';
+import { JobView } from './schemas/jobs.js';
+import type { RouteDeps } from './routes/deps.js';
+
+/**
+ * One POST endpoint as a declaration: its schemas and what it runs. The route is generated from
+ * it, and so is the job that runs it (Prefer: respond-async): both call the same `run`, so a
+ * job's `result` is the synchronous call's `data` by construction.
+ */
+
+export interface RunContext {
+  /** Aborted when the client goes away (synchronous) or the job is cancelled: sockets close at once. */
+  signal: AbortSignal;
+  /** Bulk and range calls tell each item as it completes, with its place in `data`. */
+  onItem?: ((index: number, item: unknown) => void) | undefined;
+}
+
+export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSchema> {
+  /** The path under /api, which is also the job's `endpoint`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  body: B;
+  /** The schema of `data`; for bulk and range calls an array of the items `onItem` reports. */
+  data: D;
+  /** Probes the network: counts against the account's work in flight (API.md, "Rate limits"). */
+  probe: boolean;
+  /** Bulk and range calls: the number of items `data` will hold (a job's progress total). */
+  items?: (body: Static<B>) => number;
+  /**
+   * The synchronous call's 400s and 403s, for a job before its 202: bounds the schema cannot say,
+   * and every target resolved and checked through the dialer (never connected).
+   */
+  precheck?: (deps: RouteDeps, body: Static<B>) => Promise<void> | void;
+  /** `data` is shaped by the `data` schema on the way out, as the serializer does. */
+  run: (deps: RouteDeps, body: Static<B>, ctx: RunContext) => Promise<{ data: unknown; message: string }>;
+}
+
+export type AnyOperation = Operation<TSchema, TSchema>;
+
+export function defineOperation<B extends TSchema, D extends TSchema>(op: Operation<B, D>): AnyOperation {
+  return op as unknown as AnyOperation;
+}
+
+/** RFC 7240: is `respond-async` among the preferences (any case, any parameters, any order)? */
+export function prefersRespondAsync(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  if (text.length > 4096) return false;
+  return text.split(',').some((pref) => pref.split(';', 1)[0]!.split('=', 1)[0]!.trim().toLowerCase() === 'respond-async');
+}
+
+/** Resolves and checks a target as the probe would, before any packet: a name that does not resolve is the probe's 200, not an error. */
+export async function checkTarget(dialer: Pick<Dialer, 'resolve'>, target: string, opts: ResolveOptions): Promise<void> {
+  try {
+    await dialer.resolve(target, opts);
+  } catch (err) {
+    if (!(err instanceof ResolveError)) throw err;
+  }
+}
+
+/** The longest webhook URL accepted. */
+export const WEBHOOK_URL_MAX_CHARS = 2048;
+
+/** `webhook_url` of a job's body: absent, or an http(s) URL (ValidationError otherwise). */
+export function webhookUrlOf(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new ValidationError('webhook_url', 'must be a string (an http:// or https:// URL)');
+  if (value.length > WEBHOOK_URL_MAX_CHARS) throw new ValidationError('webhook_url', `must be at most ${WEBHOOK_URL_MAX_CHARS} characters`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ValidationError('webhook_url', 'must be an http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError('webhook_url', 'must be an http:// or https:// URL');
+  return url.toString();
+}
+
+/** `data` as the synchronous answer's serializer would write it: fields its schema does not name are dropped. */
+function shaped(schema: TSchema, value: unknown): unknown {
+  return Value.Clean(schema, value);
+}
+
+/** What the job service runs for an endpoint: the operation, with its answers shaped like the synchronous ones. */
+export function jobOperation(op: AnyOperation, deps: RouteDeps): JobOperation {
+  const itemSchema = (op.data as { items?: TSchema }).items;
+  return {
+    items: op.items ? (body) => op.items!(body) : undefined,
+    async run(body, ctx) {
+      const onItem = ctx.onItem && itemSchema ? ctx.onItem : undefined;
+      const { data } = await op.run(deps, body, { signal: ctx.signal, onItem: onItem && ((i, item) => onItem(i, shaped(itemSchema!, item))) });
+      return shaped(op.data, data);
+    },
+  };
+}
+
+/** A signal that never aborts: operations that ignore client hang-ups need no listener per request. */
+const NEVER = new AbortController().signal;
+
+/** The route of an operation: synchronous, or a job when the client prefers respond-async. */
+export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: AnyOperation): void {
+  app.post(
+    op.path,
+    {
+      ...(op.probe ? { config: { probe: true } } : {}),
+      schema: { summary: op.summary, tags: op.tags, body: op.body, response: { ...responses(op.data), 202: envelope(JobView) } },
+    },
+    async (request, reply) => {
+      if (deps.jobs && prefersRespondAsync(request.headers.prefer)) {
+        const { webhook_url: rawWebhook, ...body } = request.body as Record<string, unknown>;
+        const webhookUrl = webhookUrlOf(rawWebhook);
+        await op.precheck?.(deps, body);
+        if (webhookUrl !== null && deps.jobWebhooks) await deps.jobWebhooks.checkUrl(webhookUrl);
+        const job = await deps.jobs.create({
+          accountId: accountOf(request).id,
+          endpoint: op.path,
+          body,
+          webhookUrl,
+          total: op.items?.(body),
+        });
+        reply.code(202).header('location', `/api/jobs/${job.id}`).header('preference-applied', 'respond-async');
+        return ok(job, `job ${job.id} queued: ${op.path}`);
+      }
+      const { data, message } = await op.run(deps, request.body, { signal: op.probe ? clientGoneSignal(reply) : NEVER });
+      return ok(data, message);
+    },
+  );
+}

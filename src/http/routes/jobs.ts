@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Static } from 'typebox';
+import { planLimits } from '../../domain/accounts/plans.js';
+import type { JobService } from '../../domain/jobs/service.js';
+import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
+import { utcTimestamp } from '../../domain/usage/service.js';
+import { AppError, ConflictError, RateLimitError } from '../../errors.js';
+import { accountOf } from '../plugins/auth.js';
+import { ok } from '../reply.js';
+import { responses } from '../schemas/common.js';
+import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobParams, JobView as JobViewSchema } from '../schemas/jobs.js';
+import type { RouteDeps } from './deps.js';
+
+/** Reads of one job an account may make per second (API.md): polling faster than this gains nothing. */
+export const JOB_READS_PER_SECOND = 10;
+/** Jobs whose reads are counted at once; past it the counts start over (a second's worth is lost at most). */
+const READ_COUNTERS_MAX = 10_000;
+/** How often a stream looks for news written by another process; this one's writes wake it at once. */
+export const JOB_STREAM_POLL_MS = 250;
+
+class JobNotFoundError extends AppError {
+  constructor() {
+    super('not_found', 'no such job: it never existed, belongs to another account, or is past its time to live');
+  }
+}
+
+/** At most JOB_READS_PER_SECOND reads per account and job in each calendar second. */
+class ReadLimiter {
+  readonly #counts = new Map<string, { second: number; n: number }>();
+
+  take(key: string, now: number): boolean {
+    const second = Math.floor(now / 1000);
+    const c = this.#counts.get(key);
+    if (c && c.second === second) return ++c.n <= JOB_READS_PER_SECOND;
+    if (this.#counts.size >= READ_COUNTERS_MAX) this.#counts.clear();
+    this.#counts.set(key, { second, n: 1 });
+    return true;
+  }
+}
+
+function etagOf(view: JobView): string {
+  return `"${createHash('sha256').update(JSON.stringify(view)).digest('base64url').slice(0, 32)}"`;
+}
+
+/** RFC 9110 If-None-Match: `*` or any listed tag, weak or strong (the weak comparison). */
+function matches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === etag;
+  });
+}
+
+type StreamKind = 'ndjson' | 'sse';
+
+function streamKind(accept: string | undefined): StreamKind | null {
+  if (!accept) return null;
+  const types = accept.toLowerCase().split(',').map((t) => t.split(';', 1)[0]!.trim());
+  if (types.includes('text/event-stream')) return 'sse';
+  if (types.includes('application/x-ndjson')) return 'ndjson';
+  return null;
+}
+
+/** The item sequence number to resume after, from Last-Event-ID; anything not a plain count starts over. */
+function resumeAfter(header: string | undefined): number {
+  return header !== undefined && /^\d{1,9}$/.test(header.trim()) ? Number(header.trim()) : 0;
+}
+
+/**
+ * Items as they complete, then the finished job, as NDJSON lines or SSE events. It reads the
+ * database (another process may be running the job) and is woken at once by this one's writes.
+ */
+async function* streamLines(jobs: JobService, accountId: number, id: string, after: number, kind: StreamKind, signal: AbortSignal): AsyncGenerator<string> {
+  if (kind === 'sse') yield 'retry: 1000\n\n';
+  while (!signal.aborted) {
+    // The job's status first: when it is finished, every item is already written.
+    const row = await jobs.find(accountId, id);
+    if (!row) return;
+    for (;;) {
+      const items = await jobs.items(id, after);
+      for (const it of items) {
+        const line = `{"seq":${it.seq},"index":${it.index},"item":${it.item}}`;
+        yield kind === 'sse' ? `id: ${it.seq}\nevent: item\ndata: ${line}\n\n` : `${line}\n`;
+        after = it.seq;
+      }
+      if (items.length === 0 || signal.aborted) break;
+    }
+    if (FINISHED_STATUSES.has(row.status)) {
+      const job = JSON.stringify(await jobs.view(row));
+      yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
+      return;
+    }
+    await jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
+  }
+}
+
+export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  const jobs = deps.jobs;
+  if (!jobs) return;
+  const reads = new ReadLimiter();
+  // Streams end when the server closes, so that they never hold its shutdown.
+  const streams = new Set<AbortController>();
+  app.addHook('preClose', (done) => {
+    for (const s of streams) s.abort();
+    done();
+  });
+
+  const readAllowed = (accountId: number, id: string, plan: string): void => {
+    const now = Date.now();
+    if (reads.take(`${accountId}:${id}`, now)) return;
+    const resetAt = (Math.floor(now / 1000) + 1) * 1000;
+    throw new RateLimitError(
+      `at most ${JOB_READS_PER_SECOND} reads of one job per second; wait for the next second, or stream it (Accept: application/x-ndjson or text/event-stream)`,
+      { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: utcTimestamp(resetAt), window: 'job_reads' },
+      { 'retry-after': '1' },
+    );
+  };
+
+  const stream = (reply: FastifyReply, accountId: number, id: string, after: number, kind: StreamKind): FastifyReply => {
+    const abort = new AbortController();
+    streams.add(abort);
+    const end = (): void => {
+      abort.abort();
+      streams.delete(abort);
+    };
+    // The client went away: stop reading for it.
+    reply.raw.once('close', end);
+    const body = Readable.from(streamLines(jobs, accountId, id, after, kind, abort.signal), { objectMode: false });
+    body.once('close', end);
+    reply
+      .header('content-type', kind === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('x-accel-buffering', 'no');
+    return reply.send(body);
+  };
+
+  app.get(
+    '/jobs/:id',
+    {
+      config: { uncounted: true },
+      schema: {
+        summary: 'A job: its status, progress and result; NDJSON or SSE stream of its items with Accept',
+        description:
+          'Reading a job is no call and is not limited by the plan (at most 10 reads a second per job). ETag / If-None-Match → 304. ' +
+          '`Accept: application/x-ndjson` streams one line per completed item ({seq, index, item}) then the finished job; ' +
+          '`Accept: text/event-stream` the same as Server-Sent Events (id = seq; Last-Event-ID resumes).',
+        tags: ['jobs'],
+        params: JobParams,
+        response: responses(JobViewSchema),
+      },
+    },
+    async (request, reply) => {
+      const account = accountOf(request);
+      const { id } = request.params as Static<typeof JobParams>;
+      readAllowed(account.id, id, account.plan);
+      const kind = streamKind(request.headers.accept);
+      if (kind !== null) {
+        if (!(await jobs.find(account.id, id))) throw new JobNotFoundError();
+        const lastEventId = request.headers['last-event-id'];
+        return stream(reply, account.id, id, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
+      }
+      const view = await jobs.get(account.id, id);
+      if (!view) throw new JobNotFoundError();
+      const etag = etagOf(view);
+      reply.header('etag', etag).header('cache-control', 'no-cache');
+      if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      return ok(view, `job ${view.status}: ${view.progress.done} of ${view.progress.total} done`);
+    },
+  );
+
+  app.get(
+    '/jobs',
+    { schema: { summary: "The account's jobs, newest first, a page at a time", tags: ['jobs'], querystring: JobListQuery, response: responses(JobList) } },
+    async (request) => {
+      const account = accountOf(request);
+      const q = request.query as Static<typeof JobListQuery>;
+      const page = await jobs.list(account.id, { status: q.status, limit: q.limit ?? JOB_LIST_DEFAULT, cursor: q.cursor });
+      return ok(page, `${page.jobs.length} jobs${page.next_cursor ? '; more with next_cursor' : ''}`);
+    },
+  );
+
+  app.delete(
+    '/jobs/:id',
+    { schema: { summary: 'Cancel a queued or running job (its sockets close at once)', tags: ['jobs'], params: JobParams, response: responses(JobViewSchema) } },
+    async (request) => {
+      const account = accountOf(request);
+      const { id } = request.params as Static<typeof JobParams>;
+      const outcome = await jobs.cancel(account.id, id);
+      if (outcome === undefined) throw new JobNotFoundError();
+      if (outcome === 'finished') throw new ConflictError('the job has already finished; only a queued or running job can be cancelled');
+      return ok(outcome, 'job cancelled');
+    },
+  );
+}

@@ -1,0 +1,39 @@
+import type { ClaimCandidate, JobRecord } from '../store/jobs.js';
+import type { MaybePromise } from '../../maybe-promise.js';
+
+/**
+ * The job engine's one interface (STYLE.md: embedded by default, BullMQ with REDIS_URL). Job
+ * state lives in the database either way; a queue only decides who runs which job when. An
+ * implementation claims a job in the database (JobRepository.claim, a lease it renews) before it
+ * runs it, so a job is run by one process at a time, and a job whose process died is run again.
+ */
+
+/** What runs jobs: the job service. */
+export interface JobRunner {
+  /**
+   * Asked before a job is claimed: a release for one of its account's work-in-flight slots, or
+   * null while the account is at its limit (the job then waits, queued).
+   */
+  admit(candidate: ClaimCandidate): MaybePromise<(() => void) | null>;
+  /**
+   * Runs a claimed job to its end. `signal` aborts when it is cancelled, its lease is lost or the
+   * process shuts down; the run then writes nothing more.
+   */
+  run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void>;
+}
+
+export interface JobQueue {
+  /** A job was created (its row is committed): run it when a worker is free. */
+  enqueue(id: string): Promise<void>;
+  /** Starts taking jobs (none with 0 workers: this process accepts jobs only). */
+  start(runner: JobRunner): void;
+  /** The job was cancelled in the database: stop its run if one is in this process (its sockets close at once). */
+  cancel(id: string): Promise<void>;
+  /** Stops taking jobs; runs in flight are aborted and their jobs given back to the queue. */
+  close(): Promise<void>;
+}
+
+/** How long a claim holds without renewal: a job of a process that died is taken over after it. */
+export const JOB_LEASE_MS = 30_000;
+/** A running job renews its lease this often (cancellation by another process is seen within it). */
+export const JOB_LEASE_RENEW_MS = 5_000;

@@ -1,0 +1,328 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppDeps } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { AccountService } from '../../src/domain/accounts/service.js';
+import type { JobView } from '../../src/domain/jobs/types.js';
+import { createDialer } from '../../src/infra/net/dialer.js';
+import type { Store } from '../../src/infra/store/store.js';
+import type { Backend } from '../infra/store/backends.js';
+import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { closedPort, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';
+
+/**
+ * The job engine's behaviour through the API, run against every backend (SQLite, PostgreSQL)
+ * and every queue (`queue` builds one; the embedded one by default). Everything stays on
+ * loopback: listeners, the DNS fixture and NETDIAG_ALLOW_TARGETS=127.0.0.0/8.
+ */
+export interface JobEngine {
+  name: string;
+  backend: () => Backend;
+  /** Extra app dependencies (a BullMQ queue, later). */
+  deps?: (store: Store) => Partial<AppDeps>;
+}
+
+interface Tokens {
+  a: string;
+  b: string;
+  free: string;
+}
+
+interface Started {
+  app: FastifyInstance;
+  store: Store;
+  url: string;
+  tokens: Tokens;
+  api: (path: string, init?: RequestInit & { json?: unknown; token?: string }) => Promise<Response>;
+}
+
+type Ok<T> = { success: true; data: T; message: string };
+type Err = { success: false; error: string; message: string; details?: Record<string, unknown> };
+
+const ASYNC = { prefer: 'respond-async' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Apps on one database, closed (newest first) before the database is dropped. */
+function harness(t: TestContext, engine: JobEngine) {
+  const backend = engine.backend();
+  const closers: Array<() => Promise<void>> = [];
+  t.after(async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await backend.drop();
+  });
+  let tokens: Tokens | undefined;
+  return {
+    async start(opts: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<Started> {
+      const store = await backend.open();
+      closers.push(() => store.close());
+      if (!tokens) {
+        const accounts = new AccountService(store);
+        tokens = {
+          a: (await accounts.createAccount({ email: 'a@example.com', name: 'A', plan: 'enterprise' })).token,
+          b: (await accounts.createAccount({ email: 'b@example.com', name: 'B', plan: 'enterprise' })).token,
+          free: (await accounts.createAccount({ email: 'f@example.com', name: 'F', plan: 'free' })).token,
+        };
+      }
+      const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', ...opts.env });
+      const app = await buildApp({ config, store, logger: false, ...engine.deps?.(store), ...opts.deps });
+      closers.push(() => app.close());
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const address = app.server.address();
+      const url = typeof address === 'object' && address ? `http://127.0.0.1:${address.port}` : '';
+      const own = tokens;
+      const api: Started['api'] = (path, init = {}) => {
+        const { json, token, ...rest } = init;
+        const headers = new Headers(rest.headers);
+        headers.set('authorization', `Bearer ${token ?? own.a}`);
+        if (json !== undefined) {
+          headers.set('content-type', 'application/json');
+          return fetch(url + path, { method: 'POST', ...rest, headers, body: JSON.stringify(json) });
+        }
+        return fetch(url + path, { ...rest, headers });
+      };
+      return { app, store, url, tokens: own, api };
+    },
+  };
+}
+
+/** POSTs as a job; checks the 202's headers and body against the document. */
+async function createJob(s: Started, path: string, json: unknown, token?: string): Promise<JobView> {
+  const res = await s.api(`/api${path}`, { json, headers: ASYNC, ...(token ? { token } : {}) });
+  const body = (await res.json()) as Ok<JobView>;
+  assert.equal(res.status, 202, JSON.stringify(body));
+  await assertMatchesOpenApi(s.app, 'POST', `/api${path}`, 202, body);
+  assert.equal(res.headers.get('location'), `/api/jobs/${body.data.id}`);
+  assert.equal(res.headers.get('preference-applied'), 'respond-async');
+  assert.match(body.data.id, /^job_[0-9A-Za-z]{24}$/);
+  assert.equal(body.data.endpoint, path);
+  return body.data;
+}
+
+/** Reads the job (at most ~6 reads a second, under the per-job limit) until `done` holds. */
+async function pollJob(s: Started, id: string, done: (j: JobView) => boolean = (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), token?: string): Promise<JobView> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const res = await s.api(`/api/jobs/${id}`, token ? { token } : {});
+    const body = (await res.json()) as Ok<JobView>;
+    assert.equal(res.status, 200, JSON.stringify(body));
+    await assertMatchesOpenApi(s.app, 'GET', '/api/jobs/{id}', 200, body);
+    if (done(body.data)) return body.data;
+    assert.ok(Date.now() < deadline, `job ${id} still ${body.data.status}`);
+    await sleep(160);
+  }
+}
+
+/** A port result without its timings, which differ between two scans. */
+const untimed = (items: unknown) => (items as Array<Record<string, unknown>>).map(({ response_time: _r, queued_ms: _q, ...rest }) => rest);
+
+export function jobEngineSuite(engine: JobEngine): void {
+  describe(`jobs (${engine.name})`, () => {
+    let listeners: Array<Awaited<ReturnType<typeof startListener>>>;
+    let dns: TestDnsServer;
+    before(async () => {
+      listeners = await Promise.all([startListener('127.0.0.1'), startListener('127.0.0.1')]);
+      dns = await startDnsServer({ 'a.test': { A: ['127.0.0.1'] }, 'b.test': { A: ['127.0.0.2'] }, 'c.test': { A: ['127.0.0.3'] }, 'gone.test': { nxdomain: true } });
+    });
+    after(async () => {
+      await Promise.all([dns.close(), ...listeners.map((l) => l.close())]);
+    });
+
+    test('a port scan as a job: 202, then succeeded with the synchronous data; items streamed in order', async (t) => {
+      const s = await harness(t, engine).start();
+      const ports = [...listeners.map((l) => l.port), await closedPort('127.0.0.1'), await closedPort('127.0.0.1')];
+      const body = { host: '127.0.0.1', ports, timeout: 2 };
+      const job = await createJob(s, '/port/scan-range', body);
+      assert.equal(job.status, 'queued');
+      assert.deepEqual(job.progress, { done: 0, total: ports.length });
+      const done = await pollJob(s, job.id);
+      assert.equal(done.status, 'succeeded');
+      assert.deepEqual(done.progress, { done: ports.length, total: ports.length });
+      assert.equal(done.error, null);
+      assert.ok(done.started_at && done.finished_at);
+      const sync = (await (await s.api('/api/port/scan-range', { json: body })).json()) as Ok<unknown[]>;
+      assert.deepEqual(untimed(done.result), untimed(sync.data));
+
+      // NDJSON: every item once, then the finished job.
+      const res = await s.api(`/api/jobs/${job.id}`, { headers: { accept: 'application/x-ndjson' } });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/x-ndjson/);
+      const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const items = lines.slice(0, -1) as Array<{ seq: number; index: number; item: unknown }>;
+      assert.deepEqual(items.map((i) => i.seq), ports.map((_, i) => i + 1));
+      assert.deepEqual(items.map((i) => i.index).sort((x, y) => x - y), ports.map((_, i) => i));
+      assert.deepEqual(untimed(items.sort((x, y) => x.index - y.index).map((i) => i.item)), untimed(sync.data));
+      assert.equal((lines.at(-1) as unknown as JobView).status, 'succeeded');
+    });
+
+    test('an IP lookup as a job answers exactly the synchronous data', async (t) => {
+      const s = await harness(t, engine).start();
+      const job = await createJob(s, '/ip/lookup', { ip: '8.8.8.8' });
+      assert.deepEqual(job.progress, { done: 0, total: 1 });
+      assert.equal(job.result, null);
+      const done = await pollJob(s, job.id);
+      const sync = (await (await s.api('/api/ip/lookup', { json: { ip: '8.8.8.8' } })).json()) as Ok<unknown>;
+      assert.equal(done.status, 'succeeded');
+      assert.deepEqual(done.result, sync.data);
+    });
+
+    test('a bulk DNS lookup streams as SSE with ids, and Last-Event-ID resumes after the id', async (t) => {
+      const s = await harness(t, engine).start({ env: { NETDIAG_DNS_SERVERS: `${dns.host}:${dns.port}` } });
+      const domains = ['a.test', 'b.test', 'c.test', 'gone.test'];
+      const job = await createJob(s, '/dns/lookup-bulk', { domains, type: 'A' });
+      const res = await s.api(`/api/jobs/${job.id}`, { headers: { accept: 'text/event-stream' } });
+      assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const events = (await res.text()).split('\n\n').filter((e) => e.includes('data:'));
+      const items = events.filter((e) => e.includes('event: item'));
+      assert.deepEqual(items.map((e) => /^id: (\d+)$/m.exec(e)?.[1]), ['1', '2', '3', '4']);
+      const parsed = items.map((e) => JSON.parse(/^data: (.*)$/m.exec(e)![1]!) as { index: number; item: { domain: string; status: string } });
+      assert.deepEqual(parsed.map((p) => [p.index, p.item.domain]).sort((x, y) => (x[0] as number) - (y[0] as number)), domains.map((d, i) => [i, d]));
+      const last = JSON.parse(/^data: (.*)$/m.exec(events.at(-1)!)![1]!) as JobView;
+      assert.ok(events.at(-1)!.includes('event: job'));
+      assert.equal(last.status, 'succeeded');
+      assert.deepEqual((last.result as Array<{ status: string }>).map((r) => r.status), ['NOERROR', 'NOERROR', 'NOERROR', 'NXDOMAIN']);
+      const sync = (await (await s.api('/api/dns/lookup-bulk', { json: { domains, type: 'A' } })).json()) as Ok<Array<Record<string, unknown>>>;
+      const shape = (r: unknown) => (r as Array<Record<string, unknown>>).map(({ domain, type, status, records }) => ({ domain, type, status, records }));
+      assert.deepEqual(shape(last.result), shape(sync.data));
+
+      const resumed = await s.api(`/api/jobs/${job.id}`, { headers: { accept: 'text/event-stream', 'last-event-id': '2' } });
+      const again = (await resumed.text()).split('\n\n').filter((e) => e.includes('event: item'));
+      assert.deepEqual(again.map((e) => /^id: (\d+)$/m.exec(e)?.[1]), ['3', '4']);
+    });
+
+    test('refused before the 202 exactly as synchronously: validation, forbidden target, bad webhook_url; no job made', async (t) => {
+      const s = await harness(t, engine).start();
+      const cases: Array<[string, unknown]> = [
+        ['/port/scan-range', { host: '127.0.0.1', ports: '1-2000' }],
+        ['/port/scan-range', { host: '10.0.0.1', ports: [80] }],
+        ['/port/scan', { host: '169.254.169.254', port: 80 }],
+        ['/ip/lookup', { ip: 'nope' }],
+        ['/ipv6/expand', { ipv6: 'zz::1' }],
+        ['/dns/lookup', { domain: 'bad..name', type: 'A' }],
+      ];
+      for (const [path, json] of cases) {
+        const sync = await s.api(`/api${path}`, { json });
+        const job = await s.api(`/api${path}`, { json, headers: ASYNC });
+        assert.ok(sync.status >= 400, `${path} ${JSON.stringify(json)}: ${sync.status}`);
+        assert.equal(job.status, sync.status, `${path} ${JSON.stringify(json)}`);
+        assert.deepEqual(await job.json(), await sync.json());
+      }
+      const badHook = await s.api('/api/ip/lookup', { json: { ip: '8.8.8.8', webhook_url: 'ftp://example.com/x' }, headers: ASYNC });
+      assert.equal(badHook.status, 400);
+      assert.equal(((await badHook.json()) as Err).details?.field, 'webhook_url');
+      const list = (await (await s.api('/api/jobs')).json()) as Ok<{ jobs: JobView[] }>;
+      assert.deepEqual(list.data.jobs, []);
+    });
+
+    test('ETag and 304; another account and malformed ids are 404; the list pages newest first', async (t) => {
+      const s = await harness(t, engine).start();
+      const first = await createJob(s, '/ipv6/validate', { ipv6: '::1' });
+      const second = await createJob(s, '/ipv6/expand', { ipv6: '::1' });
+      await pollJob(s, first.id);
+      await pollJob(s, second.id);
+      const res = await s.api(`/api/jobs/${first.id}`);
+      const etag = res.headers.get('etag');
+      assert.ok(etag);
+      await res.arrayBuffer();
+      const cached = await s.api(`/api/jobs/${first.id}`, { headers: { 'if-none-match': etag } });
+      assert.equal(cached.status, 304);
+      assert.equal(cached.headers.get('etag'), etag);
+      assert.equal((await s.api(`/api/jobs/${first.id}`, { headers: { 'if-none-match': '"other"' } })).status, 200);
+
+      for (const [path, token] of [[`/api/jobs/${first.id}`, s.tokens.b], ['/api/jobs/job_nope', s.tokens.a], [`/api/jobs/${first.id}x`, s.tokens.a]] as const) {
+        const r = await s.api(path, { token });
+        assert.equal(r.status, 404, path);
+        assert.equal(((await r.json()) as Err).error, 'not_found');
+      }
+      assert.equal((await s.api(`/api/jobs/${first.id}`, { method: 'DELETE', token: s.tokens.b })).status, 404);
+
+      const page1 = (await (await s.api('/api/jobs?limit=1')).json()) as Ok<{ jobs: JobView[]; next_cursor: string | null }>;
+      await assertMatchesOpenApi(s.app, 'GET', '/api/jobs', 200, page1);
+      assert.deepEqual(page1.data.jobs.map((j) => j.id), [second.id]);
+      assert.ok(page1.data.next_cursor);
+      const page2 = (await (await s.api(`/api/jobs?limit=1&cursor=${page1.data.next_cursor}`)).json()) as Ok<{ jobs: JobView[]; next_cursor: string | null }>;
+      assert.deepEqual(page2.data.jobs.map((j) => j.id), [first.id]);
+      assert.equal(page2.data.next_cursor, null);
+      assert.equal((await s.api('/api/jobs?status=queued')).status, 200);
+      assert.equal((await s.api('/api/jobs?cursor=garbage!')).status, 400);
+      assert.equal((await s.api('/api/jobs?limit=101')).status, 400);
+      const other = (await (await s.api('/api/jobs', { token: s.tokens.b })).json()) as Ok<{ jobs: JobView[] }>;
+      assert.deepEqual(other.data.jobs, []);
+    });
+
+    test('cancelling a running scan of silent ports closes its sockets at once; the job is cancelled; a finished one is a 409', async (t) => {
+      const hanging = hangingConnect();
+      const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging.fn });
+      const s = await harness(t, engine).start({ deps: { dialer } });
+      const job = await createJob(s, '/port/scan-range', { host: '127.0.0.1', ports: '1-20', timeout: 30 });
+      await pollUntil(() => hanging.sockets.length >= 20);
+      assert.equal(hanging.sockets.length, 20, 'every port is dialled');
+      const running = await pollJob(s, job.id, (j) => j.status === 'running');
+      assert.deepEqual(running.result, []);
+      const res = await s.api(`/api/jobs/${job.id}`, { method: 'DELETE' });
+      const body = (await res.json()) as Ok<JobView>;
+      assert.equal(res.status, 200);
+      await assertMatchesOpenApi(s.app, 'DELETE', '/api/jobs/{id}', 200, body);
+      assert.equal(body.data.status, 'cancelled');
+      assert.ok(body.data.finished_at);
+      await pollUntil(() => hanging.sockets.every((sock) => sock.destroyed), 50);
+      assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'every socket of the job is closed within half a second');
+      await sleep(200);
+      const later = (await (await s.api(`/api/jobs/${job.id}`)).json()) as Ok<JobView>;
+      assert.equal(later.data.status, 'cancelled');
+      const again = await s.api(`/api/jobs/${job.id}`, { method: 'DELETE' });
+      assert.equal(again.status, 409);
+      assert.equal(((await again.json()) as Err).error, 'conflict');
+    });
+
+    test('a job past its time to live is a 404', async (t) => {
+      let now = Date.now();
+      const s = await harness(t, engine).start({ deps: { clock: () => new Date(now) } });
+      const job = await createJob(s, '/ipv6/validate', { ipv6: '::1' });
+      await pollJob(s, job.id);
+      now += 8 * 86_400_000;
+      const res = await s.api(`/api/jobs/${job.id}`);
+      assert.equal(res.status, 404);
+      assert.equal((await s.api(`/api/jobs/${job.id}`, { method: 'DELETE' })).status, 404);
+      // The purge removes it from the database.
+      await s.store.jobs.purge(new Date(now - 7 * 86_400_000).toISOString());
+      assert.equal(await s.store.jobs.find(job.id), undefined);
+    });
+
+    test('a job left running by a dead process (its lease lapsed) is run again by a new app on the same database', async (t) => {
+      const h = harness(t, engine);
+      const acceptor = await h.start({ env: { NETDIAG_WORKERS: '0' } });
+      const job = await createJob(acceptor, '/ip/lookup', { ip: '8.8.8.8' });
+      await sleep(300);
+      assert.equal((await acceptor.store.jobs.find(job.id))?.status, 'queued', 'NETDIAG_WORKERS=0 accepts only');
+      // A process claimed it and died: its lease lapsed.
+      const claimed = await acceptor.store.jobs.claim(job.id, 'dead-process', Date.now(), Date.now() - 1, new Date().toISOString());
+      assert.equal(claimed?.status, 'running');
+      const worker = await h.start();
+      const done = await pollJob(worker, job.id);
+      assert.equal(done.status, 'succeeded');
+      assert.equal((await worker.store.jobs.find(job.id))?.attempts, 2);
+    });
+
+    test("reading a job is no call (a free account reads it past its minute's 10), but past 10 a second is a 429", async (t) => {
+      const s = await harness(t, engine).start();
+      const job = await createJob(s, '/ipv6/validate', { ipv6: '::1' }, s.tokens.free);
+      for (let i = 0; i < 14; i++) {
+        const res = await s.api(`/api/jobs/${job.id}`, { token: s.tokens.free });
+        assert.equal(res.status, 200, `read ${i + 1}`);
+        await res.arrayBuffer();
+        await sleep(110);
+      }
+      const burst = await Promise.all(Array.from({ length: 25 }, () => s.api(`/api/jobs/${job.id}`, { token: s.tokens.free })));
+      const limited = burst.filter((r) => r.status === 429);
+      assert.ok(limited.length >= 5, `${limited.length} of 25 refused`);
+      assert.equal(limited[0]!.headers.get('retry-after'), '1');
+      assert.equal(((await limited[0]!.json()) as Err).error, 'rate_limit_exceeded');
+      await Promise.all(burst.map((r) => r.arrayBuffer().catch(() => undefined)));
+      // The plan's windows saw one call: the job's creation.
+      const stats = (await (await s.api('/api/usage/stats', { token: s.tokens.free })).json()) as Ok<{ windows: { minute: { used: number } } }>;
+      assert.equal(stats.data.windows.minute.used, 2, 'the creation and this stats call');
+    });
+  });
+}
