@@ -13,6 +13,7 @@ import { createDialer } from '../../../src/infra/net/dialer.js';
 import type { Store } from '../../../src/infra/store/store.js';
 import { createWebhooks, DialerWebhookTransport, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
 import { connectSpy, type ConnectSpy } from '../net/fixtures/connect-spy.js';
+import { startDnsServer } from '../net/fixtures/dns-server.js';
 import type { Backend } from '../store/backends.js';
 import { startReceiver, status, type Answer, type Receiver } from './receiver.js';
 
@@ -294,6 +295,26 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.equal(a!.status, null);
     assert.match(a!.error ?? '', /resolves to 127\.0\.0\.1, which is in the blocked/);
     assert.deepEqual(s.spy.calls, []);
+    assert.equal(r.received.length, 0);
+  });
+
+  test(`${name}: a name that re-resolves to loopback after checkUrl (DNS rebinding) is refused at delivery, never connected to`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver(status(200));
+    const dns = await startDnsServer({ 'hook.test': { A: (asked) => (asked === 0 ? ['93.184.216.34'] : ['127.0.0.1']), AAAA: [] } });
+    t.after(() => dns.close());
+    const spy = connectSpy();
+    const dialer = createDialer({ allowTargets: [], dnsServers: [{ host: dns.host, port: dns.port }] }, { connectFn: spy.fn });
+    const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, retryDelaysMs: [] } });
+    t.after(() => w.queue.close());
+    const url = `http://hook.test:${r.port}/`;
+    await w.delivery.checkUrl(url);
+    const job = finishedJob(url);
+    await w.delivery.finished(job, s.accountId);
+    const [a] = await waitFor(() => w.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.equal(a!.status, null);
+    assert.match(a!.error ?? '', /hook\.test resolves to 127\.0\.0\.1, which is in the blocked/);
+    assert.deepEqual(spy.calls, []);
     assert.equal(r.received.length, 0);
   });
 
