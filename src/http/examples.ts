@@ -188,6 +188,19 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       ),
     },
   },
+  'GET /api/webhooks/secret': {
+    ok: ok(
+      { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/6s0I5iaa2o=', created_at: '2026-11-01T09:30:00.000Z', previous_valid_until: null },
+      'webhook signing secret',
+    ),
+  },
+  'POST /api/webhooks/secret/rotate': {
+    body: one('no body is needed', {}),
+    ok: ok(
+      { secret: 'whsec_C2yXq5zD8nR3kJ0Wm7Tq1vLhP4sYbE6gFuN9aKoZiVc=', created_at: '2026-11-23T04:52:29.511Z', previous_valid_until: '2026-11-24T04:52:29.511Z' },
+      'webhook signing secret rotated; the previous one signs too until previous_valid_until',
+    ),
+  },
   'POST /api/ipv6/validate': {
     body: one('a public address', { ipv6: '2001:4860:4860::8888' }),
     ok: {

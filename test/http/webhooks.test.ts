@@ -74,9 +74,14 @@ test('rotate makes a new secret; for 24 hours deliveries carry both signatures a
   assert.deepEqual(secrets.signingSecrets(stored, until + 1), [rotated.data.secret]);
 });
 
-test('rotating an account that never read its secret makes one, with nothing before it', async (t) => {
+test('rotating an account that never read its secret makes one, with nothing before it; a {} body is accepted too', async (t) => {
   const b = await build(t);
   const rotated = (await (await b.api('/api/webhooks/secret/rotate', { method: 'POST' })).json()) as SecretBody;
   assert.match(rotated.data.secret, SECRET);
   assert.equal(rotated.data.previous_valid_until, null);
+  const again = await b.api('/api/webhooks/secret/rotate', { json: {} });
+  assert.equal(again.status, 200);
+  const body = (await again.json()) as SecretBody;
+  assert.notEqual(body.data.secret, rotated.data.secret);
+  assert.ok(body.data.previous_valid_until);
 });

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
 import type { WebhookSecret } from '../../infra/store/store.js';
 import { accountOf } from '../plugins/auth.js';
@@ -27,6 +28,8 @@ export async function webhookRoutes(app: FastifyInstance, deps: { secrets: Webho
       schema: {
         summary: 'A new signing secret; the old one signs too for 24 hours',
         tags: ['webhooks'],
+        // Nothing to send: no body, or an empty JSON object.
+        body: Type.Union([Type.Object({}), Type.Null()], { description: 'none needed: send no body, or {}' }),
         response: responses(WebhookSecretView),
       },
     },
