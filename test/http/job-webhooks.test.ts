@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import type { JobView } from '../../src/domain/jobs/types.js';
+import { createDialer } from '../../src/infra/net/dialer.js';
+import { build } from '../helpers/build.js';
+import { connectSpy, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { startReceiver } from '../infra/webhooks/receiver.js';
+import { waitFor } from '../infra/webhooks/suite.js';
+
+const LOOPBACK_ENV = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128' };
+const FAST = { retryDelaysMs: [40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
+
+test('a job with a webhook_url: the receiver gets job.succeeded, signed, after 500 twice; GET /api/jobs/{id} shows the three attempts', async (t) => {
+  const b = await build(t, { env: LOOPBACK_ENV, deps: { webhookTuning: FAST } });
+  const receiver = await startReceiver((_req, res, n) => {
+    res.writeHead(n < 2 ? 500 : 200);
+    res.end();
+  });
+  t.after(() => receiver.close());
+  const target = await startListener('127.0.0.1');
+  t.after(() => target.close());
+  const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: target.port, webhook_url: `${receiver.url}/hook` }, headers: { prefer: 'respond-async' } });
+  assert.equal(res.status, 202);
+  const job = ((await res.json()) as { data: JobView }).data;
+  await waitFor(async () => receiver.received.length, (n) => n >= 3);
+  assert.equal(receiver.received.length, 3);
+  assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1);
+  const secret = ((await (await b.api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;
+  const event = new Webhook(secret).verify(receiver.received[2]!.body, receiver.received[2]!.headers as Record<string, string>) as { type: string; data: JobView };
+  assert.equal(event.type, 'job.succeeded');
+  assert.equal(event.data.id, job.id);
+  const shown = await waitFor(
+    async () => ((await (await b.api(`/api/jobs/${job.id}`)).json()) as { data: JobView }).data,
+    (j) => (j.webhook_deliveries?.length ?? 0) === 3,
+  );
+  assert.deepEqual(shown.webhook_deliveries?.map((a) => [a.attempt, a.status]), [
+    [1, 500],
+    [2, 500],
+    [3, 200],
+  ]);
+});
+
+test('a webhook_url in a forbidden range is a 403 at job creation, and nothing connects to it', async (t) => {
+  const spy = connectSpy();
+  // Probes may reach 127.0.0.0/8 here; the webhook URLs below are outside it.
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: spy.fn });
+  const b = await build(t, { deps: { dialer } });
+  for (const [url, address] of [
+    ['http://10.0.0.1/hook', '10.0.0.1'],
+    ['http://[::1]:9/hook', '::1'],
+    ['https://169.254.169.254/latest', '169.254.169.254'],
+  ] as const) {
+    const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: 9, webhook_url: url }, headers: { prefer: 'respond-async' } });
+    assert.equal(res.status, 403, url);
+    const body = (await res.json()) as { error: string; details: { address: string } };
+    assert.equal(body.error, 'target_forbidden');
+    assert.equal(body.details.address, address);
+  }
+  assert.deepEqual(spy.calls, []);
+});
