@@ -149,7 +149,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     store: deps.store,
     dialer,
     secrets: webhookSecrets,
-    ...(deps.webhookTuning ? { tuning: deps.webhookTuning } : {}),
+    // Deliveries and their attempts are kept as long as the jobs they belong to.
+    tuning: { keepMs: deps.config.jobTtlDays * 86_400_000, ...deps.webhookTuning },
     onError: (err) => app.log.warn({ err }, 'webhook delivery: the database could not be updated; the delivery is retried'),
   });
   app.addHook('onClose', () => webhooks.queue.close());

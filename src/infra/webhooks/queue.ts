@@ -15,7 +15,7 @@ export const WEBHOOK_POLL_MS = 1_000;
 export const WEBHOOK_LEASE_MS = 60_000;
 /** Attempts one instance runs at once. */
 export const WEBHOOK_CONCURRENCY = 8;
-/** Finished deliveries and their attempts are kept this long (as jobs are by default: NETDIAG_JOB_TTL_DAYS = 7). */
+/** Finished deliveries and their attempts are kept this long unless told (the app passes NETDIAG_JOB_TTL_DAYS: as long as jobs). */
 export const WEBHOOK_KEEP_MS = 7 * 86_400_000;
 /** How often finished deliveries past WEBHOOK_KEEP_MS are purged. */
 const PURGE_EVERY_MS = 3_600_000;

@@ -400,6 +400,23 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     for (const id of ids) assert.equal((await s.delivery.attemptsOf(id)).length, 1);
   });
 
+  test(`${name}: purge forgets finished deliveries and their attempts, never a pending one`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver(status(200));
+    const done = finishedJob(r.url);
+    const waiting = finishedJob(r.url);
+    await s.delivery.enqueue(done, s.accountId);
+    const [claimed] = await s.store.webhookDeliveries.claim('me', Date.now(), 60_000, 1);
+    assert.equal(await s.delivery.attempt(claimed!, 'me'), true);
+    await s.delivery.enqueue(waiting, s.accountId);
+    assert.equal((await s.delivery.attemptsOf(done.id)).length, 1);
+    const future = new Date(Date.now() + 60_000).toISOString();
+    assert.equal(await s.store.webhookDeliveries.purge(new Date(Date.now() - 60_000).toISOString()), 0);
+    assert.equal(await s.store.webhookDeliveries.purge(future), 1);
+    assert.deepEqual(await s.delivery.attemptsOf(done.id), []);
+    assert.equal((await s.store.webhookDeliveries.claim('me', Date.now(), 60_000, 10)).length, 1, 'the pending one is still there');
+  });
+
   test(`${name}: during a rotation's overlap the delivery carries both signatures, each verifying`, async (t) => {
     const s = await setup(t, backend);
     const r = await s.receiver(status(200));
