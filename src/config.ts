@@ -200,6 +200,13 @@ export function systemResolvers(resolvConf = '/etc/resolv.conf'): HostPort[] {
   return servers.length > 0 ? servers : [{ host: '127.0.0.1', port: 53 }];
 }
 
+/** `text` without the slashes it ends with (a loop: the regex /\/+$/ is quadratic on many slashes). */
+export function withoutTrailingSlashes(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x2f) end--;
+  return text.slice(0, end);
+}
+
 /**
  * Where people reach this server, for links the server or the CLI print: NETDIAG_PUBLIC_URL, else
  * http://localhost:PORT (or HOST when it names one address rather than all); `port` overrides the
@@ -289,7 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError('NETDIAG_PUBLIC_URL', 'must be an http:// or https:// URL without credentials, query or fragment, e.g. https://netdiag.example.com', publicUrlRaw);
     }
     // Links are built by appending paths: no trailing slash.
-    publicUrl = parsed.toString().replace(/\/+$/, '');
+    publicUrl = withoutTrailingSlashes(parsed.toString());
   }
 
   return Object.freeze({

@@ -1,3 +1,4 @@
+import { withoutTrailingSlashes } from '../../config.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
@@ -62,7 +63,7 @@ function idOf(request: FastifyRequest): number | undefined {
  * anyone else: then the documented default.
  */
 export function inviteBase(request: FastifyRequest, config: PageDeps['config']): string {
-  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  if (config.publicUrl) return withoutTrailingSlashes(config.publicUrl);
   const host = request.host;
   const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
   if (WILDCARD_HOSTS.has(hostname)) return `http://localhost:${config.port}`;

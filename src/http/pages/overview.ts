@@ -16,7 +16,13 @@ const WINDOW_TITLES = { minute: 'This minute', hour: 'This hour', day: 'Today' }
 /** A count with thousands separators (1,234), as Intl.NumberFormat('en-US') writes it, at a fraction of its cost: a page has a few hundred. */
 export function fmt(n: number): string {
   const text = String(n);
-  return n < 1000 && n > -1000 ? text : text.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  if (n < 1000 && n > -1000) return text;
+  // Groups of three from the right, by slicing: counts are integers (a sign at most in front).
+  const sign = text.startsWith('-') ? '-' : '';
+  const digits = sign ? text.slice(1) : text;
+  let out = digits.slice(0, digits.length % 3 || 3);
+  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  return sign + out;
 }
 
 /** An instant as the page shows it, and as a <time datetime>. */

@@ -50,7 +50,10 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
 
 /** The path a login goes back to: only a path of this site, never another origin. */
 export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])[^\s]*$/.test(next) && next.length <= 512 ? next : '/';
+  if (typeof next !== 'string' || next.length > 512 || next[0] !== '/') return '/';
+  // `//host` and `/\host` are other origins to a browser; whitespace has no place in a path.
+  if (next[1] === '/' || next[1] === '\\' || /\s/.test(next)) return '/';
+  return next;
 }
 
 /**

@@ -24,7 +24,8 @@ export function browserOf(userAgent: string): string {
     [/\b(?:Firefox|FxiOS)\//, 'Firefox'],
     [/\bHeadlessChrome\//, 'Headless Chrome'],
     [/\b(?:Chrome|CriOS|Chromium)\//, 'Chrome'],
-    [/\bVersion\/[\d.]+.*\bSafari\//, 'Safari'],
+    // Safari says Version/x … Safari/y; two linear tests rather than one pattern with .* between.
+    [/\bSafari\//, 'Safari'],
     [/^curl\//, 'curl'],
   ];
   const systems: Array<[RegExp, string]> = [

@@ -23,6 +23,8 @@ const noChromium = existsSync(CHROMIUM)
   : `no browser at ${CHROMIUM}: the dashboard's browser tests were skipped; install Debian's chromium package (apt-get install -y chromium; .ci/run does) to run them`;
 const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 const ADMIN = 'tester@example.com';
+/** Longest any one browser step may take, even on a loaded machine. */
+const STEP_TIMEOUT_MS = 30_000;
 
 async function launch(t: TestContext, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
   const context = await chromium.launchPersistentContext(tempDir(t, 'netdiag-chromium-'), {
@@ -44,6 +46,9 @@ async function launch(t: TestContext, viewport = { width: 1280, height: 900 }): 
     ],
   });
   t.after(() => context.close());
+  // Nothing waits forever: a step that cannot happen fails the test, whose browsers then close.
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
   return context;
 }
 
@@ -75,9 +80,9 @@ async function step(page: Page, name: string, checked: Map<string, number>): Pro
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
+/** Clicks a form's button and waits for the page the form answers with (its own load event, not the current page's). */
 async function submit(page: Page, button: string | RegExp): Promise<void> {
-  await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: button }).first().click()]);
-  await page.waitForLoadState('load');
+  await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: button }).first().click()]);
 }
 
 async function originOf(b: Built): Promise<string> {
@@ -98,8 +103,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   await user.goto(`${origin}/`);
   assert.match(user.url(), /\/login\?next=%2F$/, 'signed out, the dashboard sends to the login');
   await step(user, '01-login', checked);
-  await user.getByRole('link', { name: 'Create one' }).click();
-  await user.waitForLoadState('load');
+  await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Create one' }).click()]);
   await step(user, '02-signup', checked);
   await user.getByLabel('Name').fill('Grace Hopper');
   await user.getByLabel('E-mail').fill('grace@example.com');
@@ -122,8 +126,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   const used = ((await called.json()) as { data: { api_calls_used: number } }).data.api_calls_used;
   assert.equal(used, 1);
 
-  await user.getByRole('link', { name: 'Overview' }).click();
-  await user.waitForLoadState('load');
+  await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Overview' }).click()]);
   await step(user, '05-overview-after-call', checked);
   const body = await user.locator('main').innerText();
   assert.match(body, /grace@example\.com|Grace Hopper/);
@@ -134,8 +137,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   assert.ok(cells.includes(today) || cells.some((c) => c.includes(today)), `today's row: ${cells.join(' | ')}`);
   assert.deepEqual(cells.slice(1, 3), ['1', '1'], `today's row shows 1 request, 1 successful: ${cells.join(' | ')}`);
 
-  await user.getByRole('link', { name: 'Tokens' }).click();
-  await user.waitForLoadState('load');
+  await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Tokens' }).click()]);
   assert.equal(await user.locator('#new-token').count(), 0, 'the token is not shown again');
   await submit(user, /^Revoke/);
   await step(user, '06-token-revoked', checked);
@@ -146,8 +148,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   const second = (await user.locator('#new-token').textContent())!.trim();
   assert.equal((await api(second)).status, 200);
 
-  await user.getByRole('link', { name: 'Settings' }).click();
-  await user.waitForLoadState('load');
+  await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Settings' }).click()]);
   await step(user, '07-settings', checked);
 
   // --- The admin ---
@@ -157,8 +158,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   await admin.getByLabel('E-mail').fill(ADMIN);
   await admin.getByLabel('Password').fill(PASSWORD);
   await submit(admin, 'Sign in');
-  await admin.getByRole('link', { name: 'Admin' }).click();
-  await admin.waitForLoadState('load');
+  await Promise.all([admin.waitForEvent('load'), admin.getByRole('link', { name: 'Admin' }).click()]);
   await step(admin, '08-admin', checked);
 
   await admin.getByLabel(/^E-mail/).fill('invited@example.com');
