@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import tls from 'node:tls';
 import { test, type TestContext } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { build, tempDir } from '../helpers/build.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { build } from '../helpers/build.js';
+import { TEST_HOST, chromiumMissing, launchChromium } from '../helpers/chromium.js';
 import { listenUntilTestEnds } from '../helpers/listen.js';
 
 /**
@@ -14,42 +15,15 @@ import { listenUntilTestEnds } from '../helpers/listen.js';
  * over HTTPS, and every request the page makes must stay on that origin and be answered.
  */
 
-/** Debian's chromium package; CHROMIUM_PATH points elsewhere (or at nothing, to see the skip). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HOST = 'netdiag.test';
+const HOST = TEST_HOST;
 const OUTPUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
-const noChromium = existsSync(CHROMIUM)
-  ? false
-  : `no browser at ${CHROMIUM}: install Debian's chromium package (apt-get install -y chromium; .ci/run does) to check /api/docs in a real browser`;
+const noChromium = chromiumMissing('the browser check of /api/docs was');
 
 interface Seen {
   requests: string[];
   answers: { url: string; status: number }[];
   failed: string[];
   console: string[];
-}
-
-async function launch(t: TestContext): Promise<BrowserContext> {
-  const context = await chromium.launchPersistentContext(tempDir(t, 'netdiag-chromium-'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    ignoreHTTPSErrors: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-proxy-server',
-      // Our test name goes to loopback; every other name fails to resolve, so nothing leaves the machine.
-      `--host-resolver-rules=MAP ${HOST} 127.0.0.1, MAP * ~NOTFOUND`,
-    ],
-  });
-  t.after(() => context.close());
-  return context;
 }
 
 function record(page: Page): Seen {
@@ -144,7 +118,7 @@ test('the reference sends a CSP that keeps plain HTTP plain and allows nothing f
 test('Chromium opens /api/docs by a host name over plain HTTP and HTTPS', { skip: noChromium }, async (t) => {
   const { url } = await build(t);
   const port = Number(new URL(url).port);
-  const context = await launch(t);
+  const context = await launchChromium(t, { ignoreHTTPSErrors: true });
   await t.test('over HTTP', async (t) => openReference(t, context, `http://${HOST}:${port}`, 'docs.png'));
   const tlsPort = await tlsFront(t, port);
   await t.test('over HTTPS', async (t) => openReference(t, context, `https://${HOST}:${tlsPort}`, 'docs-https.png'));

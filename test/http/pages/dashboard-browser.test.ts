@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
-import { build, tempDir, type Built } from '../../helpers/build.js';
+import { build, type Built } from '../../helpers/build.js';
+import { TEST_HOST, chromiumMissing, launchChromium } from '../../helpers/chromium.js';
 import { PASSWORD, setPassword } from './browserless.js';
 
 /**
@@ -15,41 +16,14 @@ import { PASSWORD, setPassword } from './browserless.js';
  * light and the dark scheme, at a desktop width and at 375 px.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HOST = 'netdiag.test';
+const HOST = TEST_HOST;
 const OUTPUT = fileURLToPath(new URL('../../../test-output/dashboard/', import.meta.url));
-const noChromium = existsSync(CHROMIUM)
-  ? false
-  : `no browser at ${CHROMIUM}: the dashboard's browser tests were skipped; install Debian's chromium package (apt-get install -y chromium; .ci/run does) to run them`;
+const noChromium = chromiumMissing("the dashboard's browser tests were");
 const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 const ADMIN = 'tester@example.com';
-/** Longest any one browser step may take, even on a loaded machine. */
-const STEP_TIMEOUT_MS = 30_000;
 
-async function launch(t: TestContext, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
-  const context = await chromium.launchPersistentContext(tempDir(t, 'netdiag-chromium-'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-proxy-server',
-      // The test's name goes to loopback; every other name fails to resolve: nothing leaves the machine.
-      `--host-resolver-rules=MAP ${HOST} 127.0.0.1, MAP * ~NOTFOUND`,
-    ],
-  });
-  t.after(() => context.close());
-  // Nothing waits forever: a step that cannot happen fails the test, whose browsers then close.
-  context.setDefaultTimeout(STEP_TIMEOUT_MS);
-  context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
-  return context;
+function launch(t: TestContext, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
+  return launchChromium(t, { viewport });
 }
 
 /** Everything a page asked for that was not this origin, and every console complaint (CSP refusals show there). */
