@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../src/app.js';
@@ -274,6 +275,61 @@ export function jobEngineSuite(engine: JobEngine): void {
       const again = await s.api(`/api/jobs/${job.id}`, { method: 'DELETE' });
       assert.equal(again.status, 409);
       assert.equal(((await again.json()) as Err).error, 'conflict');
+    });
+
+    test("a running job holds one of its account's probe slots: past the plan's limit jobs wait queued, not fail", async (t) => {
+      const hanging = hangingConnect();
+      const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging.fn });
+      const s = await harness(t, engine).start({ deps: { dialer } });
+      const free = s.tokens.free;
+      // The free plan runs 2 at once.
+      const jobs: JobView[] = [];
+      for (const port of [1, 2, 3]) jobs.push(await createJob(s, '/port/scan', { host: '127.0.0.1', port, timeout: 30 }, free));
+      await pollUntil(() => hanging.sockets.length >= 2);
+      await sleep(1_500);
+      assert.equal(hanging.sockets.length, 2, 'two jobs dial, the third waits');
+      const statuses = async () => Promise.all(jobs.map(async (j) => ((await (await s.api(`/api/jobs/${j.id}`, { token: free })).json()) as Ok<JobView>).data.status));
+      assert.deepEqual((await statuses()).sort(), ['queued', 'running', 'running']);
+      // The account's synchronous probes are refused meanwhile (its slots are taken).
+      const sync = await s.api('/api/port/scan', { json: { host: '127.0.0.1', port: 4, timeout: 1 }, token: free });
+      assert.equal(sync.status, 429);
+      assert.equal(((await sync.json()) as Err).details?.window, 'concurrent');
+      const running = (await Promise.all(jobs.map(async (j) => [j.id, ((await (await s.api(`/api/jobs/${j.id}`, { token: free })).json()) as Ok<JobView>).data.status] as const))).find(([, st]) => st === 'running')!;
+      assert.equal((await s.api(`/api/jobs/${running[0]}`, { method: 'DELETE', token: free })).status, 200);
+      await pollUntil(() => hanging.sockets.length >= 3, 300);
+      assert.equal(hanging.sockets.length, 3, 'the waiting job runs once a slot is free');
+      assert.deepEqual((await statuses()).sort(), ['cancelled', 'running', 'running']);
+    });
+
+    test('streams end when the client goes away and when the server closes; a running job goes back to the queue and runs at the next start', async (t) => {
+      const hanging = hangingConnect();
+      const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging.fn });
+      const h = harness(t, engine);
+      const s = await h.start({ deps: { dialer } });
+      const job = await createJob(s, '/port/scan-range', { host: '127.0.0.1', ports: '1-3', timeout: 30 });
+      await pollUntil(() => hanging.sockets.length >= 3);
+      // A client that reads the stream's headers and hangs up (its own socket: fetch's pool may open spare ones).
+      const leftStatus = await new Promise<number>((resolve, reject) => {
+        const req = http.get(`${s.url}/api/jobs/${job.id}`, { agent: false, headers: { authorization: `Bearer ${s.tokens.a}`, accept: 'application/x-ndjson' } }, (res) => {
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        });
+        req.on('error', reject);
+      });
+      assert.equal(leftStatus, 200);
+      const stream = await s.api(`/api/jobs/${job.id}`, { headers: { accept: 'text/event-stream' } });
+      const text = stream.text();
+      const started = Date.now();
+      await s.app.close();
+      assert.ok(Date.now() - started < 3_000, `closing took ${Date.now() - started} ms`);
+      assert.match(await text, /^retry: /);
+      assert.ok(hanging.sockets.every((sock) => sock.destroyed), "the job's sockets are closed at shutdown");
+      const row = await s.store.jobs.find(job.id);
+      assert.equal(row?.status, 'queued', 'given back to the queue');
+      const next = await h.start();
+      const done = await pollJob(next, job.id);
+      assert.equal(done.status, 'succeeded');
+      assert.equal((done.result as unknown[]).length, 3);
     });
 
     test('a job past its time to live is a 404', async (t) => {

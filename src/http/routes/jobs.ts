@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Static } from 'typebox';
 import { planLimits } from '../../domain/accounts/plans.js';
@@ -19,6 +21,8 @@ export const JOB_READS_PER_SECOND = 10;
 const READ_COUNTERS_MAX = 10_000;
 /** How often a stream looks for news written by another process; this one's writes wake it at once. */
 export const JOB_STREAM_POLL_MS = 250;
+/** At shutdown, how long a stream's last bytes get before its connection is cut. */
+const STREAM_CLOSE_GRACE_MS = 200;
 
 class JobNotFoundError extends AppError {
   constructor() {
@@ -101,9 +105,15 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
   if (!jobs) return;
   const reads = new ReadLimiter();
   // Streams end when the server closes, so that they never hold its shutdown.
-  const streams = new Set<AbortController>();
+  const streams = new Map<AbortController, ServerResponse>();
   app.addHook('preClose', (done) => {
-    for (const s of streams) s.abort();
+    for (const [abort, res] of streams) {
+      // The stream ends at once; its connection is closed as soon as the end is written (a client
+      // that stopped reading would otherwise hold the server's close until its socket lapsed).
+      res.once('finish', () => res.destroy());
+      setTimeout(() => res.destroy(), STREAM_CLOSE_GRACE_MS).unref();
+      abort.abort();
+    }
     done();
   });
 
@@ -120,20 +130,28 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
 
   const stream = (reply: FastifyReply, accountId: number, id: string, after: number, kind: StreamKind): FastifyReply => {
     const abort = new AbortController();
-    streams.add(abort);
+    streams.set(abort, reply.raw);
     const end = (): void => {
       abort.abort();
       streams.delete(abort);
     };
     // The client went away: stop reading for it.
     reply.raw.once('close', end);
-    const body = Readable.from(streamLines(jobs, accountId, id, after, kind, abort.signal), { objectMode: false });
-    body.once('close', end);
-    reply
-      .header('content-type', kind === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('x-accel-buffering', 'no');
-    return reply.send(body);
+    // Written by hand, so the headers go out at once: a client waiting for its first item knows the stream is open.
+    reply.hijack();
+    const headers: OutgoingHttpHeaders = {
+      ...(reply.getHeaders() as OutgoingHttpHeaders),
+      'content-type': kind === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'x-accel-buffering': 'no',
+      // The connection ends with the stream: one left idle would hold a closing server until its keep-alive lapses.
+      connection: 'close',
+    };
+    reply.raw.writeHead(200, headers);
+    reply.raw.flushHeaders();
+    pipeline(Readable.from(streamLines(jobs, accountId, id, after, kind, abort.signal), { objectMode: false }), reply.raw).then(end, end);
+    return reply;
   };
 
   app.get(

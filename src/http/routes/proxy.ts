@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { parseProxy, type CheckFlags } from '../../domain/proxy/index.js';
+import { mapConcurrent } from '../../domain/concurrency.js';
+import { PROXY_RESOLVE_CONCURRENCY, parseProxy, type CheckFlags } from '../../domain/proxy/index.js';
 import { checkTarget, defineOperation, registerOperation } from '../operation.js';
 import { ProxyBulkBody, ProxyCheckBody, ProxyCheckResult } from '../schemas/proxy.js';
 import type { RouteDeps } from './deps.js';
@@ -27,7 +28,7 @@ function checkMessage(result: { proxy: string; status: string; protocol: string 
 /** Every proxy parsed and its host resolved and checked, as the check does before any packet. */
 async function checkProxies(deps: RouteDeps, inputs: readonly string[], field: (i: number) => string): Promise<void> {
   const specs = inputs.map((input, i) => parseProxy(input, field(i)));
-  for (const [i, spec] of specs.entries()) await checkTarget(deps.dialer, spec.host, { field: field(i) });
+  await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => checkTarget(deps.dialer, spec.host, { field: field(i) }));
 }
 
 export const proxyOperations = [
