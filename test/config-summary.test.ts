@@ -39,3 +39,19 @@ test('LOG_FORMAT: json or pretty; unset, the logger decides by the terminal', ()
   assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty');
   assert.throws(() => loadConfig({ LOG_FORMAT: 'yaml' }), (err: unknown) => err instanceof ConfigError && /^LOG_FORMAT="yaml": must be one of json, pretty$/.test(err.message));
 });
+
+test('NETDIAG_WORKERS (0-256, default 8) and NETDIAG_JOB_TTL_DAYS (1-365, default 7)', () => {
+  assert.equal(loadConfig({}).workers, 8);
+  assert.equal(loadConfig({}).jobTtlDays, 7);
+  assert.equal(loadConfig({ NETDIAG_WORKERS: '0' }).workers, 0);
+  assert.equal(loadConfig({ NETDIAG_JOB_TTL_DAYS: '30' }).jobTtlDays, 30);
+  for (const bad of ['-1', '257', '2.5', 'many']) {
+    assert.throws(() => loadConfig({ NETDIAG_WORKERS: bad }), (err: unknown) => err instanceof ConfigError && /^NETDIAG_WORKERS=/.test(err.message));
+  }
+  for (const bad of ['0', '366', 'week']) {
+    assert.throws(() => loadConfig({ NETDIAG_JOB_TTL_DAYS: bad }), (err: unknown) => err instanceof ConfigError && /^NETDIAG_JOB_TTL_DAYS=/.test(err.message));
+  }
+  const summary = configSummary(loadConfig({ NETDIAG_WORKERS: '3' }));
+  assert.equal(summary.workers, 3);
+  assert.equal(summary.jobTtlDays, 7);
+});
