@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { UsageRow } from './store.js';
+import type { AuthLink, Session, UsageRow, WebhookSecret } from './store.js';
 
 /** Table shapes as Kysely sees them. Timestamps are ISO 8601 UTC strings in both backends. */
 
@@ -58,38 +58,13 @@ export interface SecretsTable {
   created_at: string;
 }
 
-/** A dashboard session; `id` is the SHA-256 of the cookie's secret. */
-export interface SessionsTable {
-  id: string;
-  account_id: number;
-  created_at: string;
-  last_seen_at: string;
-  expires_at: string;
-  user_agent: string;
-  ip: string;
-  revoked_at: string | null;
-}
+/** A dashboard session as the store interface has it; `id` is the SHA-256 of the cookie's secret. */
+export type SessionsTable = Session;
 
 /** A one-time link (set a password, accept an invitation); `hash` is the SHA-256 of its secret. */
-export interface AuthLinksTable {
-  hash: string;
-  kind: string;
-  account_id: number | null;
-  email: string | null;
-  plan: string | null;
-  created_by: number | null;
-  created_at: string;
-  expires_at: string;
-  used_at: string | null;
-}
+export type AuthLinksTable = Omit<AuthLink, 'kind'> & { kind: string };
 
-export interface WebhookSecretsTable {
-  account_id: number;
-  secret: string;
-  created_at: string;
-  previous_secret: string | null;
-  previous_until: string | null;
-}
+export type WebhookSecretsTable = WebhookSecret;
 
 /** A job's webhook event and where its delivery stands (webhook-deliveries.ts). */
 export interface WebhookDeliveriesTable {
