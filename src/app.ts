@@ -113,7 +113,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,
-    routerOptions: { ignoreTrailingSlash: false },
+    // A job id longer than Fastify's default 100 is still a 404 (not the router's 400).
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
     ...connectionOptions(deps.config.timeouts),
     // Fastify's own 503 while closing is not the envelope; registerDraining answers instead.
     return503OnClosing: false,

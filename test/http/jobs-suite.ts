@@ -231,7 +231,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       assert.equal(cached.headers.get('etag'), etag);
       assert.equal((await s.api(`/api/jobs/${first.id}`, { headers: { 'if-none-match': '"other"' } })).status, 200);
 
-      for (const [path, token] of [[`/api/jobs/${first.id}`, s.tokens.b], ['/api/jobs/job_nope', s.tokens.a], [`/api/jobs/${first.id}x`, s.tokens.a]] as const) {
+      for (const [path, token] of [[`/api/jobs/${first.id}`, s.tokens.b], ['/api/jobs/job_nope', s.tokens.a], [`/api/jobs/${first.id}x`, s.tokens.a], [`/api/jobs/${'x'.repeat(500)}`, s.tokens.a]] as const) {
         const r = await s.api(path, { token });
         assert.equal(r.status, 404, path);
         assert.equal(((await r.json()) as Err).error, 'not_found');

@@ -21,6 +21,8 @@ export const JOB_READS_PER_SECOND = 10;
 const READ_COUNTERS_MAX = 10_000;
 /** How often a stream looks for news written by another process; this one's writes wake it at once. */
 export const JOB_STREAM_POLL_MS = 250;
+/** Streams one account may hold open at once (each reads the database a few times a second). */
+export const JOB_STREAMS_PER_ACCOUNT = 16;
 /** At shutdown, how long a stream's last bytes get before its connection is cut. */
 const STREAM_CLOSE_GRACE_MS = 200;
 
@@ -128,12 +130,28 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
     );
   };
 
-  const stream = (reply: FastifyReply, accountId: number, id: string, after: number, kind: StreamKind): FastifyReply => {
+  const openStreams = new Map<number, number>();
+  const stream = (reply: FastifyReply, accountId: number, plan: string, id: string, after: number, kind: StreamKind): FastifyReply => {
+    const open = openStreams.get(accountId) ?? 0;
+    if (open >= JOB_STREAMS_PER_ACCOUNT) {
+      throw new RateLimitError(
+        `at most ${JOB_STREAMS_PER_ACCOUNT} job streams open at once per account; close one, or read the job without streaming`,
+        { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: utcTimestamp(Date.now() + 1000), window: 'job_reads' },
+        { 'retry-after': '1' },
+      );
+    }
+    openStreams.set(accountId, open + 1);
     const abort = new AbortController();
     streams.set(abort, reply.raw);
+    let ended = false;
     const end = (): void => {
       abort.abort();
       streams.delete(abort);
+      if (ended) return;
+      ended = true;
+      const left = (openStreams.get(accountId) ?? 1) - 1;
+      if (left > 0) openStreams.set(accountId, left);
+      else openStreams.delete(accountId);
     };
     // The client went away: stop reading for it.
     reply.raw.once('close', end);
@@ -177,7 +195,7 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
       if (kind !== null) {
         if (!(await jobs.find(account.id, id))) throw new JobNotFoundError();
         const lastEventId = request.headers['last-event-id'];
-        return stream(reply, account.id, id, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
+        return stream(reply, account.id, account.plan, id, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
       }
       const view = await jobs.get(account.id, id);
       if (!view) throw new JobNotFoundError();

@@ -41,7 +41,8 @@ export const JobView = Type.Object({
   webhook_deliveries: Type.Optional(Type.Array(WebhookAttempt)),
 });
 
-export const JobParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+// No bounds here: a malformed id is a 404 (not a 400), judged by JOB_ID_PATTERN without a query.
+export const JobParams = Type.Object({ id: Type.String() });
 
 export const JobListQuery = Type.Object({
   status: Type.Optional(Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)))),
