@@ -332,6 +332,23 @@ export function jobEngineSuite(engine: JobEngine): void {
       assert.equal((done.result as unknown[]).length, 3);
     });
 
+    test('a job cancelled through another instance stops where it runs: its sockets close at the next lease renewal', async (t) => {
+      const hanging = hangingConnect();
+      const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging.fn });
+      const h = harness(t, engine);
+      const acceptor = await h.start({ env: { NETDIAG_WORKERS: '0' } });
+      const worker = await h.start({ deps: { dialer } });
+      const job = await createJob(acceptor, '/port/scan-range', { host: '127.0.0.1', ports: '1-5', timeout: 30 });
+      await pollUntil(() => hanging.sockets.length >= 5, 500);
+      assert.equal(hanging.sockets.length, 5, 'the other instance runs it');
+      const res = await acceptor.api(`/api/jobs/${job.id}`, { method: 'DELETE' });
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as Ok<JobView>).data.status, 'cancelled');
+      await pollUntil(() => hanging.sockets.every((sock) => sock.destroyed), 800);
+      assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'closed within a lease renewal');
+      assert.equal((await worker.store.jobs.find(job.id))?.status, 'cancelled');
+    });
+
     test('a job past its time to live is a 404', async (t) => {
       let now = Date.now();
       const s = await harness(t, engine).start({ deps: { clock: () => new Date(now) } });
