@@ -81,16 +81,21 @@ function resumeAfter(header: string | undefined): number {
 async function* streamLines(jobs: JobService, accountId: number, id: string, after: number, kind: StreamKind, signal: AbortSignal): AsyncGenerator<string> {
   if (kind === 'sse') yield 'retry: 1000\n\n';
   while (!signal.aborted) {
+    // Listening before reading: a change made while we read wakes the next turn at once.
+    const changed = jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
     // The job's status first: when it is finished, every item is already written.
     const row = await jobs.find(accountId, id);
     if (!row) return;
     for (;;) {
       const items = await jobs.items(id, after);
+      // One write per page, not per item: a 1000-port scan is a thousand lines.
+      let chunk = '';
       for (const it of items) {
         const line = `{"seq":${it.seq},"index":${it.index},"item":${it.item}}`;
-        yield kind === 'sse' ? `id: ${it.seq}\nevent: item\ndata: ${line}\n\n` : `${line}\n`;
+        chunk += kind === 'sse' ? `id: ${it.seq}\nevent: item\ndata: ${line}\n\n` : `${line}\n`;
         after = it.seq;
       }
+      if (chunk !== '') yield chunk;
       if (items.length === 0 || signal.aborted) break;
     }
     if (FINISHED_STATUSES.has(row.status)) {
@@ -98,7 +103,7 @@ async function* streamLines(jobs: JobService, accountId: number, id: string, aft
       yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
       return;
     }
-    await jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
+    await changed;
   }
 }
 
