@@ -230,6 +230,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     usageRecords: deps.store.usage,
     webhookSecrets,
     limiter,
+    jobs,
     now,
   });
 

@@ -5,6 +5,7 @@ import type { UsageService } from '../../domain/usage/service.js';
 import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
 import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
 import type { UsageRepository } from '../../infra/store/store.js';
+import type { JobService } from '../../domain/jobs/service.js';
 
 /** What the dashboard's pages call into: the same domain services as the API, never Fastify. */
 export interface PageDeps {
@@ -17,6 +18,8 @@ export interface PageDeps {
   webhookSecrets: WebhookSecrets;
   /** The API's rate limiter: the windows the overview shows, and the login throttle. null: none. */
   limiter: RateLimiter | null;
+  /** The job engine, for the jobs page; null leaves the page out. */
+  jobs: JobService | null;
   /** Epoch ms by the app's clock. */
   now: () => number;
 }

@@ -15,6 +15,7 @@ import { overviewPages } from './overview.js';
 import { tokenPages } from './tokens.js';
 import { settingsPages } from './settings.js';
 import { adminPages } from './admin.js';
+import { jobPages } from './jobs.js';
 import { render } from './render.js';
 
 /** Form bodies are small: a password change is the largest. */
@@ -82,6 +83,7 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
     await tokenPages(pages, deps);
     await settingsPages(pages, deps);
     await adminPages(pages, deps);
+    await jobPages(pages, deps);
   });
   // Styles and scripts are files of this package, never a CDN's; outside the pages' scope, so no
   // session lookup for a stylesheet.

@@ -100,21 +100,32 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   const used = ((await called.json()) as { data: { api_calls_used: number } }).data.api_calls_used;
   assert.equal(used, 1);
 
+  // A call run as a job shows on the jobs page.
+  const job = await fetch(`${b.url}/api/ipv6/validate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', prefer: 'respond-async' },
+    body: JSON.stringify({ ipv6: '2001:db8::1' }),
+  });
+  assert.equal(job.status, 202);
+  await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Jobs' }).click()]);
+  await step(user, '05-jobs', checked);
+  assert.match(await user.locator('main').innerText(), /\/ipv6\/validate/);
+
   await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Overview' }).click()]);
-  await step(user, '05-overview-after-call', checked);
+  await step(user, '06-overview-after-call', checked);
   const body = await user.locator('main').innerText();
   assert.match(body, /grace@example\.com|Grace Hopper/);
-  // The call is in the 30-day table beneath the chart: today's row, 1 request, 1 successful.
+  // The calls are in the 30-day table beneath the chart: today's row, 2 requests (the call and the job's creation), 2 successful.
   const today = new Date().toISOString().slice(0, 10);
   const row = user.locator('table tr', { has: user.locator(`text=${today}`) }).first();
   const cells = (await row.locator('td, th').allInnerTexts()).map((c) => c.trim());
   assert.ok(cells.includes(today) || cells.some((c) => c.includes(today)), `today's row: ${cells.join(' | ')}`);
-  assert.deepEqual(cells.slice(1, 3), ['1', '1'], `today's row shows 1 request, 1 successful: ${cells.join(' | ')}`);
+  assert.deepEqual(cells.slice(1, 3), ['2', '2'], `today's row shows 2 requests, 2 successful: ${cells.join(' | ')}`);
 
   await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Tokens' }).click()]);
   assert.equal(await user.locator('#new-token').count(), 0, 'the token is not shown again');
   await submit(user, /^Revoke/);
-  await step(user, '06-token-revoked', checked);
+  await step(user, '07-token-revoked', checked);
   assert.equal((await api(token)).status, 401, 'the revoked token is refused');
 
   // A second token for the admin's suspension below.
@@ -123,7 +134,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   assert.equal((await api(second)).status, 200);
 
   await Promise.all([user.waitForEvent('load'), user.getByRole('link', { name: 'Settings' }).click()]);
-  await step(user, '07-settings', checked);
+  await step(user, '08-settings', checked);
 
   // --- The admin ---
   const admin = await (await launch(t)).newPage();
@@ -133,19 +144,19 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   await admin.getByLabel('Password').fill(PASSWORD);
   await submit(admin, 'Sign in');
   await Promise.all([admin.waitForEvent('load'), admin.getByRole('link', { name: 'Admin' }).click()]);
-  await step(admin, '08-admin', checked);
+  await step(admin, '09-admin', checked);
 
   await admin.getByLabel(/^E-mail/).fill('invited@example.com');
   await admin.getByLabel('Plan', { exact: true }).selectOption('pro');
   await submit(admin, 'Create invitation link');
   const link = (await admin.locator('#invite-link').textContent())!.trim();
   assert.match(link, /\/signup\?invite=[A-Za-z0-9_-]{43}$/);
-  await step(admin, '09-invitation', checked);
+  await step(admin, '10-invitation', checked);
 
   const invited = await (await launch(t)).newPage();
   watch(invited, origin);
   await invited.goto(link);
-  await step(invited, '10-invited-signup', checked);
+  await step(invited, '11-invited-signup', checked);
   await invited.getByLabel('Name').fill('Invited Person');
   await invited.locator('#password').fill(PASSWORD);
   await invited.getByLabel('Password, again').fill(PASSWORD);
@@ -157,10 +168,10 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   await submit(admin, 'Search');
   await admin.getByLabel('Plan of grace@example.com').selectOption('basic');
   await submit(admin, /Set the plan of grace@example\.com/);
-  await step(admin, '11-plan-changed', checked);
+  await step(admin, '12-plan-changed', checked);
   assert.equal(((await (await api(second)).json()) as { data: { plan: string } }).data.plan, 'basic');
   await submit(admin, /Suspend grace@example\.com/);
-  await step(admin, '12-suspended', checked);
+  await step(admin, '13-suspended', checked);
   const refused = await api(second);
   assert.equal(refused.status, 403);
   assert.equal(((await refused.json()) as { error: string }).error, 'forbidden');
@@ -172,7 +183,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   await phone.getByLabel('E-mail').fill(ADMIN);
   await phone.getByLabel('Password').fill(PASSWORD);
   await submit(phone, 'Sign in');
-  for (const [path, name] of [['/', '13-phone-overview'], ['/tokens', '14-phone-tokens'], ['/settings', '15-phone-settings'], ['/admin', '16-phone-admin']] as const) {
+  for (const [path, name] of [['/', '14-phone-overview'], ['/tokens', '15-phone-tokens'], ['/jobs', '16-phone-jobs'], ['/settings', '17-phone-settings'], ['/admin', '18-phone-admin']] as const) {
     await phone.goto(origin + path);
     await step(phone, name, checked);
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

@@ -150,7 +150,7 @@ test('dashboard pages: strict CSP, no inline script or style, nothing from anoth
     [`/set-password?token=${link}`, new PageClient(b.url)],
   ];
   await c.signIn(EMAIL, PASSWORD);
-  for (const path of ['/', '/tokens', '/settings', '/admin']) pages.push([path, c]);
+  for (const path of ['/', '/tokens', '/jobs', '/settings', '/admin']) pages.push([path, c]);
   for (const [path, client] of pages) {
     const res = await client.get(path);
     assert.equal(res.status, 200, path);

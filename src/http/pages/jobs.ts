@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { JOB_STATUSES, type JobStatus, type JobView } from '../../domain/jobs/types.js';
+import type { PageDeps } from './deps.js';
+import { render } from './render.js';
+import { when } from './tokens.js';
+
+/** Jobs a page lists at a time (the API's default page). */
+export const JOBS_PAGE_SIZE = 20;
+
+/** What the list shows of a job: status and progress, never its result (that is the API's). */
+interface JobRow {
+  id: string;
+  endpoint: string;
+  status: JobStatus;
+  done: number;
+  total: number;
+  created: string;
+  createdIso: string;
+  finished: string;
+  error: string | null;
+  webhook: string | null;
+  deliveries: number;
+  cancellable: boolean;
+}
+
+function rowOf(job: JobView): JobRow {
+  return {
+    id: job.id,
+    endpoint: job.endpoint,
+    status: job.status,
+    done: job.progress.done,
+    total: job.progress.total,
+    created: when(job.created_at),
+    createdIso: job.created_at,
+    finished: when(job.finished_at),
+    error: job.error?.message ?? null,
+    webhook: job.webhook_url,
+    deliveries: job.webhook_deliveries?.length ?? 0,
+    cancellable: job.status === 'queued' || job.status === 'running',
+  };
+}
+
+const STATUS_FILTER = new Set<string>(JOB_STATUSES);
+
+/** The account's jobs: status and progress of each, newest first, with Cancel for those not finished. */
+export async function jobPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
+  const jobs = deps.jobs;
+  if (!jobs) return;
+
+  const list = async (request: FastifyRequest, reply: FastifyReply, notice?: { kind: 'ok' | 'error'; text: string }) => {
+    const query = request.query as { status?: unknown; cursor?: unknown };
+    const status = typeof query.status === 'string' && STATUS_FILTER.has(query.status) ? (query.status as JobStatus) : undefined;
+    const cursor = typeof query.cursor === 'string' && query.cursor.length <= 200 ? query.cursor : undefined;
+    let page;
+    try {
+      page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE, cursor });
+    } catch {
+      // A cursor that is not one of ours: the first page.
+      page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE });
+    }
+    const next = page.next_cursor === null ? null : `/jobs?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor })}`;
+    return render(request, reply, 'jobs.eta', {
+      title: 'Jobs',
+      nav: 'jobs',
+      styles: ['jobs.css'],
+      rows: page.jobs.map(rowOf),
+      statuses: JOB_STATUSES,
+      status: status ?? '',
+      next,
+      ...(notice ? { notice } : {}),
+    });
+  };
+
+  app.get('/jobs', async (request, reply) => list(request, reply));
+
+  app.post('/jobs/:id/cancel', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    // The service treats an id of another account, or a malformed one, as unknown.
+    const outcome = id.length <= 100 ? await jobs.cancel(request.viewer!.account.id, id) : undefined;
+    if (outcome === undefined) {
+      reply.code(404);
+      return render(request, reply, 'error.eta', { title: 'No such job', status: 404, message: 'This account has no job with that id; it may have been removed after its time to live.' });
+    }
+    if (outcome === 'finished') {
+      reply.code(409);
+      return list(request, reply, { kind: 'error', text: `The job ${id} has finished already and can no longer be cancelled.` });
+    }
+    return reply.redirect(`/jobs?cancelled=${encodeURIComponent(id)}`, 303);
+  });
+}

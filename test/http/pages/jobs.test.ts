@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createDialer } from '../../../src/infra/net/dialer.js';
+import { build } from '../../helpers/build.js';
+import { hangingConnect, pollUntil } from '../../infra/net/fixtures/connect-spy.js';
+import { PASSWORD, PageClient, setPassword } from './browserless.js';
+
+const EMAIL = 'tester@example.com';
+const ASYNC = { prefer: 'respond-async' };
+
+test('jobs page: the account\'s jobs with status and progress; a running one is cancelled from the page (its sockets close); a finished one is a 409', async (t) => {
+  const hanging = hangingConnect();
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging.fn });
+  const b = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' }, deps: { dialer } });
+  await setPassword(b.store, EMAIL, PASSWORD);
+  const c = new PageClient(b.url);
+  assert.equal((await c.get('/jobs')).status, 303, 'member page');
+  await c.signIn(EMAIL, PASSWORD);
+  assert.match((await c.get('/jobs')).html, /No jobs/);
+
+  // One quick job that finishes, one scan of silent ports that runs until cancelled.
+  const done = await b.api('/api/ipv6/validate', { json: { ipv6: '2001:db8::1' }, headers: ASYNC });
+  assert.equal(done.status, 202);
+  const doneId = ((await done.json()) as { data: { id: string } }).data.id;
+  const running = await b.api('/api/port/scan-range', { json: { host: '127.0.0.1', ports: [1, 2, 3, 4, 5], timeout: 30 }, headers: ASYNC });
+  assert.equal(running.status, 202);
+  const runningId = ((await running.json()) as { data: { id: string } }).data.id;
+  await pollUntil(() => hanging.sockets.length >= 5);
+  for (let i = 0; i < 100 && (await b.store.jobs.find(doneId))?.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20));
+
+  const page = await c.get('/jobs');
+  assert.equal(page.status, 200);
+  assert.match(page.html, new RegExp(`${doneId}[\\s\\S]*?succeeded`));
+  assert.match(page.html, new RegExp(`${runningId}[\\s\\S]*?running[\\s\\S]*?0 / 5`));
+  assert.match(page.html, new RegExp(`action="/jobs/${runningId}/cancel"`));
+  assert.doesNotMatch(page.html, new RegExp(`action="/jobs/${doneId}/cancel"`), 'no Cancel for a finished job');
+  const onlySucceeded = await c.get('/jobs?status=succeeded');
+  assert.match(onlySucceeded.html, new RegExp(doneId));
+  assert.doesNotMatch(onlySucceeded.html, new RegExp(runningId));
+
+  // Without the CSRF token nothing is cancelled.
+  assert.equal((await c.post(`/jobs/${runningId}/cancel`, { _csrf: '' })).status, 403);
+  assert.ok(hanging.sockets.some((s) => !s.destroyed));
+  await c.get('/jobs');
+  const cancelled = await c.post(`/jobs/${runningId}/cancel`, {});
+  assert.equal(cancelled.status, 303);
+  await pollUntil(() => hanging.sockets.every((s) => s.destroyed), 100);
+  assert.ok(hanging.sockets.every((s) => s.destroyed), 'the job\'s sockets are closed');
+  assert.match((await c.get('/jobs')).html, new RegExp(`${runningId}[\\s\\S]*?cancelled`));
+  await c.get('/jobs');
+  const again = await c.post(`/jobs/${doneId}/cancel`, {});
+  assert.equal(again.status, 409);
+  assert.match(again.html, /has finished already/);
+
+  // Another account's job is not there, and cannot be cancelled from here.
+  const other = (await b.accounts.createAccount({ email: 'other@example.com', name: 'O' })).token;
+  const theirs = await b.api('/api/ipv6/validate', { json: { ipv6: '::1' }, headers: ASYNC, token: other });
+  const theirId = ((await theirs.json()) as { data: { id: string } }).data.id;
+  assert.doesNotMatch((await c.get('/jobs')).html, new RegExp(theirId));
+  assert.equal((await c.post(`/jobs/${theirId}/cancel`, {})).status, 404);
+  await c.get('/jobs');
+  assert.equal((await c.post(`/jobs/${'x'.repeat(300)}/cancel`, {})).status, 404);
+});
