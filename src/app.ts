@@ -44,7 +44,7 @@ import { registerPages } from './http/pages/plugin.js';
 import { jsonBodyParser } from './http/json-body.js';
 import { concurrentProbes } from './domain/accounts/plans.js';
 import { JobCancelledError, JobService } from './domain/jobs/service.js';
-import { EmbeddedJobQueue } from './infra/jobs/embedded.js';
+import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './infra/jobs/queue.js';
 import { jobOperations } from './http/operations.js';
 import { jobRoutes } from './http/routes/jobs.js';
@@ -185,10 +185,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.clock ? () => clock().getTime() : Date.now;
   const access = registerAccess(app, { accounts, limiter, now });
   const slots = registerConcurrency(app, { redisUrl: deps.config.redisUrl, onRefused: access.refund });
-  // Jobs: state in the database, run by the queue (embedded: NETDIAG_WORKERS in this process).
+  // Jobs: state in the database, run by the queue (embedded, or BullMQ with REDIS_URL: NETDIAG_WORKERS in this process).
   const jobQueue =
     deps.jobQueue ??
-    new EmbeddedJobQueue(deps.store.jobs, { workers: deps.config.workers, cancelReason: () => new JobCancelledError(), onError: (err) => app.log.error({ err }, 'job queue') });
+    createJobQueue(deps.config, deps.store, { cancelReason: () => new JobCancelledError(), onError: (err) => app.log.error({ err }, 'job queue') });
   const jobs = new JobService({
     repo: deps.store.jobs,
     queue: jobQueue,

@@ -1,0 +1,262 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { AccountRepository } from '../store/store.js';
+import type { JobRecord, JobRepository } from '../store/jobs.js';
+import { LeaseLostError, QueueClosingError } from './embedded.js';
+import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobQueue, type JobRunner } from './queue.js';
+
+/** The BullMQ queue's name; its keys start with the prefix (default `netdiag:bull`). */
+export const BULLMQ_QUEUE_NAME = 'netdiag-jobs';
+export const BULLMQ_PREFIX = 'netdiag:bull';
+/** How often every process re-enqueues what the database says is claimable (Redis was down at creation, every process died). */
+export const BULLMQ_SWEEP_MS = 5_000;
+/** A job whose account is at its work-in-flight limit is tried again this much later (delayed in BullMQ, queued in the database). */
+export const BULLMQ_ADMIT_RETRY_MS = 200;
+/** Adding a job id to Redis waits at most this long; past it the job stays queued in the database and the sweep adds it. */
+export const BULLMQ_ENQUEUE_TIMEOUT_MS = 1_000;
+/** BullMQ's own lock on an active job, and how often stalled jobs (their worker died) are looked for. */
+export const BULLMQ_LOCK_MS = 15_000;
+export const BULLMQ_STALLED_MS = 5_000;
+
+export interface BullMqQueueOptions {
+  redisUrl: string;
+  repo: JobRepository;
+  /** The plan of a job's account (its work-in-flight limit). */
+  accounts: Pick<AccountRepository, 'findById'>;
+  /** Jobs run at once by this process; 0 = accept only. */
+  workers: number;
+  /** Queue name and key prefix: tests use one of their own; every process of a deployment the same. */
+  name?: string;
+  prefix?: string;
+  leaseMs?: number;
+  renewMs?: number;
+  sweepMs?: number;
+  owner?: string;
+  onError?: (err: unknown) => void;
+  cancelReason?: () => Error;
+}
+
+interface Running {
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const FRESH = Symbol('fresh');
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Jobs through BullMQ on Redis (REDIS_URL): only job ids are in the queue; the job, its state,
+ * items and result stay in the database. A worker that takes an id claims the job in the
+ * database with a lease exactly as the embedded queue does, so a job runs in one process at a
+ * time whatever BullMQ does: a job BullMQ hands out twice (its stalled check found a worker's
+ * lock lapsed) runs again only once the database lease lapsed too. An account at its
+ * work-in-flight limit makes its job wait (delayed in BullMQ, queued in the database); a cancel
+ * is published on Redis so the process running the job aborts it at once (and the lease renewal
+ * sees it anyway). Every process re-enqueues the database's claimable jobs at start and every
+ * few seconds, so jobs created while Redis was unreachable, or left by processes that all died,
+ * run once it answers again.
+ */
+export class BullMqJobQueue implements JobQueue {
+  readonly #o: BullMqQueueOptions;
+  readonly #leaseMs: number;
+  readonly #renewMs: number;
+  readonly #owner: string;
+  readonly #onError: (err: unknown) => void;
+  readonly #cancelReason: () => Error;
+  readonly #channel: string;
+  readonly #queue: Queue;
+  readonly #running = new Map<string, Running>();
+  /** Every connection this queue opened: BullMQ does not close the ones it is given. */
+  readonly #clients: Redis[] = [];
+  #worker: Worker | undefined;
+  #pub: Redis;
+  #runner: JobRunner | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(opts: BullMqQueueOptions) {
+    if (!Number.isInteger(opts.workers) || opts.workers < 0) throw new RangeError('BullMqJobQueue: workers must be a whole number, 0 or more');
+    this.#o = opts;
+    this.#leaseMs = opts.leaseMs ?? JOB_LEASE_MS;
+    this.#renewMs = opts.renewMs ?? JOB_LEASE_RENEW_MS;
+    this.#owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+    this.#onError = opts.onError ?? (() => undefined);
+    this.#cancelReason = opts.cancelReason ?? (() => new Error('the job was cancelled'));
+    const prefix = opts.prefix ?? BULLMQ_PREFIX;
+    const name = opts.name ?? BULLMQ_QUEUE_NAME;
+    this.#channel = `${prefix}:${name}:cancel`;
+    // The producer fails fast while Redis is down (the job stays queued in the database).
+    this.#queue = new Queue(name, { connection: this.#redis({ enableOfflineQueue: false, maxRetriesPerRequest: 1 }), prefix });
+    this.#queue.on('error', (err) => this.#onError(err));
+    this.#pub = this.#redis({ enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  }
+
+  #redis(extra: RedisOptions): Redis {
+    const r = new Redis(this.#o.redisUrl, { connectTimeout: 2_000, lazyConnect: false, ...extra });
+    r.on('error', (err) => this.#onError(err));
+    this.#clients.push(r);
+    return r;
+  }
+
+  get owner(): string {
+    return this.#owner;
+  }
+
+  get active(): number {
+    return this.#running.size;
+  }
+
+  async enqueue(id: string): Promise<void> {
+    try {
+      await this.#add(id);
+    } catch (err) {
+      // Accepted anyway: the job is queued in the database, and the sweep adds it when Redis answers.
+      this.#onError(err);
+    }
+  }
+
+  #add(id: string): Promise<unknown> {
+    return withTimeout(this.#queue.add('run', {}, { jobId: id, removeOnComplete: true, removeOnFail: true }), BULLMQ_ENQUEUE_TIMEOUT_MS, 'enqueue');
+  }
+
+  start(runner: JobRunner): void {
+    this.#runner = runner;
+    if (this.#closed) return;
+    this.#sweepTimer = setInterval(() => void this.sweep(), this.#o.sweepMs ?? BULLMQ_SWEEP_MS);
+    this.#sweepTimer.unref();
+    void this.sweep();
+    if (this.#o.workers === 0) return;
+    const sub = this.#redis({ maxRetriesPerRequest: null });
+    sub.on('message', (_channel: string, id: string) => this.#running.get(id)?.abort.abort(this.#cancelReason()));
+    sub.subscribe(this.#channel).catch((err: unknown) => this.#onError(err));
+    const worker = new Worker(this.#o.name ?? BULLMQ_QUEUE_NAME, (job, token) => this.#process(job, token), {
+      connection: this.#redis({ maxRetriesPerRequest: null }),
+      prefix: this.#o.prefix ?? BULLMQ_PREFIX,
+      concurrency: this.#o.workers,
+      lockDuration: BULLMQ_LOCK_MS,
+      stalledInterval: BULLMQ_STALLED_MS,
+      // A stalled job goes back to waiting however often: the database lease decides whether it runs.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+    });
+    worker.on('error', (err) => this.#onError(err));
+    this.#worker = worker;
+  }
+
+  /** Adds every claimable job in the database to the queue (ids already there are left as they are). */
+  async sweep(): Promise<number> {
+    if (this.#closed) return 0;
+    try {
+      const candidates = await this.#o.repo.claimable(Date.now(), 1_000);
+      const ids = candidates.map((c) => c.id).filter((id) => !this.#running.has(id));
+      await Promise.all(ids.map((id) => this.#add(id)));
+      return ids.length;
+    } catch (err) {
+      this.#onError(err);
+      return 0;
+    }
+  }
+
+  async cancel(id: string): Promise<void> {
+    this.#running.get(id)?.abort.abort(this.#cancelReason());
+    // The process running it aborts at once; should this not reach it, its next lease renewal does.
+    await withTimeout(this.#pub.publish(this.#channel, id), BULLMQ_ENQUEUE_TIMEOUT_MS, 'cancel').catch((err: unknown) => this.#onError(err));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#sweepTimer);
+    const runs = [...this.#running.values()];
+    for (const r of runs) r.abort.abort(new QueueClosingError());
+    await Promise.allSettled(runs.map((r) => r.done));
+    if (this.#worker) {
+      // Processors give their jobs back (delayed, due now) before the worker lets go.
+      await withTimeout(this.#worker.close(), 5_000, 'worker close').catch(async (err: unknown) => {
+        this.#onError(err);
+        await this.#worker!.close(true).catch(() => undefined);
+      });
+    }
+    await withTimeout(this.#queue.close(), 2_000, 'queue close').catch(() => undefined);
+    for (const r of this.#clients) r.disconnect();
+  }
+
+  /** Moves the BullMQ job to delayed until `at` (it stays queued or running in the database). */
+  async #later(job: Job, token: string | undefined, at: number): Promise<never> {
+    await job.moveToDelayed(Math.max(at, Date.now()), token);
+    throw new DelayedError();
+  }
+
+  async #process(job: Job, token: string | undefined): Promise<void> {
+    const id = job.id!;
+    const runner = this.#runner!;
+    if (this.#closed) return this.#later(job, token, Date.now());
+    if (this.#running.has(id)) return;
+    const row = await this.#o.repo.find(id);
+    // Finished, cancelled or purged: nothing to run.
+    if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
+    // Held by a live lease elsewhere: BullMQ's stalled check and the lease must both agree it is abandoned.
+    if (row.status === 'running' && row.lease_until !== null && row.lease_until >= Date.now()) return this.#later(job, token, row.lease_until + 50);
+    const account = await this.#o.accounts.findById(row.account_id);
+    const release = await runner.admit({ id, account_id: row.account_id, plan: account?.plan ?? 'free' });
+    if (release === null) return this.#later(job, token, Date.now() + BULLMQ_ADMIT_RETRY_MS);
+    const now = Date.now();
+    let claimed: JobRecord | undefined;
+    try {
+      claimed = await this.#o.repo.claim(id, this.#owner, now, now + this.#leaseMs, new Date(now).toISOString());
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (!claimed) {
+      release();
+      // Another claimer was first: look again when its lease could have lapsed.
+      const again = await this.#o.repo.find(id);
+      if (again && again.status === 'running' && again.lease_until !== null) return this.#later(job, token, again.lease_until + 50);
+      return;
+    }
+    const reason = await this.#run(claimed, release);
+    if (reason === FRESH) return;
+    // Shutting down: given back in the database; back in the queue, due now, for another worker.
+    if (reason instanceof QueueClosingError) return this.#later(job, token, Date.now());
+  }
+
+  /** Runs a claimed job with a renewed lease; the abort reason, or FRESH when it ran to its end. */
+  async #run(job: JobRecord, release: () => void): Promise<unknown> {
+    const abort = new AbortController();
+    const renew = setInterval(() => {
+      this.#o.repo.renew(job.id, this.#owner, Date.now() + this.#leaseMs).then(
+        (held) => {
+          if (!held && !abort.signal.aborted) abort.abort(new LeaseLostError());
+        },
+        (err: unknown) => this.#onError(err),
+      );
+    }, this.#renewMs);
+    renew.unref();
+    const done = (async () => {
+      try {
+        await this.#runner!.run(job, this.#owner, abort.signal);
+      } catch (err) {
+        this.#onError(err);
+      } finally {
+        clearInterval(renew);
+        release();
+        if (abort.signal.reason instanceof QueueClosingError) {
+          await this.#o.repo.release(job.id, this.#owner).catch((err: unknown) => this.#onError(err));
+        }
+        this.#running.delete(job.id);
+      }
+    })();
+    this.#running.set(job.id, { abort, done });
+    await done;
+    return abort.signal.aborted ? abort.signal.reason : FRESH;
+  }
+}

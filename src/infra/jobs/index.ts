@@ -1,0 +1,35 @@
+import type { Config } from '../../config.js';
+import type { Store } from '../store/store.js';
+import { BullMqJobQueue } from './bullmq.js';
+import { EmbeddedJobQueue } from './embedded.js';
+import type { JobQueue } from './queue.js';
+
+export { BullMqJobQueue, BULLMQ_PREFIX, BULLMQ_QUEUE_NAME } from './bullmq.js';
+export { EmbeddedJobQueue } from './embedded.js';
+export type { JobQueue, JobRunner } from './queue.js';
+
+export interface JobQueueOptions {
+  onError: (err: unknown) => void;
+  /** The reason a cancelled job's run is aborted with. */
+  cancelReason: () => Error;
+  /** BullMQ's queue name and key prefix (tests: one of their own). */
+  bullmq?: { name?: string; prefix?: string };
+}
+
+/**
+ * The job engine for the configuration: BullMQ on REDIS_URL when it is set (any number of API
+ * instances and `netdiag worker` processes share it), the embedded queue otherwise; either way
+ * NETDIAG_WORKERS jobs at once in this process, and job state in the database.
+ */
+export function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, store: Pick<Store, 'jobs' | 'accounts'>, opts: JobQueueOptions): JobQueue {
+  if (config.redisUrl === undefined) return new EmbeddedJobQueue(store.jobs, { workers: config.workers, cancelReason: opts.cancelReason, onError: opts.onError });
+  return new BullMqJobQueue({
+    redisUrl: config.redisUrl,
+    repo: store.jobs,
+    accounts: store.accounts,
+    workers: config.workers,
+    cancelReason: opts.cancelReason,
+    onError: opts.onError,
+    ...opts.bullmq,
+  });
+}
