@@ -15,4 +15,4 @@ const code = await runCli(process.argv.slice(2), {
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
 });
-if (process.argv[2] !== 'serve' || code !== 0) process.exitCode = code;
+if ((process.argv[2] !== 'serve' && process.argv[2] !== 'worker') || code !== 0) process.exitCode = code;

@@ -110,6 +110,7 @@ function lines(commands: Command[]): string {
 export const USAGE = `usage: netdiag <command> [--help]
 
   netdiag serve${' '.repeat(6)}start the API server (configuration: environment variables, see README)
+  netdiag worker${' '.repeat(5)}run jobs and webhook deliveries without an HTTP server (shared PostgreSQL + REDIS_URL)
 ${Object.entries(GROUPS)
   .map(([group, text]) => `  netdiag ${group.padEnd(10)} ${text}`)
   .join('\n')}
@@ -125,6 +126,13 @@ const SERVE_USAGE = `usage: netdiag serve
 Starts the API server (npm start runs it). Its configuration is the environment: PORT, HOST,
 DATABASE_URL (default ${DEFAULTS.databaseUrl}), REDIS_URL, LOG_LEVEL, LOG_FORMAT and the
 NETDIAG_* variables of the README. The first start on an empty database prints an admin token.`;
+
+const WORKER_USAGE = `usage: netdiag worker
+
+Runs jobs (NETDIAG_WORKERS at once) and sends webhook deliveries, with no HTTP server, from the
+database and Redis the API instances use: DATABASE_URL (PostgreSQL to share it between machines)
+and REDIS_URL (BullMQ). It says on start which database and Redis it uses. SIGTERM gives the jobs
+it is running back to the queue (another worker takes them) and exits.`;
 
 function groupUsage(group: string): string {
   const commands = Object.entries(COMMANDS)
@@ -171,6 +179,7 @@ function helpFor(argv: string[]): string | undefined {
   const words = argv.filter((a) => !a.startsWith('-'));
   const [group, action] = words;
   if (group === 'serve') return SERVE_USAGE;
+  if (group === 'worker') return WORKER_USAGE;
   const command = COMMANDS[`${group} ${action}`];
   if (command) return commandUsage(command);
   if (group !== undefined && group in GROUPS) return groupUsage(group);
@@ -190,6 +199,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (group === 'serve') {
       const { startServer } = await import('./server.js');
       await startServer(loadConfig(io.env));
+      return 0;
+    }
+    if (group === 'worker') {
+      if (action !== undefined) throw new UsageError(`netdiag worker takes no arguments, not "${action}"`, WORKER_USAGE);
+      const { startWorker, WorkerConfigError } = await import('./worker.js');
+      try {
+        await startWorker(loadConfig(io.env), (line) => io.stderr(line + '\n'));
+      } catch (err) {
+        if (err instanceof WorkerConfigError) throw new UsageError(err.message, WORKER_USAGE);
+        throw err;
+      }
       return 0;
     }
     if (!group) throw new UsageError('a command is needed');
@@ -232,5 +252,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
   });
-  if (process.argv[2] !== 'serve' || code !== 0) process.exitCode = code;
+  if ((process.argv[2] !== 'serve' && process.argv[2] !== 'worker') || code !== 0) process.exitCode = code;
 }

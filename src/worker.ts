@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
+import { createGeoReader } from './infra/geoip/index.js';
+import { openStore } from './infra/store/index.js';
+import { useProductionRuntime } from './server.js';
+
+/** `netdiag worker` with NETDIAG_WORKERS=0 would run nothing. */
+export class WorkerConfigError extends Error {}
+
+export interface RunningWorker {
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/**
+ * `netdiag worker`: the job engine and webhook delivery of an API instance without its HTTP
+ * server. It shares the database (and, with REDIS_URL, the BullMQ queue and the accounts'
+ * work-in-flight slots) with the API instances, runs NETDIAG_WORKERS jobs at once and sends due
+ * webhook deliveries. SIGTERM/SIGINT: runs in flight are aborted and their jobs given back to the
+ * queue (another worker takes them at once), pending deliveries' claims given back, then exit 0.
+ */
+export async function startWorker(config: Config, log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<RunningWorker> {
+  if (config.workers === 0) throw new WorkerConfigError('netdiag worker runs jobs: NETDIAG_WORKERS must be 1 or more (0 is for API instances that only accept jobs)');
+  useProductionRuntime();
+  const store = await openStore(config.databaseUrl);
+  const geo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
+  await geo.load();
+  // The app's routes are built but never listened on: onReady starts the job queue; webhook delivery runs from the start.
+  const app = await buildApp({ config, store, geo });
+  await app.ready();
+  const engine = config.redisUrl === undefined ? 'embedded queue (polling the database; set REDIS_URL for BullMQ)' : `BullMQ on ${withoutPassword(config.redisUrl)}`;
+  log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too`);
+  app.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await app.close();
+      await store.close();
+    })());
+  const shutdown = (signal: string): void => {
+    app.log.info({ signal }, 'worker shutting down: runs in flight go back to the queue');
+    const force = setTimeout(() => {
+      app.log.error({ graceS: config.shutdownGraceMs / 1000 }, 'the worker did not stop within the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'worker shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return { app, close };
+}
