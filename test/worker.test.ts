@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { Redis } from 'ioredis';
+import { Webhook } from 'standardwebhooks';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { AccountService } from '../src/domain/accounts/service.js';
+import type { JobView } from '../src/domain/jobs/types.js';
+import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
+import { startReceiver } from './infra/webhooks/receiver.js';
+
+/**
+ * Issue 18: two `netdiag worker` processes on one PostgreSQL and one Redis (a redis-server of
+ * this test's own, so no other test's queue is ever seen), an API instance with
+ * NETDIAG_WORKERS=0. The worker running a job is killed with SIGKILL mid-job; the other takes it
+ * over once BullMQ's stalled check and the database lease agree, and the webhook goes out once.
+ */
+
+const BIN = fileURLToPath(new URL('../bin/netdiag.js', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function skipReason(): string | false {
+  if (!TEST_DATABASE_URL) return 'set TEST_DATABASE_URL (PostgreSQL): workers share a database';
+  if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) return 'needs redis-server (the test starts one of its own)';
+  if (spawnSync('sh', ['-c', 'command -v python3']).status !== 0) return 'needs python3 (listeners that never accept: SYN-dropping ports on loopback)';
+  return false;
+}
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function waitFor<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/**
+ * Ports whose SYNs get no answer: a listener with a backlog of 0 that never accepts, its accept
+ * queue filled by one connection of ours; Linux drops further SYNs, so a connect scan sees them
+ * filtered after its timeout. Loopback only.
+ */
+async function silentPorts(count: number): Promise<{ ports: number[]; close: () => void }> {
+  const py = `
+import socket, sys, time
+socks = []
+for _ in range(${count}):
+    s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0); socks.append(s)
+print(' '.join(str(s.getsockname()[1]) for s in socks), flush=True)
+sys.stdin.read()
+`;
+  const child = spawn('python3', ['-c', py], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
+  const ports = line.trim().split(' ').map(Number);
+  const fillers: net.Socket[] = [];
+  for (const port of ports) {
+    const s = net.connect(port, '127.0.0.1');
+    s.on('error', () => undefined);
+    fillers.push(s);
+    await new Promise((r) => s.once('connect', r));
+  }
+  return {
+    ports,
+    close: () => {
+      for (const s of fillers) s.destroy();
+      child.kill('SIGKILL');
+    },
+  };
+}
+
+function startWorker(env: Record<string, string>): { child: ChildProcess; ready: Promise<string> } {
+  const child = spawn(process.execPath, [BIN, 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const ready = new Promise<string>((resolve, reject) => {
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      const line = err.split('\n').find((l) => l.startsWith('netdiag worker:'));
+      if (line) resolve(line);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${err}`)));
+  });
+  ready.catch(() => undefined);
+  return { child, ready };
+}
+
+test('SIGKILL of the worker running a job: the other worker finishes it, same result shape, the webhook is delivered once', { skip: skipReason(), timeout: 90_000 }, async (t) => {
+  const dbUrl = TEST_DATABASE_URL!;
+  const redisPort = await freePort();
+  const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  t.after(() => redisServer.kill('SIGKILL'));
+  const redisUrl = `redis://127.0.0.1:${redisPort}/0`;
+  const ping = new Redis(redisUrl, { lazyConnect: true, retryStrategy: () => 50 });
+  ping.on('error', () => undefined);
+  await waitFor(() => ping.ping().then(() => true, () => false), (v) => v, 5_000, 'redis-server');
+  ping.disconnect();
+
+  const backend = postgresBackend(dbUrl);
+  const store = await backend.open();
+  t.after(async () => {
+    await store.close();
+    await backend.drop();
+  });
+  const { token } = await new AccountService(store).createAccount({ email: 'w@example.com', name: 'W', plan: 'enterprise' });
+  const silent = await silentPorts(10);
+  t.after(() => silent.close());
+  const receiver = await startReceiver((_req, res) => {
+    res.writeHead(200);
+    res.end();
+  });
+  t.after(() => receiver.close());
+
+  const shared = { REDIS_URL: redisUrl, NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' };
+  const sep = dbUrl.includes('?') ? '&' : '?';
+  const workerEnv = { ...shared, DATABASE_URL: `${dbUrl}${sep}options=${encodeURIComponent(`-c search_path=${backend.schema}`)}`, NETDIAG_WORKERS: '2', LOG_LEVEL: 'warn', LOG_FORMAT: 'json' };
+  const workers = [startWorker(workerEnv), startWorker(workerEnv)];
+  t.after(async () => {
+    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  });
+
+  const app = await buildApp({ config: loadConfig({ ...shared, DATABASE_URL: 'sqlite::memory:', NETDIAG_WORKERS: '0' }), store, logger: false });
+  t.after(() => app.close());
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
+  const api = (path: string, json?: unknown, headers: Record<string, string> = {}) =>
+    fetch(base + path, {
+      method: json === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${token}`, ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+    });
+  for (const line of await Promise.all(workers.map((w) => w.ready))) assert.match(line, new RegExp(`database .*${backend.schema}.*BullMQ on redis://127\\.0\\.0\\.1:${redisPort}`));
+
+  const body = { host: '127.0.0.1', ports: silent.ports, timeout: 3 };
+  const created = await api('/api/port/scan-range', { ...body, webhook_url: `${receiver.url}/hook` }, { prefer: 'respond-async' });
+  assert.equal(created.status, 202);
+  const job = ((await created.json()) as { data: JobView }).data;
+
+  // The worker that claimed it, by the pid in its lease; killed while its scan waits for answers.
+  const running = await waitFor(() => store.jobs.find(job.id), (r) => r?.status === 'running' && r.lease_owner !== null, 15_000, 'the job to run');
+  const pid = Number(running!.lease_owner!.split(':')[1]);
+  const victim = workers.find((w) => w.child.pid === pid);
+  assert.ok(victim, `lease owner ${running!.lease_owner} is one of the workers`);
+  await sleep(500);
+  victim.child.kill('SIGKILL');
+  await new Promise((r) => victim.child.once('exit', r));
+  assert.equal((await store.jobs.find(job.id))?.status, 'running', 'killed mid-job');
+
+  const done = await waitFor(() => store.jobs.find(job.id), (r) => r?.status !== 'running' && r?.status !== 'queued', 50_000, 'another worker to finish the job');
+  assert.equal(done!.status, 'succeeded');
+  assert.equal(done!.attempts, 2);
+  const survivor = workers.find((w) => w !== victim)!;
+  assert.equal(survivor.child.exitCode, null, 'the other worker still runs');
+
+  const view = ((await (await api(`/api/jobs/${job.id}`)).json()) as { data: JobView }).data;
+  const sync = ((await (await api('/api/port/scan-range', body)).json()) as { data: unknown[] }).data;
+  const untimed = (items: unknown) => (items as Array<Record<string, unknown>>).map(({ response_time: _r, queued_ms: _q, ...rest }) => rest);
+  assert.deepEqual(untimed(view.result), untimed(sync));
+  assert.ok((view.result as Array<{ state: string }>).every((i) => i.state === 'filtered'));
+
+  await waitFor(() => receiver.received.length, (n) => n >= 1, 10_000, 'the webhook');
+  await sleep(1_000);
+  assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id');
+  assert.equal(receiver.received.length, 1, 'delivered once');
+  const secret = ((await (await api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;
+  const event = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as { type: string; data: JobView };
+  assert.equal(event.type, 'job.succeeded');
+  assert.equal(event.data.id, job.id);
+
+  // SIGTERM: the survivor stops cleanly.
+  survivor.child.kill('SIGTERM');
+  const code = await new Promise((r) => survivor.child.once('exit', r));
+  assert.equal(code, 0);
+});
