@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { tempDir } from './build.js';
 
 /** Debian's chromium package; CHROMIUM_PATH points elsewhere (or at nothing, to see the skip). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -22,7 +23,10 @@ export function chromiumMissing(what: string): string | false {
  * loopback (TEST_HOST) and never the internet (no background networking, no proxy, no QUIC).
  */
 export async function launchChromium(t: TestContext, options: { viewport?: { width: number; height: number }; ignoreHTTPSErrors?: boolean } = {}): Promise<BrowserContext> {
-  const context = await chromium.launchPersistentContext(tempDir(t, 'netdiag-chromium-'), {
+  // One hook closes the browser and then removes its profile: a profile removed while Chromium
+  // still writes to it fails the test (ENOTEMPTY).
+  const profile = mkdtempSync(join(tmpdir(), 'netdiag-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     ...options,
@@ -39,7 +43,10 @@ export async function launchChromium(t: TestContext, options: { viewport?: { wid
       `--host-resolver-rules=MAP ${TEST_HOST} 127.0.0.1, MAP * ~NOTFOUND`,
     ],
   });
-  t.after(() => context.close());
+  t.after(async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
   return context;
