@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { test } from 'node:test';
+import { buildApp } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
+import { AccountService } from '../../../src/domain/accounts/service.js';
+import { JobCancelledError } from '../../../src/domain/jobs/service.js';
+import type { JobView } from '../../../src/domain/jobs/types.js';
+import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
+import { sqliteBackend } from '../store/backends.js';
+
+/**
+ * Redis unreachable when a job is created (docs/jobs.md): the job is still accepted (202, queued
+ * in the database), nothing crashes, and it runs once Redis answers (the sweep adds it). The
+ * Redis is a redis-server of this test's own, started only halfway through.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const noRedis = spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0 ? 'needs redis-server (the test starts one of its own)' : false;
+
+test('Redis down at job creation: 202 at once, the job waits queued in the database, and runs once Redis is up', { skip: noRedis, timeout: 30_000 }, async (t) => {
+  const port = await freePort();
+  const redisUrl = `redis://127.0.0.1:${port}/0`;
+  const backend = sqliteBackend();
+  const store = await backend.open();
+  t.after(async () => {
+    await store.close();
+    await backend.drop();
+  });
+  const { token } = await new AccountService(store).createAccount({ email: 'o@example.com', name: 'O', plan: 'enterprise' });
+  const errors: unknown[] = [];
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
+  const queue = new BullMqJobQueue({ redisUrl, repo: store.jobs, accounts: store.accounts, workers: 2, sweepMs: 200, cancelReason: () => new JobCancelledError(), onError: (err) => errors.push(err) });
+  const app = await buildApp({ config, store, logger: false, jobQueue: queue });
+  t.after(() => app.close());
+  await app.ready();
+
+  const started = Date.now();
+  const res = await app.inject({ method: 'POST', url: '/api/ipv6/expand', headers: { authorization: `Bearer ${token}`, prefer: 'respond-async' }, payload: { ipv6: '::1' } });
+  assert.equal(res.statusCode, 202, res.body);
+  assert.ok(Date.now() - started < 2_500, `answered in ${Date.now() - started} ms`);
+  const job = (res.json() as { data: JobView }).data;
+  await sleep(500);
+  assert.equal((await store.jobs.find(job.id))?.status, 'queued', 'kept queued while Redis is down');
+  assert.ok(errors.length > 0, 'the outage is reported to the log');
+
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  t.after(() => redis.kill('SIGKILL'));
+  const deadline = Date.now() + 15_000;
+  let status = 'queued';
+  while (Date.now() < deadline && status !== 'succeeded') {
+    await sleep(100);
+    status = (await store.jobs.find(job.id))?.status ?? 'gone';
+  }
+  assert.equal(status, 'succeeded', 'run once Redis answers');
+  const done = await app.inject({ url: `/api/jobs/${job.id}`, headers: { authorization: `Bearer ${token}` } });
+  assert.equal((done.json() as { data: JobView }).data.result && typeof (done.json() as { data: JobView }).data.result, 'object');
+});
