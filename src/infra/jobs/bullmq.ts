@@ -44,6 +44,7 @@ interface Running {
 }
 
 const FRESH = Symbol('fresh');
+const ERROR_REPEAT_MS = 10_000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -89,7 +90,17 @@ export class BullMqJobQueue implements JobQueue {
     this.#leaseMs = opts.leaseMs ?? JOB_LEASE_MS;
     this.#renewMs = opts.renewMs ?? JOB_LEASE_RENEW_MS;
     this.#owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
-    this.#onError = opts.onError ?? (() => undefined);
+    // While Redis is down every connection reports each reconnect: one line per message per 10 s.
+    const report = opts.onError ?? (() => undefined);
+    const lastSeen = new Map<string, number>();
+    this.#onError = (err) => {
+      const key = err instanceof Error ? err.message : String(err);
+      const now = Date.now();
+      if ((lastSeen.get(key) ?? -Infinity) > now - ERROR_REPEAT_MS) return;
+      if (lastSeen.size > 100) lastSeen.clear();
+      lastSeen.set(key, now);
+      report(err);
+    };
     this.#cancelReason = opts.cancelReason ?? (() => new Error('the job was cancelled'));
     const prefix = opts.prefix ?? BULLMQ_PREFIX;
     const name = opts.name ?? BULLMQ_QUEUE_NAME;
@@ -157,7 +168,13 @@ export class BullMqJobQueue implements JobQueue {
     try {
       const candidates = await this.#o.repo.claimable(Date.now(), 1_000);
       const ids = candidates.map((c) => c.id).filter((id) => !this.#running.has(id));
-      await Promise.all(ids.map((id) => this.#add(id)));
+      if (ids.length === 0) return 0;
+      // One round trip; ids already waiting, delayed or active are left as they are.
+      await withTimeout(
+        this.#queue.addBulk(ids.map((id) => ({ name: 'run', data: {}, opts: { jobId: id, removeOnComplete: true, removeOnFail: true } }))),
+        BULLMQ_ENQUEUE_TIMEOUT_MS * 5,
+        'sweep',
+      );
       return ids.length;
     } catch (err) {
       this.#onError(err);
