@@ -196,10 +196,12 @@ export class BullMqJobQueue implements JobQueue {
     for (const r of runs) r.abort.abort(new QueueClosingError());
     await Promise.allSettled(runs.map((r) => r.done));
     if (this.#worker) {
-      // Processors give their jobs back (delayed, due now) before the worker lets go.
-      await withTimeout(this.#worker.close(), 5_000, 'worker close').catch(async (err: unknown) => {
+      // Processors give their jobs back (delayed, due now) before the worker lets go. Not waited
+      // for past 2 s: the runs are given back in the database already, and the sweep re-adds them.
+      await withTimeout(this.#worker.close(), 2_000, 'worker close').catch((err: unknown) => {
         this.#onError(err);
-        await this.#worker!.close(true).catch(() => undefined);
+        void this.#worker!.close(true).catch(() => undefined);
+        return this.#worker!.disconnect().catch(() => undefined);
       });
     }
     await withTimeout(this.#queue.close(), 2_000, 'queue close').catch(() => undefined);

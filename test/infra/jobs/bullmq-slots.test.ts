@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { test } from 'node:test';
+import { Redis } from 'ioredis';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
+import { AccountService } from '../../../src/domain/accounts/service.js';
+import type { JobView } from '../../../src/domain/jobs/types.js';
+import { createDialer } from '../../../src/infra/net/dialer.js';
+import { hangingConnect, pollUntil } from '../net/fixtures/connect-spy.js';
+import type { Store } from '../../../src/infra/store/store.js';
+import { sqliteBackend } from '../store/backends.js';
+
+/**
+ * Two processes' worth of apps on one database and one Redis (REDIS_URL: the app builds the
+ * BullMQ queue and the Redis work-in-flight slots itself). A free account runs 2 jobs at once in
+ * all of them together: the third waits queued (delayed in BullMQ), and runs when one is cancelled.
+ * The Redis is a redis-server of this test's own (the queue and slot keys are the defaults).
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const noRedis = spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0 ? 'needs redis-server (the test starts one of its own)' : false;
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+test("per-account work in flight holds across BullMQ workers: a free account's third job waits, then runs", { skip: noRedis, timeout: 30_000 }, async (t) => {
+  const port = await freePort();
+  const redisUrl = `redis://127.0.0.1:${port}/0`;
+  const backend = sqliteBackend();
+  const stores: Store[] = [];
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  // Torn down in order: the apps, their stores, then Redis (hooks run in the order they were added).
+  const apps: FastifyInstance[] = [];
+  t.after(async () => {
+    for (const app of apps) await app.close();
+    for (const s of stores) await s.close();
+    await backend.drop();
+    redis.kill('SIGKILL');
+  });
+  const ping = new Redis(redisUrl, { retryStrategy: () => 50 });
+  ping.on('error', () => undefined);
+  for (let i = 0; i < 100 && !(await ping.ping().then(() => true, () => false)); i++) await sleep(50);
+  ping.disconnect();
+
+  stores.push(await backend.open(), await backend.open());
+  const { token } = await new AccountService(stores[0]!).createAccount({ email: 'f@example.com', name: 'F', plan: 'free' });
+  const hanging = [hangingConnect(), hangingConnect()];
+  for (const [i, store] of stores.entries()) {
+    const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', REDIS_URL: redisUrl, NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
+    const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging[i]!.fn });
+    const app = await buildApp({ config, store, logger: false, dialer });
+    apps.push(app);
+    await app.ready();
+  }
+  const auth = { authorization: `Bearer ${token}` };
+  const jobs: JobView[] = [];
+  for (const p of [1, 2, 3]) {
+    const res = await apps[p % 2]!.inject({ method: 'POST', url: '/api/port/scan', headers: { ...auth, prefer: 'respond-async' }, payload: { host: '127.0.0.1', port: p, timeout: 30 } });
+    assert.equal(res.statusCode, 202, res.body);
+    jobs.push((res.json() as { data: JobView }).data);
+  }
+  const dialled = () => hanging[0]!.sockets.length + hanging[1]!.sockets.length;
+  await pollUntil(() => dialled() >= 2, 500);
+  await sleep(1_500);
+  assert.equal(dialled(), 2, 'two jobs dial between both apps, the third waits');
+  const statuses = async () => Promise.all(jobs.map(async (j) => (await stores[0]!.jobs.find(j.id))!.status));
+  assert.deepEqual((await statuses()).sort(), ['queued', 'running', 'running']);
+
+  const runningIdx = (await statuses()).indexOf('running');
+  const del = await apps[0]!.inject({ method: 'DELETE', url: `/api/jobs/${jobs[runningIdx]!.id}`, headers: auth });
+  assert.equal(del.statusCode, 200);
+  await pollUntil(() => dialled() >= 3, 500);
+  assert.equal(dialled(), 3, 'the waiting job runs once a slot is free');
+  assert.deepEqual((await statuses()).sort(), ['cancelled', 'running', 'running']);
+  // The apps then close with nothing running (a run handed between two closing apps is the
+  // shutdown test's business, not this one's).
+  for (const j of jobs) await apps[0]!.inject({ method: 'DELETE', url: `/api/jobs/${j.id}`, headers: auth });
+});
