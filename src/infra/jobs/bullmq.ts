@@ -4,7 +4,7 @@ import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { AccountRepository } from '../store/store.js';
 import type { JobRecord, JobRepository } from '../store/jobs.js';
-import { LeaseLostError, QueueClosingError } from './embedded.js';
+import { QueueClosingError, startLeasedRun, type LeasedRun } from './leased-run.js';
 import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobQueue, type JobRunner } from './queue.js';
 
 /** The BullMQ queue's name; its keys start with the prefix (default `netdiag:bull`). */
@@ -36,11 +36,6 @@ export interface BullMqQueueOptions {
   owner?: string;
   onError?: (err: unknown) => void;
   cancelReason?: () => Error;
-}
-
-interface Running {
-  abort: AbortController;
-  done: Promise<void>;
 }
 
 const FRESH = Symbol('fresh');
@@ -75,7 +70,7 @@ export class BullMqJobQueue implements JobQueue {
   readonly #cancelReason: () => Error;
   readonly #channel: string;
   readonly #queue: Queue;
-  readonly #running = new Map<string, Running>();
+  readonly #running = new Map<string, LeasedRun>();
   /** Every connection this queue opened: BullMQ does not close the ones it is given. */
   readonly #clients: Redis[] = [];
   #worker: Worker | undefined;
@@ -250,31 +245,17 @@ export class BullMqJobQueue implements JobQueue {
 
   /** Runs a claimed job with a renewed lease; the abort reason, or FRESH when it ran to its end. */
   async #run(job: JobRecord, release: () => void): Promise<unknown> {
-    const abort = new AbortController();
-    const renew = setInterval(() => {
-      this.#o.repo.renew(job.id, this.#owner, Date.now() + this.#leaseMs).then(
-        (held) => {
-          if (!held && !abort.signal.aborted) abort.abort(new LeaseLostError());
-        },
-        (err: unknown) => this.#onError(err),
-      );
-    }, this.#renewMs);
-    renew.unref();
-    const done = (async () => {
-      try {
-        await this.#runner!.run(job, this.#owner, abort.signal);
-      } catch (err) {
-        this.#onError(err);
-      } finally {
-        clearInterval(renew);
-        release();
-        if (abort.signal.reason instanceof QueueClosingError) {
-          await this.#o.repo.release(job.id, this.#owner).catch((err: unknown) => this.#onError(err));
-        }
-        this.#running.delete(job.id);
-      }
-    })();
-    this.#running.set(job.id, { abort, done });
+    const { abort, done } = startLeasedRun({
+      repo: this.#o.repo,
+      runner: this.#runner!,
+      owner: this.#owner,
+      leaseMs: this.#leaseMs,
+      renewMs: this.#renewMs,
+      job,
+      release,
+      running: this.#running,
+      onError: this.#onError,
+    });
     await done;
     return abort.signal.aborted ? abort.signal.reason : FRESH;
   }

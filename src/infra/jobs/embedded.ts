@@ -2,27 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobRepository } from '../store/jobs.js';
 import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobQueue, type JobRunner } from './queue.js';
+import { QueueClosingError, startLeasedRun, type LeasedRun } from './leased-run.js';
 
 /** How often the database is asked for jobs nobody told this process about (other instances, lapsed leases, freed slots). */
 export const EMBEDDED_POLL_MS = 1_000;
 /** Candidates read per look: more than the workers, so one account at its limit does not hide the others' jobs. */
 export const EMBEDDED_CANDIDATES = 200;
 
-/** Why a run was aborted: the process is closing (its job goes back to the queue). */
-export class QueueClosingError extends Error {
-  constructor() {
-    super('the server is shutting down; the job will run again');
-    this.name = 'QueueClosingError';
-  }
-}
-
-/** Why a run was aborted: its lease was lost (cancelled or taken over elsewhere). */
-export class LeaseLostError extends Error {
-  constructor() {
-    super('the job is no longer held by this process');
-    this.name = 'LeaseLostError';
-  }
-}
+export { LeaseLostError, QueueClosingError } from './leased-run.js';
 
 export interface EmbeddedQueueOptions {
   /** Jobs run at once; 0 = accept only. */
@@ -35,11 +22,6 @@ export interface EmbeddedQueueOptions {
   onError?: (err: unknown) => void;
   /** Reasons a run was aborted with, passed to `onAbort` (tests): cancel reasons come from the caller. */
   cancelReason?: () => Error;
-}
-
-interface Running {
-  abort: AbortController;
-  done: Promise<void>;
 }
 
 /**
@@ -56,7 +38,7 @@ export class EmbeddedJobQueue implements JobQueue {
   readonly #owner: string;
   readonly #onError: (err: unknown) => void;
   readonly #cancelReason: () => Error;
-  readonly #running = new Map<string, Running>();
+  readonly #running = new Map<string, LeasedRun>();
   #runner: JobRunner | undefined;
   #timer: NodeJS.Timeout | undefined;
   #pumping = false;
@@ -152,31 +134,17 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   #launch(job: Parameters<JobRunner['run']>[0], release: () => void): void {
-    const abort = new AbortController();
-    const renew = setInterval(() => {
-      this.#repo.renew(job.id, this.#owner, Date.now() + this.#leaseMs).then(
-        (held) => {
-          if (!held && !abort.signal.aborted) abort.abort(new LeaseLostError());
-        },
-        (err: unknown) => this.#onError(err),
-      );
-    }, this.#renewMs);
-    renew.unref();
-    const done = (async () => {
-      try {
-        await this.#runner!.run(job, this.#owner, abort.signal);
-      } catch (err) {
-        this.#onError(err);
-      } finally {
-        clearInterval(renew);
-        release();
-        if (abort.signal.reason instanceof QueueClosingError) {
-          await this.#repo.release(job.id, this.#owner).catch((err: unknown) => this.#onError(err));
-        }
-        this.#running.delete(job.id);
-        this.#kick();
-      }
-    })();
-    this.#running.set(job.id, { abort, done });
+    startLeasedRun({
+      repo: this.#repo,
+      runner: this.#runner!,
+      owner: this.#owner,
+      leaseMs: this.#leaseMs,
+      renewMs: this.#renewMs,
+      job,
+      release,
+      running: this.#running,
+      onError: this.#onError,
+      after: () => this.#kick(),
+    });
   }
 }

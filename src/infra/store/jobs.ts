@@ -10,25 +10,8 @@ import type { DatabaseSchema, JobsTable } from './schema.js';
  * that lost its lease (it stalled, another took the job over) changes nothing.
  */
 
-/** A job row, JSON columns as text. */
-export interface JobRecord {
-  id: string;
-  account_id: number;
-  endpoint: string;
-  status: JobStatus;
-  body: string;
-  webhook_url: string | null;
-  progress_done: number;
-  progress_total: number;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  result: string | null;
-  error: string | null;
-  lease_owner: string | null;
-  lease_until: number | null;
-  attempts: number;
-}
+/** A job row, JSON columns as text, its status one of JobStatus. */
+export type JobRecord = Omit<JobsTable, 'status'> & { status: JobStatus };
 
 export interface NewJob {
   id: string;
