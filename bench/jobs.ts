@@ -27,7 +27,7 @@ import { median } from './stats.js';
  *    schema) and a redis-server this bench starts. The jobs belong to 5 accounts, so the
  *    per-account limits (16 jobs, 896 sockets) do not serialise them. Aim: two ≤ 0.6× one.
  *
- *   node --import tsx bench/jobs.ts   (BENCH_ROUNDS=7, BENCH_WORKER_ROUNDS=2, BENCH_DATABASE_URL)
+ *   node --import tsx bench/jobs.ts   (BENCH_ROUNDS=7, BENCH_WORKER_ROUNDS=2, BENCH_DATABASE_URL; BENCH_PART=1 or 2 for one part)
  */
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -191,5 +191,7 @@ async function workers(): Promise<void> {
   }
 }
 
-await jobVsSync();
-await workers();
+// BENCH_PART=1 or 2 runs that part alone.
+const PART = process.env.BENCH_PART;
+if (PART !== '2') await jobVsSync();
+if (PART !== '1') await workers();
