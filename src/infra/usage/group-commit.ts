@@ -24,6 +24,32 @@ export interface UsageLog {
 
 const SILENT: UsageLog = { warn() {}, info() {}, error() {} };
 
+/** SQLite's result codes for a value or row it will never take (not a busy or full database). */
+const SQLITE_REFUSALS = ['SQLITE_CONSTRAINT', 'SQLITE_MISMATCH', 'SQLITE_TOOBIG', 'SQLITE_RANGE'];
+
+/**
+ * Whether the database refused the records themselves (a constraint, a bad value: the account
+ * was deleted meanwhile), so writing them again can never succeed. Anything else, known or not,
+ * counts as the database being unavailable and the records are kept.
+ */
+function isRefusal(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof TypeError || e instanceof RangeError) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    // PostgreSQL SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation).
+    if (code.length === 5 && (code.startsWith('22') || code.startsWith('23'))) return true;
+    if (SQLITE_REFUSALS.some((c) => code.startsWith(c))) return true;
+  }
+  return false;
+}
+
+/** Records a write could not store because the database is unavailable, and why. */
+interface Unwritten {
+  rest: readonly UsageRecord[];
+  err: unknown;
+}
+
 /**
  * Group commit for usage records: every request's record joins the open batch, the batch is
  * written in one transaction on the next turn of the event loop (or, while a write is in flight,
@@ -104,15 +130,45 @@ export class GroupCommitRecorder {
       const callbacks = this.callbacks;
       this.records = [];
       this.callbacks = [];
-      try {
-        await this.usage.record(records);
-        // The database takes writes again: what was kept goes in at once.
-        if (this.parked.length > 0) this.retryDue = true;
-      } catch (err) {
-        this.park(records, err);
-      }
+      const unwritten = await this.write(records);
+      if (unwritten) this.park(unwritten.rest, unwritten.err);
+      // The database takes writes again: what was kept goes in at once.
+      else if (this.parked.length > 0) this.retryDue = true;
       for (const done of callbacks) done();
     }
+  }
+
+  /**
+   * Writes records in one transaction. When the database refuses the batch, each record is
+   * written alone and the ones it refuses are dropped (and logged): one bad record must not hold
+   * every later one in memory, retried forever. Returns what is left to write when the database
+   * is unavailable, or null.
+   */
+  private async write(records: readonly UsageRecord[]): Promise<Unwritten | null> {
+    try {
+      await this.usage.record(records);
+      return null;
+    } catch (err) {
+      if (!isRefusal(err)) return { rest: records, err };
+      if (records.length === 1) {
+        this.refused(records[0]!, err);
+        return null;
+      }
+    }
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      try {
+        await this.usage.record([record]);
+      } catch (err) {
+        if (!isRefusal(err)) return { rest: records.slice(i), err };
+        this.refused(record, err);
+      }
+    }
+    return null;
+  }
+
+  private refused(record: UsageRecord, err: unknown): void {
+    this.log.error({ err, record }, 'the database refused a usage record; it is dropped');
   }
 
   private park(records: readonly UsageRecord[], err: unknown): void {
@@ -147,9 +203,11 @@ export class GroupCommitRecorder {
     let written = 0;
     while (this.parked.length > 0) {
       const chunk = this.parked.slice(0, USAGE_PARKED_WRITE_CHUNK);
-      try {
-        await this.usage.record(chunk);
-      } catch {
+      const unwritten = await this.write(chunk);
+      if (unwritten) {
+        const done = chunk.length - unwritten.rest.length;
+        this.parked.splice(0, done);
+        written += done;
         if (written > 0) this.log.info({ written, kept: this.parked.length }, 'some kept usage records were written; the rest wait');
         this.scheduleRetry();
         return false;

@@ -102,6 +102,48 @@ export function usageRecorderSuite(name: string, open: () => Promise<UsageBacken
     assert.equal(recorder.pending, 0);
     assert.equal(await b.reader.callsOn(b.accountId, '2026-01-01'), 10);
   });
+
+  test(`${name}: a record the database refuses is dropped and logged; the records around it are written`, async (t) => {
+    const b = await open();
+    t.after(() => b.close());
+    const errors: string[] = [];
+    const recorder = new GroupCommitRecorder(b.usage, { warn() {}, info() {}, error: (_o, msg) => errors.push(msg) });
+    const missingAccount = b.accountId + 1_000_000;
+    await Promise.all([
+      recorder.record(rec(b.accountId, '2026-03-01', '/x', 'successful', 1)),
+      recorder.record(rec(missingAccount, '2026-03-01', '/x', 'successful', 1)),
+      recorder.record(rec(b.accountId, '2026-03-01', '/x', 'successful', 1)),
+    ]);
+    assert.equal(recorder.pending, 0, 'the refused record is not kept for ever');
+    assert.equal(errors.length, 1);
+    assert.equal(await b.reader.callsOn(b.accountId, '2026-03-01'), 2);
+    await recorder.record(rec(b.accountId, '2026-03-01', '/x', 'successful', 1));
+    assert.equal(await b.reader.callsOn(b.accountId, '2026-03-01'), 3, 'later records are not held behind it');
+    await recorder.drain();
+  });
+
+  test(`${name}: a refused record among kept ones does not hold them once the database is back`, async (t) => {
+    const b = await open();
+    t.after(() => b.close());
+    let down = true;
+    const recorder = new GroupCommitRecorder({
+      ...b.usage,
+      record: async (records) => {
+        if (down) throw new Error('connect ECONNREFUSED');
+        await b.usage.record(records);
+      },
+    });
+    await Promise.all([
+      recorder.record(rec(b.accountId, '2026-03-02', '/x', 'successful', 1)),
+      recorder.record(rec(b.accountId + 1_000_000, '2026-03-02', '/x', 'successful', 1)),
+      recorder.record(rec(b.accountId, '2026-03-02', '/x', 'successful', 1)),
+    ]);
+    assert.equal(recorder.pending, 3);
+    down = false;
+    await recorder.drain();
+    assert.equal(recorder.pending, 0);
+    assert.equal(await b.reader.callsOn(b.accountId, '2026-03-02'), 2);
+  });
 }
 
 /** A writer and an independent reader over one database of a store backend. */
