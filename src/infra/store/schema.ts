@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { AuthLink, Session, UsageRow, WebhookSecret } from './store.js';
+import type { NewWebhookDelivery, WebhookAttemptRecord } from './webhook-deliveries.js';
 
 /** Table shapes as Kysely sees them. Timestamps are ISO 8601 UTC strings in both backends. */
 
@@ -66,34 +67,18 @@ export type AuthLinksTable = Omit<AuthLink, 'kind'> & { kind: string };
 
 export type WebhookSecretsTable = WebhookSecret;
 
-/** A job's webhook event and where its delivery stands (webhook-deliveries.ts). */
-export interface WebhookDeliveriesTable {
+/** A job's webhook event (as queued: webhook-deliveries.ts) and where its delivery stands. */
+export type WebhookDeliveriesTable = NewWebhookDelivery & {
   id: Generated<number>;
-  webhook_id: string;
-  job_id: string;
-  account_id: number;
-  url: string;
-  event_type: string;
-  payload: string;
   /** 'pending' | 'delivered' | 'failed' (given up) */
   state: Generated<string>;
   attempts: Generated<number>;
-  /** Epoch ms. */
-  next_attempt_at: number;
   lease_owner: string | null;
   /** Epoch ms; the claim lapses then, and another instance may take the delivery. */
   lease_until: number | null;
-  created_at: string;
-}
+};
 
-export interface WebhookAttemptsTable {
-  delivery_id: number;
-  attempt: number;
-  at: string;
-  status: number | null;
-  duration_ms: number;
-  error: string | null;
-}
+export type WebhookAttemptsTable = WebhookAttemptRecord & { delivery_id: number };
 
 /** A job (API.md, "Jobs and webhooks"): its request, state, lease and outcome; JSON as text. */
 export interface JobsTable {

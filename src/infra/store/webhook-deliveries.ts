@@ -24,16 +24,7 @@ export interface NewWebhookDelivery {
 }
 
 /** A delivery an instance holds the lease of, with the number its next attempt gets. */
-export interface ClaimedWebhookDelivery {
-  id: number;
-  webhook_id: string;
-  job_id: string;
-  account_id: number;
-  url: string;
-  event_type: string;
-  payload: string;
-  attempt: number;
-}
+export type ClaimedWebhookDelivery = Omit<NewWebhookDelivery, 'created_at' | 'next_attempt_at'> & { id: number; attempt: number };
 
 export interface WebhookAttemptRecord {
   attempt: number;
