@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { domainToASCII } from 'node:url';
 import { ValidationError } from '../../errors.js';
+import { DNS_MAX_NAME_LENGTH } from '../dns/defaults.js';
 import { endsInNumber, parseIpv4Loose, parseIpv6Text } from './ip-text.js';
 
 /**
@@ -20,7 +21,6 @@ export type ParsedTarget =
 
 /** Longer than any hostname can be even before IDN conversion; keeps error messages bounded. */
 const MAX_TARGET_LENGTH = 1_000;
-const MAX_HOSTNAME_LENGTH = 253;
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const RULE = 'must be a hostname, an IPv4 address or an IPv6 address';
@@ -104,8 +104,8 @@ export function parseTarget(input: string, field = 'target'): ParsedTarget {
   if (endsInNumber(ascii)) return ipv4(ascii, input, field);
 
   const hostname = ascii.endsWith('.') ? ascii.slice(0, -1) : ascii;
-  if (hostname.length > MAX_HOSTNAME_LENGTH) {
-    throw new ValidationError(field, `hostname is longer than ${MAX_HOSTNAME_LENGTH} characters`);
+  if (hostname.length > DNS_MAX_NAME_LENGTH) {
+    throw new ValidationError(field, `hostname is longer than ${DNS_MAX_NAME_LENGTH} characters`);
   }
   const bad = hostname.split('.').find((label) => !LABEL.test(label));
   if (bad !== undefined) {
