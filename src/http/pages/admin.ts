@@ -1,4 +1,3 @@
-import { withoutTrailingSlashes } from '../../config.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
@@ -6,15 +5,13 @@ import { inviteLinkUrl } from '../../domain/accounts/logins.js';
 import { PLAN_NAMES } from '../../domain/accounts/plans.js';
 import type { Account, AuthLink } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
-import { field, render } from './render.js';
+import { field, linkBase, pageTime, render } from './render.js';
 
 /** Accounts one page lists; a search narrows the rest down. */
 export const ADMIN_LIST_LIMIT = 100;
 /** Recent invitations the page lists. */
 export const ADMIN_INVITES_LIMIT = 50;
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
-/** Addresses a listener binds to that nobody can browse to: never the host of a link. */
-const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]', '::', '']);
 
 type Notice = { kind: 'ok' | 'error'; text: string };
 
@@ -26,11 +23,6 @@ interface InvitationRow {
   expires_at: string;
   state: 'used' | 'expired' | 'open';
   used_at: string | null;
-}
-
-/** `YYYY-MM-DD HH:MM UTC` of an ISO instant (the page's one time zone). */
-export function shortTime(iso: string): string {
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(iso) ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : iso;
 }
 
 function invitationRow(link: AuthLink, now: number): InvitationRow {
@@ -50,24 +42,6 @@ function idOf(request: FastifyRequest): number | undefined {
   if (typeof raw !== 'string' || !ID_PATTERN.test(raw)) return undefined;
   const id = Number(raw);
   return Number.isSafeInteger(id) ? id : undefined;
-}
-
-/**
- * The base of an invitation link. NETDIAG_PUBLIC_URL when the operator set it: it is the
- * address people reach the server at. Without it, API.md's default is http://localhost:PORT,
- * but that is only right on this machine and with the configured port (a server behind a port
- * mapping, or one bound to port 0, differs). The admin's own browser just reached this page, so
- * the origin it used (`protocol://Host`) is a better guess of an address others can use; the Host
- * header is the admin's own request's (same-origin, CSRF-checked POST), so at worst the admin
- * misleads themself. A wildcard host (someone browsed to http://0.0.0.0:8080) is no address for
- * anyone else: then the documented default.
- */
-export function inviteBase(request: FastifyRequest, config: PageDeps['config']): string {
-  if (config.publicUrl) return withoutTrailingSlashes(config.publicUrl);
-  const host = request.host;
-  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
-  if (WILDCARD_HOSTS.has(hostname)) return `http://localhost:${config.port}`;
-  return `${request.protocol}://${host}`;
 }
 
 /** Administrators: every account (plan, suspend / resume) and invitations. */
@@ -97,7 +71,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
       form: data.form ?? { email: '', plan: 'free' },
       publicUrlSet: Boolean(deps.config.publicUrl),
       signupMode: deps.logins.signupMode,
-      shortTime,
+      pageTime,
       ...(data.notice ? { notice: data.notice } : {}),
     });
   };
@@ -156,9 +130,8 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
     const plan = field(request.body, 'plan', 50);
     try {
       const { secret, link } = await deps.logins.invite(request.viewer!.account, { email, plan });
-      // The secret is shown in this answer only: never in a URL of ours, never stored, never cached.
-      reply.header('cache-control', 'no-store');
-      const url = inviteLinkUrl(inviteBase(request, deps.config), secret);
+      // The secret is shown in this answer only (never in a URL of ours, never stored; every answer is no-store).
+      const url = inviteLinkUrl(linkBase(request, deps.config), secret);
       return adminPage(request, reply, {
         q: '',
         notice: { kind: 'ok', text: 'invitation created: send the link below to the person you invite' },

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { JOB_STATUSES, type JobStatus, type JobView } from '../../domain/jobs/types.js';
 import type { PageDeps } from './deps.js';
-import { render } from './render.js';
-import { when } from './tokens.js';
+import { pageTime, render } from './render.js';
 
 /** Jobs a page lists at a time (the API's default page). */
 export const JOBS_PAGE_SIZE = 20;
@@ -30,9 +29,9 @@ function rowOf(job: JobView): JobRow {
     status: job.status,
     done: job.progress.done,
     total: job.progress.total,
-    created: when(job.created_at),
+    created: pageTime(job.created_at),
     createdIso: job.created_at,
-    finished: when(job.finished_at),
+    finished: pageTime(job.finished_at),
     error: job.error?.message ?? null,
     webhook: job.webhook_url,
     deliveries: job.webhook_deliveries?.length ?? 0,

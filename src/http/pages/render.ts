@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { publicBaseUrl, withoutTrailingSlashes, type Config } from '../../config.js';
 
 /** A page's own data; the layout adds who is signed in, the CSRF token for its forms, and the nav. */
 export interface PageData {
@@ -34,4 +35,34 @@ function csrfToken(reply: FastifyReply): string {
 export function field(body: unknown, name: string, max = 1_000): string {
   const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
   return typeof value === 'string' ? value.slice(0, max) : '';
+}
+
+/** A timestamp as the pages show it: `2026-11-23 06:16 UTC` (or the date alone), the same for every viewer. */
+export function pageTime(iso: string | null, dateOnly = false): string {
+  if (iso === null) return '';
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return '';
+  const s = new Date(t).toISOString();
+  return dateOnly ? s.slice(0, 10) : `${s.slice(0, 10)} ${s.slice(11, 16)} UTC`;
+}
+
+/** Addresses a listener binds to that nobody can browse to: never the host of a link. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]', '::', '']);
+
+/**
+ * The base of the links a page hands out (invitations, the curl line of a new token).
+ * NETDIAG_PUBLIC_URL when the operator set it: it is the address people reach the server at.
+ * Without it, API.md's default is http://localhost:PORT, but that is only right on this machine
+ * and with the configured port (a server behind a port mapping, or one bound to port 0, differs).
+ * The viewer's own browser just reached this page, so the origin it used (`protocol://Host`) is a
+ * better guess; the Host header is the viewer's own request's, so at worst it misleads
+ * themself. A wildcard host (someone browsed to http://0.0.0.0:8080) is no address for anyone
+ * else: then the documented default.
+ */
+export function linkBase(request: FastifyRequest, config: Pick<Config, 'publicUrl' | 'port' | 'host'>): string {
+  if (config.publicUrl) return withoutTrailingSlashes(config.publicUrl);
+  const host = request.host;
+  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  if (WILDCARD_HOSTS.has(hostname)) return publicBaseUrl({ ...config, host: '0.0.0.0' });
+  return `${request.protocol}://${host}`;
 }

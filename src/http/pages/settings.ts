@@ -4,10 +4,9 @@ import { MIN_PASSWORD_LENGTH } from '../../domain/accounts/passwords.js';
 import { PREVIOUS_SECRET_MS } from '../../domain/webhooks/secrets.js';
 import type { Session } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
-import { field, render } from './render.js';
+import { field, pageTime, render } from './render.js';
 import { clearSessionCookie } from './session.js';
 import { LOGIN_LIMITS, Throttle } from './throttle.js';
-import { when } from './tokens.js';
 
 /** A session's id as it appears in a form: the SHA-256 hex of its cookie's secret. */
 const SESSION_ID_PATTERN = /^[0-9a-f]{64}$/;
@@ -61,9 +60,9 @@ function rowOf(session: Session, currentId: string): SessionRow {
     browser: browserOf(session.user_agent),
     userAgent: session.user_agent,
     ip: session.ip,
-    created: when(session.created_at),
+    created: pageTime(session.created_at),
     createdIso: session.created_at,
-    lastSeen: when(session.last_seen_at),
+    lastSeen: pageTime(session.last_seen_at),
     lastSeenIso: session.last_seen_at,
   };
 }
@@ -86,9 +85,8 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promi
     const rows = sessions.map((s) => rowOf(s, session.id));
     // This one first, then the most recently seen.
     rows.sort((a, b) => Number(b.current) - Number(a.current) || b.lastSeenIso.localeCompare(a.lastSeenIso));
-    const previousValid = secret.previous_secret !== null && secret.previous_until !== null && Date.parse(secret.previous_until) > now;
-    // The page shows the signing secret: no cache keeps it.
-    reply.header('cache-control', 'no-store');
+    // The previous secret is worth a note while it still signs deliveries.
+    const previousValid = deps.webhookSecrets.signingSecrets(secret, now).length > 1;
     return render(request, reply, 'settings.eta', {
       title: 'Settings',
       nav: 'settings',
@@ -99,9 +97,9 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promi
       others: rows.filter((r) => !r.current).length,
       webhook: {
         secret: secret.secret,
-        created: when(secret.created_at),
+        created: pageTime(secret.created_at),
         createdIso: secret.created_at,
-        previous: previousValid ? { until: when(secret.previous_until), untilIso: secret.previous_until!, start: `${secret.previous_secret!.slice(0, 10)}…` } : null,
+        previous: previousValid ? { until: pageTime(secret.previous_until), untilIso: secret.previous_until!, start: `${secret.previous_secret!.slice(0, 10)}…` } : null,
       },
     });
   };

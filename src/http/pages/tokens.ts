@@ -3,7 +3,7 @@ import { AppError, ValidationError } from '../../errors.js';
 import { MAX_LABEL_LENGTH, NotFound } from '../../domain/accounts/service.js';
 import type { Token } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
-import { field, render } from './render.js';
+import { field, linkBase, pageTime, render } from './render.js';
 
 /** The expiries the form offers; `never` is a token without an expiry. */
 export const TOKEN_EXPIRIES = ['30', '90', '365', 'never'] as const;
@@ -13,15 +13,6 @@ const DEFAULT_EXPIRY: Expiry = '90';
 const LABEL_READ_MAX = MAX_LABEL_LENGTH + 1;
 /** A token id in a path: a positive integer that fits the store's ids. */
 const ID_PATTERN = /^[1-9][0-9]{0,14}$/;
-
-/** A timestamp as the pages show it: `2026-11-23 06:16 UTC` (or the date alone), the same for every viewer. */
-export function when(iso: string | null, dateOnly = false): string {
-  if (iso === null) return '';
-  const t = Date.parse(iso);
-  if (!Number.isFinite(t)) return '';
-  const s = new Date(t).toISOString();
-  return dateOnly ? s.slice(0, 10) : `${s.slice(0, 10)} ${s.slice(11, 16)} UTC`;
-}
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
 
@@ -50,11 +41,11 @@ function rowOf(token: Token, now: number): TokenRow {
     id: token.id,
     label: token.label,
     prefix: token.prefix ? `${token.prefix}…` : '(made before prefixes were kept)',
-    created: when(token.created_at),
+    created: pageTime(token.created_at),
     createdIso: token.created_at,
-    lastUsed: token.last_used_at === null ? null : when(token.last_used_at),
+    lastUsed: token.last_used_at === null ? null : pageTime(token.last_used_at),
     lastUsedIso: token.last_used_at,
-    expires: token.expires_at === null ? null : when(token.expires_at, true),
+    expires: token.expires_at === null ? null : pageTime(token.expires_at, true),
     expiresIso: token.expires_at,
     status: tokenStatus(token, now),
   };
@@ -70,11 +61,6 @@ function expiryOf(value: string): Expiry {
   const found = TOKEN_EXPIRIES.find((e) => e === value);
   if (found === undefined) throw new ValidationError('expiry', 'choose 30, 90 or 365 days, or never');
   return found;
-}
-
-/** The base URL of the API for a ready-made curl line: NETDIAG_PUBLIC_URL, else where this page was reached. */
-export function baseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
-  return publicUrl ?? `${request.protocol}://${request.host}`;
 }
 
 interface NewToken {
@@ -96,8 +82,6 @@ export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<
     const viewer = request.viewer!;
     const now = deps.now();
     const rows = sortRows((await deps.accounts.listTokensOf(viewer.account.id)).map((t) => rowOf(t, now)));
-    // A page with a secret on it (a new token) is never kept by a cache or the browser's history.
-    reply.header('cache-control', 'no-store');
     const notice = data.error ? { kind: 'error' as const, text: data.error } : data.ok ? { kind: 'ok' as const, text: data.ok } : undefined;
     return render(request, reply, 'tokens.eta', {
       title: 'API tokens',
@@ -111,7 +95,7 @@ export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<
       labelMax: MAX_LABEL_LENGTH,
       created: data.created ?? null,
       welcome: data.welcome ?? false,
-      base: baseUrl(request, deps.config.publicUrl),
+      base: linkBase(request, deps.config),
     });
   };
 
@@ -134,13 +118,13 @@ export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<
     try {
       const expiry = expiryOf(expiryRaw);
       const issued = await deps.accounts.issueToken(viewer.account, label, expiry === 'never' ? undefined : Number(expiry));
-      const base = baseUrl(request, deps.config.publicUrl);
+      const base = linkBase(request, deps.config);
       return await tokensPage(request, reply, {
         ok: 'your new token is below',
         created: {
           token: issued.token,
           label: label.trim(),
-          expires: issued.expires_at === null ? null : when(issued.expires_at, true),
+          expires: issued.expires_at === null ? null : pageTime(issued.expires_at, true),
           curl: `curl -H "Authorization: Bearer ${issued.token}" ${base}/api/user`,
         },
       });

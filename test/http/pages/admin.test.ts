@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FastifyRequest } from 'fastify';
-import { inviteBase } from '../../../src/http/pages/admin.js';
+import { linkBase as inviteBase } from '../../../src/http/pages/render.js';
 import { build, type Built } from '../../helpers/build.js';
 import { PageClient, PASSWORD, setPassword } from './browserless.js';
 
