@@ -19,6 +19,8 @@ import type {
 
 export const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at', 'is_admin'] as const;
 export const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'] as const;
+/** The account's columns in a join where it is `a` (the joined row's own id and created_at are renamed). */
+const JOINED_ACCOUNT_COLUMNS = ['a.id', 'a.name', 'a.email', 'a.plan', 'a.status', 'a.created_at', 'a.is_admin'] as const;
 
 export function asAccount(row: Record<string, unknown>): Account {
   return {
@@ -129,6 +131,33 @@ export function asToken(row: Record<string, unknown>): Token {
     revoked_at: (row.revoked_at as string | null) ?? null,
     expires_at: (row.expires_at as string | null | undefined) ?? null,
   };
+}
+
+/**
+ * A token and its account, by the token's hash: the authentication hot path, one indexed join.
+ * Run as is on PostgreSQL, compiled once into a prepared statement on SQLite.
+ */
+export function tokenByHashQuery(db: Kysely<DatabaseSchema>, hash: string) {
+  return db
+    .selectFrom('tokens as t')
+    .innerJoin('accounts as a', 'a.id', 't.account_id')
+    .select([
+      't.id as t_id',
+      't.account_id',
+      't.label',
+      't.prefix',
+      't.created_at as t_created_at',
+      't.last_used_at',
+      't.revoked_at',
+      't.expires_at',
+      ...JOINED_ACCOUNT_COLUMNS,
+    ])
+    .where('t.hash', '=', hash);
+}
+
+/** A row of tokenByHashQuery as the token and its account. */
+export function asTokenWithAccount(r: Record<string, unknown>): { token: Token; account: Account } {
+  return { token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }), account: asAccount(r) };
 }
 
 /** Everything but the hot path (findByHash) and touch, which each backend does its own way. */
@@ -260,6 +289,33 @@ export class TouchBuffer {
 
 const SESSION_COLUMNS = ['id', 'account_id', 'created_at', 'last_seen_at', 'expires_at', 'user_agent', 'ip', 'revoked_at'] as const;
 
+/**
+ * A dashboard session and its account, by the session's id: run as is on PostgreSQL, compiled
+ * once into a prepared statement on SQLite (every dashboard page looks its session up).
+ */
+export function sessionByIdQuery(db: Kysely<DatabaseSchema>, id: string) {
+  return db
+    .selectFrom('sessions as s')
+    .innerJoin('accounts as a', 'a.id', 's.account_id')
+    .select([
+      's.id as s_id',
+      's.account_id',
+      's.created_at as s_created_at',
+      's.last_seen_at',
+      's.expires_at',
+      's.user_agent',
+      's.ip',
+      's.revoked_at',
+      ...JOINED_ACCOUNT_COLUMNS,
+    ])
+    .where('s.id', '=', id);
+}
+
+/** A row of sessionByIdQuery as the session and its account. */
+export function asSessionWithAccount(r: Record<string, unknown>): { session: Session; account: Account } {
+  return { session: asSession({ ...r, id: r.s_id, created_at: r.s_created_at }), account: asAccount(r) };
+}
+
 function asSession(row: Record<string, unknown>): Session {
   return {
     id: row.id as string,
@@ -280,30 +336,8 @@ export function kyselySessions(db: Kysely<DatabaseSchema>): SessionRepository {
       return asSession(await db.insertInto('sessions').values(session).returning(SESSION_COLUMNS).executeTakeFirstOrThrow());
     },
     async find(id) {
-      const r = await db
-        .selectFrom('sessions as s')
-        .innerJoin('accounts as a', 'a.id', 's.account_id')
-        .select([
-          's.id as s_id',
-          's.account_id',
-          's.created_at as s_created_at',
-          's.last_seen_at',
-          's.expires_at',
-          's.user_agent',
-          's.ip',
-          's.revoked_at',
-          'a.id',
-          'a.name',
-          'a.email',
-          'a.plan',
-          'a.status',
-          'a.created_at',
-          'a.is_admin',
-        ])
-        .where('s.id', '=', id)
-        .executeTakeFirst();
-      if (!r) return undefined;
-      return { session: asSession({ ...r, id: r.s_id, created_at: r.s_created_at }), account: asAccount(r) };
+      const r = await sessionByIdQuery(db, id).executeTakeFirst();
+      return r && asSessionWithAccount(r);
     },
     async touch(id, lastSeenAt, expiresAt) {
       await db.updateTable('sessions').set({ last_seen_at: lastSeenAt, expires_at: expiresAt }).where('id', '=', id).execute();

@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
-import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyAuthLinks, kyselyJudge, kyselySessions, kyselyTokens, kyselyWebhookSecrets } from './kysely-repos.js';
+import { TouchBuffer, asTokenWithAccount, kyselyAccounts, kyselyAuthLinks, kyselyJudge, kyselySessions, kyselyTokens, kyselyWebhookSecrets, tokenByHashQuery } from './kysely-repos.js';
 import { migrate } from './migrations.js';
 import { kyselyJobs } from './jobs.js';
 import { kyselyWebhookDeliveries } from './webhook-deliveries.js';
@@ -68,30 +68,8 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
   });
 
   const lookup = async (hash: string) => {
-    const r = await db
-      .selectFrom('tokens as t')
-      .innerJoin('accounts as a', 'a.id', 't.account_id')
-      .select([
-        't.id as t_id',
-        't.account_id',
-        't.label',
-        't.prefix',
-        't.created_at as t_created_at',
-        't.last_used_at',
-        't.revoked_at',
-        't.expires_at',
-        'a.id',
-        'a.name',
-        'a.email',
-        'a.plan',
-        'a.status',
-        'a.created_at',
-        'a.is_admin',
-      ])
-      .where('t.hash', '=', hash)
-      .executeTakeFirst();
-    if (!r) return undefined;
-    return { token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }), account: asAccount(r) };
+    const r = await tokenByHashQuery(db, hash).executeTakeFirst();
+    return r && asTokenWithAccount(r);
   };
   const tokens: TokenRepository = {
     ...kyselyTokens(db, undefined, announce),

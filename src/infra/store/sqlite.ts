@@ -8,7 +8,19 @@ import { kyselyWebhookDeliveries } from './webhook-deliveries.js';
 import type { DatabaseSchema } from './schema.js';
 import { AUTH_CACHE_MAX_ENTRIES, type Account, type AccountRepository, type JudgeRepository, type Store, type Token, type TokenRepository, type UsageRecord, type UsageRepository, type UsageRow } from './store.js';
 import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
-import { TouchBuffer, asAccount, asToken, kyselyAccounts, kyselyAuthLinks, kyselyJudge, kyselySessions, kyselyTokens, kyselyWebhookSecrets } from './kysely-repos.js';
+import {
+  TouchBuffer,
+  asSessionWithAccount,
+  asTokenWithAccount,
+  kyselyAccounts,
+  kyselyAuthLinks,
+  kyselyJudge,
+  kyselySessions,
+  kyselyTokens,
+  kyselyWebhookSecrets,
+  sessionByIdQuery,
+  tokenByHashQuery,
+} from './kysely-repos.js';
 
 /** How long a writer waits for another process (the CLI) holding the write lock. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
@@ -32,12 +44,10 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
   const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrate(db, 'sqlite');
 
-  // The authentication hot path: one indexed lookup, prepared once.
-  const byHash = sqlite.prepare(
-    `select t.id as t_id, t.account_id, t.label, t.prefix, t.created_at as t_created_at, t.last_used_at, t.revoked_at, t.expires_at,
-            a.id, a.name, a.email, a.plan, a.status, a.created_at, a.is_admin
-       from tokens t join accounts a on a.id = t.account_id where t.hash = ?`,
-  );
+  // The authentication hot path and every dashboard page's session: one indexed lookup each,
+  // the shared queries compiled and prepared once.
+  const byHash = sqlite.prepare(tokenByHashQuery(db, '').compile().sql);
+  const sessionById = sqlite.prepare(sessionByIdQuery(db, '').compile().sql);
   // Authentication results are cached in memory. Another process (the CLI revoking a token or
   // suspending an account) commits through its own connection, which bumps SQLite's
   // data_version. It is read once per turn of the event loop: every request handled in a turn
@@ -79,10 +89,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
       // Unknown hashes are not cached: guessing must not grow memory.
       if (!r) return undefined;
       if (cache.size >= AUTH_CACHE_MAX_ENTRIES) cache.clear();
-      const found = {
-        token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }),
-        account: asAccount({ id: r.id, name: r.name, email: r.email, plan: r.plan, status: r.status, created_at: r.created_at, is_admin: r.is_admin }),
-      };
+      const found = asTokenWithAccount(r);
       cache.set(hash, found);
       return found;
     },
@@ -157,7 +164,13 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     tokens,
     usage,
     judge,
-    sessions: kyselySessions(db),
+    sessions: {
+      ...kyselySessions(db),
+      async find(id) {
+        const r = sessionById.get(id) as Record<string, unknown> | undefined;
+        return r && asSessionWithAccount(r);
+      },
+    },
     authLinks: kyselyAuthLinks(db),
     webhookSecrets: kyselyWebhookSecrets(db),
     jobs: kyselyJobs(db),
