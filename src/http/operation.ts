@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Static, TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { ValidationError } from '../errors.js';
 import { ResolveError, type Dialer, type ResolveOptions } from '../infra/net/dialer.js';
@@ -94,12 +94,36 @@ function shaped(schema: TSchema, value: unknown): unknown {
 /** What the job service runs for an endpoint: the operation, with its answers shaped like the synchronous ones. */
 export function jobOperation(op: AnyOperation, deps: RouteDeps): JobOperation {
   const itemSchema = (op.data as { items?: TSchema }).items;
+  const itemsSchema = itemSchema && Type.Array(itemSchema);
   return {
     items: op.items ? (body) => op.items!(body) : undefined,
     async run(body, ctx) {
-      const onItem = ctx.onItem && itemSchema ? ctx.onItem : undefined;
-      const { data } = await op.run(deps, body, { signal: ctx.signal, onItem: onItem && ((i, item) => onItem(i, shaped(itemSchema!, item))) });
-      return shaped(op.data, data);
+      const report = ctx.onItem;
+      if (!report || !itemsSchema) return shaped(op.data, (await op.run(deps, body, { signal: ctx.signal })).data);
+      // Items are shaped a batch at a time (those completed in one turn of the event loop): each
+      // Value.Clean call re-sorts the schema's unions first, ~0.15 ms, more than a port scan's item costs.
+      let pending: { index: number; item: unknown }[] = [];
+      let timer: NodeJS.Immediate | undefined;
+      const flush = (): void => {
+        clearImmediate(timer);
+        timer = undefined;
+        const batch = pending;
+        pending = [];
+        const items = shaped(itemsSchema, batch.map((p) => p.item)) as unknown[];
+        batch.forEach((p, i) => report(p.index, items[i]));
+      };
+      try {
+        const { data } = await op.run(deps, body, {
+          signal: ctx.signal,
+          onItem: (index, item) => {
+            pending.push({ index, item });
+            timer ??= setImmediate(flush);
+          },
+        });
+        return shaped(op.data, data);
+      } finally {
+        if (pending.length > 0) flush();
+      }
     },
   };
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { prefersRespondAsync, webhookUrlOf } from '../../src/http/operation.js';
+import { Type } from 'typebox';
+import { defineOperation, jobOperation, prefersRespondAsync, webhookUrlOf } from '../../src/http/operation.js';
+import type { RouteDeps } from '../../src/http/routes/deps.js';
 import { ValidationError } from '../../src/errors.js';
 
 test('Prefer: respond-async is found in any case, among other preferences and with parameters (RFC 7240)', () => {
@@ -19,4 +21,34 @@ test('webhook_url: absent, or an http(s) URL of at most 2048 characters', () => 
   for (const bad of ['ftp://example.com/', 'not a url', 42, `https://example.com/${'a'.repeat(2048)}`, 'javascript:alert(1)']) {
     assert.throws(() => webhookUrlOf(bad), (err: unknown) => err instanceof ValidationError && err.details?.field === 'webhook_url', String(bad).slice(0, 40));
   }
+});
+
+test('a job of a bulk operation: every item reported once, shaped like the synchronous answer (batched), even when the run then throws', async () => {
+  const Item = Type.Object({ port: Type.Integer(), state: Type.Union([Type.Literal('open'), Type.Literal('closed')]) });
+  const op = defineOperation({
+    path: '/x/bulk',
+    summary: 'x',
+    tags: [],
+    body: Type.Object({ fail: Type.Boolean() }),
+    data: Type.Array(Item),
+    probe: false,
+    items: () => 3,
+    async run(_deps, body, ctx) {
+      const data = [0, 1, 2].map((port) => ({ port, state: 'open' as const, secret: 'dropped' }));
+      ctx.onItem?.(2, data[2]);
+      ctx.onItem?.(0, data[0]);
+      await new Promise((r) => setTimeout(r, 5));
+      ctx.onItem?.(1, data[1]);
+      if (body.fail) throw new Error('late failure');
+      return { data, message: 'ok' };
+    },
+  });
+  const job = jobOperation(op, {} as RouteDeps);
+  const seen: [number, unknown][] = [];
+  const result = await job.run({ fail: false }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item]) });
+  assert.deepEqual(seen, [[2, { port: 2, state: 'open' }], [0, { port: 0, state: 'open' }], [1, { port: 1, state: 'open' }]]);
+  assert.deepEqual(result, [0, 1, 2].map((port) => ({ port, state: 'open' })));
+  seen.length = 0;
+  await assert.rejects(job.run({ fail: true }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item]) }), /late failure/);
+  assert.deepEqual(seen.map(([i]) => i), [2, 0, 1]);
 });
