@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
 
 /**
@@ -40,8 +40,12 @@ export type WebhookAttemptOutcome = { state: 'pending'; next_attempt_at: number 
 export interface WebhookDeliveryRepository {
   /** Queues a job's event; false (and nothing changes) when the job already has one. */
   enqueue(delivery: NewWebhookDelivery): Promise<boolean>;
-  /** Takes up to `limit` due deliveries whose lease is free or lapsed, leased to `owner` until now + leaseMs. */
-  claim(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]>;
+  /**
+   * Takes up to `limit` due deliveries whose lease is free or lapsed, leased to `owner` until
+   * now + leaseMs; of one account, only as many as keep its live leases (every instance's) at
+   * `perAccount` (default: no cap beyond `limit`), so one account's backlog cannot hold every slot.
+   */
+  claim(owner: string, now: number, leaseMs: number, limit: number, perAccount?: number): Promise<ClaimedWebhookDelivery[]>;
   /**
    * Records the attempt and what follows, and frees the lease, in one transaction; false (and
    * nothing recorded) when `owner` no longer holds the delivery.
@@ -55,7 +59,16 @@ export interface WebhookDeliveryRepository {
   purge(before: string): Promise<number>;
 }
 
-const CLAIM_COLUMNS = ['id', 'webhook_id', 'job_id', 'account_id', 'url', 'event_type', 'payload', 'attempts'] as const;
+interface DueRow {
+  id: number | string;
+  webhook_id: string;
+  job_id: string;
+  account_id: number | string;
+  url: string;
+  event_type: string;
+  payload: string;
+  attempts: number | string;
+}
 
 export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeliveryRepository {
   return {
@@ -68,16 +81,25 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
       return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
     },
 
-    async claim(owner, now, leaseMs, limit) {
-      const due = await db
-        .selectFrom('webhook_deliveries')
-        .select(CLAIM_COLUMNS)
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-        .orderBy('next_attempt_at')
-        .limit(limit)
-        .execute();
+    async claim(owner, now, leaseMs, limit, perAccount) {
+      // Each account's due deliveries ranked oldest first; an account already holding `held`
+      // live leases gets at most perAccount - held more. Same SQL on SQLite and PostgreSQL.
+      const { rows: due } = await sql<DueRow>`
+        SELECT d.id, d.webhook_id, d.job_id, d.account_id, d.url, d.event_type, d.payload, d.attempts
+        FROM (
+          SELECT id, webhook_id, job_id, account_id, url, event_type, payload, attempts, next_attempt_at,
+            row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at, id) AS account_rank
+          FROM webhook_deliveries
+          WHERE state = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
+        ) d
+        LEFT JOIN (
+          SELECT account_id, count(*) AS held FROM webhook_deliveries
+          WHERE state = 'pending' AND lease_until > ${now}
+          GROUP BY account_id
+        ) h ON h.account_id = d.account_id
+        WHERE d.account_rank + coalesce(h.held, 0) <= ${perAccount ?? limit}
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT ${limit}`.execute(db);
       const claimed: ClaimedWebhookDelivery[] = [];
       for (const row of due) {
         // The row is taken only if nobody took it since it was read: the same conditions, and
@@ -85,9 +107,9 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
         const r = await db
           .updateTable('webhook_deliveries')
           .set({ lease_owner: owner, lease_until: now + leaseMs })
-          .where('id', '=', row.id)
+          .where('id', '=', Number(row.id))
           .where('state', '=', 'pending')
-          .where('attempts', '=', row.attempts)
+          .where('attempts', '=', Number(row.attempts))
           .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
           .executeTakeFirst();
         if (Number(r.numUpdatedRows) !== 1) continue;

@@ -10,7 +10,7 @@ export { EmbeddedWebhookQueue, WEBHOOK_CONCURRENCY, WEBHOOK_LEASE_MS, WEBHOOK_PO
 export { DialerWebhookTransport, MAX_RESPONSE_BYTES } from './sender.js';
 
 /** What tests (and a worker) may change: the schedule in milliseconds, a short timeout, a fast poll. */
-export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'owner' | 'keepMs'> {
+export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'perAccount' | 'owner' | 'keepMs'> {
   retryDelaysMs?: readonly number[];
   timeoutMs?: number;
 }
@@ -49,6 +49,7 @@ export function createWebhooks(opts: {
     ...(t.pollMs !== undefined ? { pollMs: t.pollMs } : {}),
     ...(t.leaseMs !== undefined ? { leaseMs: t.leaseMs } : {}),
     ...(t.concurrency !== undefined ? { concurrency: t.concurrency } : {}),
+    ...(t.perAccount !== undefined ? { perAccount: t.perAccount } : {}),
     ...(t.owner !== undefined ? { owner: t.owner } : {}),
     ...(t.keepMs !== undefined ? { keepMs: t.keepMs } : {}),
     ...(opts.onError ? { onError: opts.onError } : {}),

@@ -15,6 +15,12 @@ export const WEBHOOK_POLL_MS = 1_000;
 export const WEBHOOK_LEASE_MS = 60_000;
 /** Attempts one instance runs at once. */
 export const WEBHOOK_CONCURRENCY = 8;
+/**
+ * Attempts of one account under way at once, over every instance sharing the database: an
+ * account with thousands of events and a receiver that answers only at the timeout holds this
+ * many slots, never all of them, and everyone else's events still go out at once.
+ */
+export const WEBHOOK_PER_ACCOUNT_CONCURRENCY = 2;
 /** Finished deliveries and their attempts are kept this long unless told (the app passes NETDIAG_JOB_TTL_DAYS: as long as jobs). */
 export const WEBHOOK_KEEP_MS = 7 * 86_400_000;
 /** How often finished deliveries past WEBHOOK_KEEP_MS are purged. */
@@ -26,6 +32,8 @@ export interface EmbeddedWebhookQueueOptions {
   pollMs?: number;
   leaseMs?: number;
   concurrency?: number;
+  /** WEBHOOK_PER_ACCOUNT_CONCURRENCY unless given. */
+  perAccount?: number;
   keepMs?: number;
   /** This instance's name on its leases; unique unless given. */
   owner?: string;
@@ -40,6 +48,7 @@ export class EmbeddedWebhookQueue {
   readonly #pollMs: number;
   readonly #leaseMs: number;
   readonly #concurrency: number;
+  readonly #perAccount: number;
   readonly #keepMs: number;
   readonly #now: () => number;
   readonly #onError: (err: unknown) => void;
@@ -58,6 +67,7 @@ export class EmbeddedWebhookQueue {
     this.#pollMs = opts.pollMs ?? WEBHOOK_POLL_MS;
     this.#leaseMs = opts.leaseMs ?? WEBHOOK_LEASE_MS;
     this.#concurrency = opts.concurrency ?? WEBHOOK_CONCURRENCY;
+    this.#perAccount = opts.perAccount ?? WEBHOOK_PER_ACCOUNT_CONCURRENCY;
     this.#keepMs = opts.keepMs ?? WEBHOOK_KEEP_MS;
     this.#now = opts.now ?? Date.now;
     this.#onError = opts.onError ?? (() => undefined);
@@ -103,7 +113,7 @@ export class EmbeddedWebhookQueue {
       const free = this.#concurrency - this.#inFlight.size;
       if (free <= 0) return;
       const now = this.#now();
-      const claimed = await this.#deliveries.claim(this.owner, now, this.#leaseMs, free);
+      const claimed = await this.#deliveries.claim(this.owner, now, this.#leaseMs, free, this.#perAccount);
       for (const delivery of claimed) {
         const run: Promise<void> = this.#delivery
           .attempt(delivery, this.owner, this.#abort.signal)
@@ -113,8 +123,8 @@ export class EmbeddedWebhookQueue {
           .catch((err: unknown) => this.#onError(err))
           .finally(() => {
             this.#inFlight.delete(run);
-            // A freed slot may have due work waiting behind it.
-            if (claimed.length === free) this.kick();
+            // A freed slot (or an account's share freed by it) may have due work waiting behind it.
+            this.kick();
           });
         this.#inFlight.add(run);
       }

@@ -400,6 +400,28 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     for (const id of ids) assert.equal((await s.delivery.attemptsOf(id)).length, 1);
   });
 
+  test(`${name}: one account's backlog to a receiver that never answers holds its share of the slots, not all: another account's event goes out at once`, async (t) => {
+    const s = await setup(t, backend, { tuning: { timeoutMs: 1_500, retryDelaysMs: [], concurrency: 4, perAccount: 2 } });
+    const slow = await s.receiver(() => undefined);
+    const fast = await s.receiver(status(200));
+    const busy: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const job = finishedJob(slow.url);
+      busy.push(job.id);
+      await s.delivery.enqueue(job, s.accountId);
+    }
+    const { account: other } = await new AccountService(s.store).createAccount({ email: `other${jobs}@example.com`, name: 'Other' });
+    const job = finishedJob(fast.url);
+    await s.delivery.finished(job, other.id);
+    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.deepEqual([a!.attempt, a!.status], [1, 200]);
+    // Sent while the busy account's first attempts still hang: none of them is recorded yet.
+    for (const id of busy) assert.deepEqual(await s.delivery.attemptsOf(id), []);
+    await waitFor(async () => slow.received.length, (n) => n >= 2, 1_000);
+    await sleep(100);
+    assert.equal(slow.received.length, 2, 'the busy account holds its 2 slots, no more');
+  });
+
   test(`${name}: purge forgets finished deliveries and their attempts, never a pending one`, async (t) => {
     const s = await setup(t, backend, { start: false });
     const r = await s.receiver(status(200));
