@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
 import type { PageDeps } from './deps.js';
 import { LOGIN_LIMITS, Throttle } from './throttle.js';
-import { field, render } from './render.js';
+import { field, refusal, render } from './render.js';
 import { clearSessionCookie, safeNext, setSessionCookie } from './session.js';
 import type { ClientMeta } from '../../domain/accounts/logins.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts/passwords.js';
@@ -12,11 +12,6 @@ function metaOf(request: FastifyRequest): ClientMeta {
   return { ip: request.ip, userAgent: typeof ua === 'string' ? ua : '' };
 }
 
-/** A refusal the person can act on is shown on the form again (with its status); anything else is the error page's. */
-function formError(err: unknown): { status: number; text: string } {
-  if (err instanceof AppError && err.status < 500) return { status: err.status, text: err.message };
-  throw err;
-}
 
 /** Sign in and out, set a password with a one-time link, sign up. */
 export async function accountPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
@@ -50,10 +45,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
       setSessionCookie(request, reply, signedIn);
       return reply.redirect(safeNext(next), 303);
     } catch (err) {
-      const { status, text } = formError(err);
-      if (err instanceof AppError && err.headers) reply.headers(err.headers);
-      reply.code(status);
-      return loginPage(request, reply, { email, next, error: text });
+      return loginPage(request, reply, { email, next, error: refusal(reply, err) });
     }
   });
 
@@ -92,9 +84,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
       setSessionCookie(request, reply, signedIn);
       return reply.redirect('/', 303);
     } catch (err) {
-      const { status, text } = formError(err);
-      reply.code(status);
-      return passwordPage(request, reply, token, text);
+      return passwordPage(request, reply, token, refusal(reply, err));
     }
   });
 
@@ -149,8 +139,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
       setSessionCookie(request, reply, signedIn);
       return reply.redirect('/tokens?welcome=1', 303);
     } catch (err) {
-      const { status, text } = formError(err);
-      reply.code(status);
+      const text = refusal(reply, err);
       const link = invite ? await deps.logins.link(invite, 'invite') : undefined;
       return signupPage(request, reply, { invite, email, name, error: text, plan: link?.plan ?? null, lockedEmail: link?.email ?? null });
     }

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../errors.js';
 import { MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
 import { inviteLinkUrl } from '../../domain/accounts/logins.js';
 import { PLAN_NAMES } from '../../domain/accounts/plans.js';
 import type { Account, AuthLink } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
-import { field, linkBase, pageTime, render } from './render.js';
+import { field, linkBase, pageTime, refusal, render } from './render.js';
 
 /** Accounts one page lists; a search narrows the rest down. */
 export const ADMIN_LIST_LIMIT = 100;
@@ -95,11 +94,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
       return adminPage(request, reply, { q, notice: { kind: 'ok', text } });
     } catch (err) {
       if (err instanceof NotFound) return notFound(request, reply, `with id ${id}`);
-      if (err instanceof AppError && err.status < 500) {
-        reply.code(err.status);
-        return adminPage(request, reply, { q, notice: { kind: 'error', text: err.message } });
-      }
-      throw err;
+      return adminPage(request, reply, { q, notice: { kind: 'error', text: refusal(reply, err) } });
     }
   };
 
@@ -138,11 +133,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
         invite: { link: url, email: link.email, plan: link.plan ?? plan, expires_at: link.expires_at },
       });
     } catch (err) {
-      if (err instanceof AppError && err.status < 500) {
-        reply.code(err.status);
-        return adminPage(request, reply, { q: '', notice: { kind: 'error', text: err.message }, form: { email, plan } });
-      }
-      throw err;
+      return adminPage(request, reply, { q: '', notice: { kind: 'error', text: refusal(reply, err) }, form: { email, plan } });
     }
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { publicBaseUrl, withoutTrailingSlashes, type Config } from '../../config.js';
+import { AppError } from '../../errors.js';
 
 /** A page's own data; the layout adds who is signed in, the CSRF token for its forms, and the nav. */
 export interface PageData {
@@ -65,4 +66,16 @@ export function linkBase(request: FastifyRequest, config: Pick<Config, 'publicUr
   const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
   if (WILDCARD_HOSTS.has(hostname)) return publicBaseUrl({ ...config, host: '0.0.0.0' });
   return `${request.protocol}://${host}`;
+}
+
+/**
+ * A form's refusal the person can act on (a 4xx AppError): its status and headers (a throttle's
+ * Retry-After) go on the reply and its message is returned, for the form to show again. Anything
+ * else is rethrown, for the pages' error handler.
+ */
+export function refusal(reply: FastifyReply, err: unknown): string {
+  if (!(err instanceof AppError) || err.status >= 500) throw err;
+  if (err.headers) reply.headers(err.headers);
+  reply.code(err.status);
+  return err.message;
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts/passwords.js';
 import { PREVIOUS_SECRET_MS } from '../../domain/webhooks/secrets.js';
 import type { Session } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
-import { field, pageTime, render } from './render.js';
+import { field, pageTime, refusal, render } from './render.js';
 import { clearSessionCookie } from './session.js';
 import { LOGIN_LIMITS, Throttle } from './throttle.js';
 
@@ -121,10 +121,7 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promi
       if (next !== again) throw new ValidationError('new_password_again', 'the two new passwords differ');
       await deps.logins.changePassword(account, current, next, session.id);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500) throw err;
-      if (err.headers) reply.headers(err.headers);
-      reply.code(err.status);
-      return settingsPage(request, reply, { kind: 'error', text: messageOf(err) });
+      return settingsPage(request, reply, { kind: 'error', text: asSpoken(refusal(reply, err)) });
     }
     return settingsPage(request, reply, { kind: 'ok', text: 'your password is changed, and every other session of this account is signed out' });
   });
@@ -154,8 +151,8 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promi
 }
 
 /** The domain names its fields as the form does; the page says them as a person would. */
-function messageOf(err: AppError): string {
-  return err.message
+function asSpoken(message: string): string {
+  return message
     .replace(/^current_password: /, 'Current password: ')
     .replace(/^new_password_again: /, 'New password, again: ')
     .replace(/^new_password: /, 'New password: ')

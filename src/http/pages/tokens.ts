@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
 import { MAX_LABEL_LENGTH, NotFound } from '../../domain/accounts/service.js';
 import type { Token } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
-import { field, linkBase, pageTime, render } from './render.js';
+import { field, linkBase, pageTime, refusal, render } from './render.js';
 
 /** The expiries the form offers; `never` is a token without an expiry. */
 export const TOKEN_EXPIRIES = ['30', '90', '365', 'never'] as const;
@@ -129,9 +129,7 @@ export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<
         },
       });
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500) throw err;
-      reply.code(err.status);
-      return tokensPage(request, reply, { form: { label, expiry: expiryRaw }, error: err.message });
+      return tokensPage(request, reply, { form: { label, expiry: expiryRaw }, error: refusal(reply, err) });
     }
   });
 

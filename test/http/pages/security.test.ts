@@ -212,3 +212,18 @@ if (!TEST_DATABASE_URL) {
     assert.match(after.headers.get('location') ?? '', /^\/login/);
   });
 }
+
+test('dashboard: sign-up is throttled per address, and its 429 says when to come back (Retry-After), as the login\'s does', async (t) => {
+  const at = new Date('2026-06-01T12:00:05Z');
+  const b = await build(t, { env: { NETDIAG_SIGNUP: 'open' }, deps: { clock: () => at } });
+  const c = new PageClient(b.url);
+  await c.get('/signup');
+  for (let i = 0; i < LOGIN_LIMITS.signupPerAddress.minute; i++) {
+    const res = await c.post('/signup', { name: 'N', email: `n${i}@example.com`, password: PASSWORD, confirm: 'different' });
+    assert.equal(res.status, 400, `attempt ${i + 1}`);
+  }
+  const limited = await c.post('/signup', { name: 'N', email: 'late@example.com', password: PASSWORD, confirm: PASSWORD });
+  assert.equal(limited.status, 429);
+  assert.ok(Number(limited.headers.get('retry-after')) > 0, 'Retry-After on the throttled form');
+  assert.equal(await b.store.accounts.findByEmail('late@example.com'), undefined);
+});
