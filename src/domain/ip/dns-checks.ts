@@ -10,7 +10,7 @@ type DnsResult = Awaited<ReturnType<DnsQuerier['query']>>;
  * per-attempt timeout is set to half the deadline (it retries once on the next server), and the
  * race makes the deadline hold whatever the client does.
  */
-export async function queryWithin(
+async function queryWithin(
   dns: DnsQuerier,
   name: string,
   type: 'A' | 'PTR',

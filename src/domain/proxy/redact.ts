@@ -7,14 +7,14 @@ import ipaddr from 'ipaddr.js';
  * input, and also for input that parse.ts refuses, whose error message quotes it (redacted).
  */
 
-export const PASSWORD_MASK = '***';
+const PASSWORD_MASK = '***';
 
 /** Input that starts with `host:port` is the colon form, whose password may hold '@' (as parse.ts reads it). */
 export const STARTS_WITH_HOST_PORT = /^(\[[^\]]*\]|[^:@[\]]+):\d{1,5}(:|$)/;
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 
 /** Where the password is in `input` (trimmed), as [start, end), or null when it has none. */
-export function passwordSpan(input: string): [number, number] | null {
+function passwordSpan(input: string): [number, number] | null {
   const scheme = SCHEME.exec(input);
   if (scheme || (!STARTS_WITH_HOST_PORT.test(input) && input.includes('@'))) {
     // user:pass@host: the last '@' ends the credentials and the first ':' before it starts the password.

@@ -17,12 +17,12 @@ import type {
 
 /** The repositories both backends share: plain Kysely, the same SQL on SQLite and PostgreSQL. */
 
-export const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at', 'is_admin'] as const;
-export const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'] as const;
+const ACCOUNT_COLUMNS = ['id', 'name', 'email', 'plan', 'status', 'created_at', 'is_admin'] as const;
+const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'] as const;
 /** The account's columns in a join where it is `a` (the joined row's own id and created_at are renamed). */
 const JOINED_ACCOUNT_COLUMNS = ['a.id', 'a.name', 'a.email', 'a.plan', 'a.status', 'a.created_at', 'a.is_admin'] as const;
 
-export function asAccount(row: Record<string, unknown>): Account {
+function asAccount(row: Record<string, unknown>): Account {
   return {
     id: Number(row.id),
     name: row.name as string,
@@ -120,7 +120,7 @@ export function kyselyAccounts(db: Kysely<DatabaseSchema>, onWrite: () => void =
   };
 }
 
-export function asToken(row: Record<string, unknown>): Token {
+function asToken(row: Record<string, unknown>): Token {
   return {
     id: Number(row.id),
     account_id: Number(row.account_id),
