@@ -1,0 +1,76 @@
+/**
+ * The delivery queue while the database is down: no crash, no unhandled rejection, every failure
+ * reported, and the work done once the database is back (a lost completion: sent again after the
+ * lease lapses).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { AccountService } from '../../../src/domain/accounts/service.js';
+import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
+import { createDialer } from '../../../src/infra/net/dialer.js';
+import type { WebhookDeliveryRepository } from '../../../src/infra/store/webhook-deliveries.js';
+import { createWebhooks } from '../../../src/infra/webhooks/index.js';
+import { sqliteBackend } from '../store/backends.js';
+import { startReceiver, status } from './receiver.js';
+import { finishedJob, waitFor } from './suite.js';
+
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
+
+test('the queue survives a database that is down (claims and completions fail) and delivers once it is back', async (t) => {
+  const b = sqliteBackend();
+  const store = await b.open();
+  const { account } = await new AccountService(store).createAccount({ email: 'down@example.com', name: 'Down' });
+  const receiver = await startReceiver(status(200));
+  // The repository's every call fails while `down`.
+  let down = false;
+  const repo = store.webhookDeliveries as unknown as Record<keyof WebhookDeliveryRepository, (...args: unknown[]) => Promise<unknown>>;
+  for (const name of ['claim', 'complete', 'release', 'purge'] as const) {
+    const real = repo[name].bind(repo);
+    repo[name] = (...args: unknown[]) => (down ? Promise.reject(new Error('database is down')) : real(...args));
+  }
+  const errors: unknown[] = [];
+  const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
+  const w = createWebhooks({
+    store,
+    dialer,
+    secrets: new WebhookSecrets(store),
+    tuning: { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600 },
+    onError: (err) => errors.push(err),
+  });
+  t.after(async () => {
+    await w.queue.close();
+    await receiver.close();
+    await store.close();
+    await b.drop();
+  });
+
+  // Down before the event is claimed: polls fail and are reported, nothing is sent.
+  down = true;
+  const first = finishedJob(receiver.url);
+  assert.equal(await w.delivery.enqueue(first, account.id), true);
+  await waitFor(async () => errors.length, (n) => n >= 3, 2_000);
+  assert.ok(errors.length >= 3);
+  assert.equal(receiver.received.length, 0);
+  down = false;
+  const [a] = await waitFor(() => w.delivery.attemptsOf(first.id), (x) => x.length === 1);
+  assert.deepEqual([a!.attempt, a!.status], [1, 200]);
+
+  // Down between the send and its record: the attempt is lost, and sent again once the lease lapses.
+  const second = finishedJob(receiver.url);
+  let sentOnce = false;
+  const realClaim = repo.claim;
+  repo.claim = async (...args: unknown[]) => {
+    const got = (await realClaim(...args)) as unknown[];
+    if (got.length > 0 && !sentOnce) {
+      sentOnce = true;
+      down = true;
+      setTimeout(() => (down = false), 300).unref();
+    }
+    return got;
+  };
+  await w.delivery.finished(second, account.id);
+  const [b2] = await waitFor(() => w.delivery.attemptsOf(second.id), (x) => x.length === 1, 5_000);
+  assert.deepEqual([b2!.attempt, b2!.status], [1, 200]);
+  assert.equal(receiver.received.filter((r) => JSON.parse(r.body).data.id === second.id).length, 2, 'sent again after the lost record');
+});
