@@ -37,6 +37,9 @@ export interface ClaimCandidate {
   plan: string;
 }
 
+/** Claimable jobs one account contributes to a look: above any plan's jobs in flight (16). */
+export const JOB_CLAIMABLE_PER_ACCOUNT = 32;
+
 export interface JobOutcome {
   status: 'succeeded' | 'failed';
   result: string | null;
@@ -52,8 +55,11 @@ export interface JobRepository {
   list(accountId: number, opts: { status?: JobStatus | undefined; before?: { created_at: string; id: string } | undefined; limit: number }): Promise<JobRecord[]>;
   /** Items with seq > afterSeq, in seq order, at most `limit`. */
   items(jobId: string, afterSeq: number, limit: number): Promise<JobItemRecord[]>;
-  /** Queued jobs and running ones whose lease lapsed before `now` (epoch ms), oldest first. */
-  claimable(now: number, limit: number): Promise<ClaimCandidate[]>;
+  /**
+   * Queued jobs and running ones whose lease lapsed before `now` (epoch ms), oldest first: at
+   * most `perAccount` of one account (default JOB_CLAIMABLE_PER_ACCOUNT), `limit` in all.
+   */
+  claimable(now: number, limit: number, perAccount?: number): Promise<ClaimCandidate[]>;
   /**
    * Takes the job for `owner` until `leaseUntil` when it is still claimable at `now`; its items
    * of an earlier run are dropped. Undefined when another claimer was first.
@@ -123,16 +129,29 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         .execute();
       return rows.map((r) => ({ seq: Number(r.seq), index: Number(r.idx), item: r.item }));
     },
-    async claimable(now, limit) {
+    async claimable(now, limit, perAccount = JOB_CLAIMABLE_PER_ACCOUNT) {
+      // Each account's oldest `perAccount` only: an account with a backlog (and at its limit)
+      // does not fill the page and hide the other accounts' jobs.
       const rows = await db
-        .selectFrom('jobs')
-        .innerJoin('accounts', 'accounts.id', 'jobs.account_id')
-        .select(['jobs.id', 'jobs.account_id', 'accounts.plan'])
-        .where((eb) =>
-          eb.or([eb('jobs.status', '=', 'queued'), eb.and([eb('jobs.status', '=', 'running'), eb('jobs.lease_until', '<', now)])]),
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('jobs')
+            .select((eb) => [
+              'jobs.id',
+              'jobs.account_id',
+              'jobs.created_at',
+              eb.fn.agg<number>('row_number').over((ob) => ob.partitionBy('jobs.account_id').orderBy('jobs.created_at').orderBy('jobs.id')).as('rn'),
+            ])
+            .where((eb) =>
+              eb.or([eb('jobs.status', '=', 'queued'), eb.and([eb('jobs.status', '=', 'running'), eb('jobs.lease_until', '<', now)])]),
+            )
+            .as('c'),
         )
-        .orderBy('jobs.created_at')
-        .orderBy('jobs.id')
+        .innerJoin('accounts', 'accounts.id', 'c.account_id')
+        .select(['c.id', 'c.account_id', 'accounts.plan'])
+        .where('c.rn', '<=', perAccount)
+        .orderBy('c.created_at')
+        .orderBy('c.id')
         .limit(limit)
         .execute();
       return rows.map((r) => ({ id: r.id, account_id: Number(r.account_id), plan: r.plan }));

@@ -42,6 +42,19 @@ export function jobsStoreSuite(make: () => Backend): void {
     assert.equal(await store.jobs.cancel('job_b1', a.id, at(5)), false, "another account's job");
   });
 
+  test(`${name} store: claimable jobs are the oldest first, at most perAccount of one account, so a backlog hides no other account's job`, async (t) => {
+    const store = await opened(t);
+    const a = await account(store, 'a@example.com', 'pro');
+    const b = await account(store, 'b@example.com');
+    for (let i = 1; i <= 4; i++) await job(store, `job_a${i}`, a.id, i);
+    await job(store, 'job_b1', b.id, 9);
+    const now = Date.parse(at(10));
+    assert.deepEqual((await store.jobs.claimable(now, 10)).map((c) => c.id), ['job_a1', 'job_a2', 'job_a3', 'job_a4', 'job_b1']);
+    assert.deepEqual((await store.jobs.claimable(now, 10, 2)).map((c) => c.id), ['job_a1', 'job_a2', 'job_b1']);
+    assert.deepEqual((await store.jobs.claimable(now, 3, 2)).map((c) => c.id), ['job_a1', 'job_a2', 'job_b1']);
+    assert.deepEqual(await store.jobs.claimable(now, 1, 2), [{ id: 'job_a1', account_id: a.id, plan: 'pro' }]);
+  });
+
   test(`${name} store: a claim is taken by exactly one claimer; its lease, items and outcome bind only its owner`, async (t) => {
     const store = await opened(t);
     const other = await store.reopen();
