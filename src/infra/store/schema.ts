@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 import type { AuthLink, Session, UsageRow, WebhookSecret } from './store.js';
-import type { NewWebhookDelivery, WebhookAttemptRecord } from './webhook-deliveries.js';
+import type { NewWebhookDelivery, WebhookAttemptRecord, WebhookDeliveryState } from './webhook-deliveries.js';
 
 /** Table shapes as Kysely sees them. Timestamps are ISO 8601 UTC strings in both backends. */
 
@@ -70,8 +70,8 @@ export type WebhookSecretsTable = WebhookSecret;
 /** A job's webhook event (as queued: webhook-deliveries.ts) and where its delivery stands. */
 export type WebhookDeliveriesTable = NewWebhookDelivery & {
   id: Generated<number>;
-  /** 'pending' | 'delivered' | 'failed' (given up) */
-  state: Generated<string>;
+  /** 'failed': given up. */
+  state: Generated<WebhookDeliveryState>;
   attempts: Generated<number>;
   lease_owner: string | null;
   /** Epoch ms; the claim lapses then, and another instance may take the delivery. */

@@ -6,8 +6,8 @@ import type { Store } from '../store/store.js';
 import { EmbeddedWebhookQueue, type EmbeddedWebhookQueueOptions } from './queue.js';
 import { DialerWebhookTransport, type DialerWebhookTransportOptions } from './sender.js';
 
-export { EmbeddedWebhookQueue, WEBHOOK_CONCURRENCY, WEBHOOK_LEASE_MS, WEBHOOK_POLL_MS } from './queue.js';
-export { DialerWebhookTransport, MAX_RESPONSE_BYTES } from './sender.js';
+export { EmbeddedWebhookQueue } from './queue.js';
+export { DialerWebhookTransport } from './sender.js';
 
 /** What tests (and a worker) may change: the schedule in milliseconds, a short timeout, a fast poll. */
 export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'perAccount' | 'owner' | 'keepMs'> {
