@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../accounts/service.js';
 import type { Store, WebhookSecret } from '../../infra/store/store.js';
+import { SECRET_PREFIX } from './signing.js';
 
 /** After a rotation the old secret signs too, for this long (API.md: 24 hours). */
 export const PREVIOUS_SECRET_MS = 86_400_000;
@@ -8,7 +9,7 @@ export const PREVIOUS_SECRET_MS = 86_400_000;
 const SECRET_BYTES = 32;
 
 export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(SECRET_BYTES).toString('base64')}`;
+  return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;
 }
 
 /** Each account's webhook signing secret: made on first read, rotated with a day's overlap. */
