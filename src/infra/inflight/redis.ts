@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { REDIS_PROBE_MS, requestPathRedis } from '../ratelimit/redis.js';
 import { MemoryInFlight } from './memory.js';
 import type { InFlightSlots } from './slots.js';
 
@@ -12,12 +13,6 @@ export const IN_FLIGHT_KEY_PREFIX = 'netdiag:inflight:';
 export const IN_FLIGHT_LEASE_MS = 30_000;
 /** A live request renews its lease this often, well within the lease. */
 export const IN_FLIGHT_RENEW_MS = 10_000;
-/** Every request waits for the acquire: short, and past it this instance counts by itself. */
-export const IN_FLIGHT_COMMAND_TIMEOUT_MS = 500;
-export const IN_FLIGHT_CONNECT_TIMEOUT_MS = 1_000;
-export const IN_FLIGHT_RECONNECT_MS = 500;
-/** While Redis does not answer, how often it is asked (PING) whether it answers again. */
-export const IN_FLIGHT_PROBE_MS = 1_000;
 
 // One sorted set per owner: member = lease id, score = when it lapses (Redis' own clock, so
 // instances whose clocks are apart agree). Lapsed leases are dropped before counting.
@@ -56,7 +51,7 @@ export interface RedisInFlightOptions {
  * Work in flight counted in Redis, shared by every instance behind it. While Redis does not
  * answer, this instance counts by itself (per instance, as with no Redis at all) rather than
  * refuse or admit everything; after one failed command it stops asking Redis (so requests do
- * not each wait out a timeout) until a PING every IN_FLIGHT_PROBE_MS, or a reconnect, answers.
+ * not each wait out a timeout) until a PING every REDIS_PROBE_MS, or a reconnect, answers.
  */
 export class RedisInFlight implements InFlightSlots {
   readonly #redis: Scripted;
@@ -64,6 +59,8 @@ export class RedisInFlight implements InFlightSlots {
   readonly #leaseMs: number;
   readonly #renewMs: number;
   #probe: NodeJS.Timeout | null = null;
+  /** Until the first connection attempt has succeeded or failed: acquires wait for it. */
+  #starting: Promise<void> | null;
 
   constructor(url: string, opts: RedisInFlightOptions = {}) {
     this.#leaseMs = opts.leaseMs ?? IN_FLIGHT_LEASE_MS;
@@ -71,11 +68,11 @@ export class RedisInFlight implements InFlightSlots {
     if (!(this.#renewMs > 0 && this.#renewMs < this.#leaseMs)) {
       throw new RangeError(`RedisInFlight: renewMs (${this.#renewMs}) must be positive and below leaseMs (${this.#leaseMs})`);
     }
-    const redis = new Redis(url, {
-      commandTimeout: IN_FLIGHT_COMMAND_TIMEOUT_MS,
-      connectTimeout: IN_FLIGHT_CONNECT_TIMEOUT_MS,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => IN_FLIGHT_RECONNECT_MS,
+    // The rate limiter's connection: while Redis is away a command fails at once (no offline
+    // queue), so an acquire does not wait out a timeout before counting locally.
+    const { redis, started } = requestPathRedis(url);
+    this.#starting = started.then(() => {
+      this.#starting = null;
     });
     // Failures are answered by counting locally; the connection's own errors need a listener.
     redis.on('error', () => undefined);
@@ -90,7 +87,7 @@ export class RedisInFlight implements InFlightSlots {
     if (this.#probe !== null) return;
     this.#probe = setInterval(() => {
       this.#redis.ping().then(() => this.#recovered(), () => undefined);
-    }, IN_FLIGHT_PROBE_MS);
+    }, REDIS_PROBE_MS);
     this.#probe.unref();
   }
 
@@ -107,6 +104,7 @@ export class RedisInFlight implements InFlightSlots {
 
   async tryAcquire(owner: string, max: number): Promise<(() => void) | null> {
     const key = IN_FLIGHT_KEY_PREFIX + owner;
+    if (this.#starting) await this.#starting;
     const id = randomUUID();
     if (this.degraded) return this.#local.tryAcquire(owner, max);
     let taken: number;

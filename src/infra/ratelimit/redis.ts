@@ -22,6 +22,35 @@ export const REDIS_PROBE_MS = 1_000;
 /** Keys remembered as rebuilt after Redis came back; beyond this the memory is dropped (a key rebuilt twice costs a read). */
 export const REDIS_RESYNC_MAX_KEYS = 100_000;
 
+/**
+ * A Redis client for what every request waits on (rate limits, work in flight), with
+ * `started`, settled once the first connection attempt has succeeded or failed: until then a
+ * caller waits for it, after it a command fails at once while Redis is away (no offline queue)
+ * and the caller counts by itself.
+ */
+export function requestPathRedis(url: string): { redis: Redis; started: Promise<void> } {
+  const redis = new Redis(url, {
+    // A command while disconnected fails at once (and the instance counts by itself) instead of
+    // waiting in a queue for a Redis that may not come back.
+    enableOfflineQueue: false,
+    // The commands of one event-loop turn (one per request) leave in one write: a syscall per
+    // request was the largest cost of the scale-out path.
+    enableAutoPipelining: true,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => REDIS_RECONNECT_MS,
+    lazyConnect: false,
+  });
+  const started = new Promise<void>((resolve) => {
+    const done = () => resolve();
+    redis.once('ready', done);
+    redis.once('error', done);
+    redis.once('end', done);
+  });
+  return { redis, started };
+}
+
 /** Where the limiter says that Redis went away and came back: one line each, never per request. */
 export interface LimiterLog {
   warn(obj: object, msg: string): void;
@@ -137,31 +166,14 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(url: string, opts: RedisRateLimiterOptions = {}) {
     this.seed = opts.seed;
     this.log = opts.log;
-    this.redis = new Redis(url, {
-      // A command while disconnected fails at once (and the instance limits by itself) instead of
-      // waiting in a queue for a Redis that may not come back.
-      enableOfflineQueue: false,
-      // The commands of one event-loop turn (one per request) leave in one write: a syscall per
-      // request was the largest cost of the scale-out path.
-      enableAutoPipelining: true,
-      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => REDIS_RECONNECT_MS,
-      lazyConnect: false,
+    const { redis, started } = requestPathRedis(url);
+    this.redis = redis;
+    this.starting = started.then(() => {
+      this.starting = null;
     });
     this.redis.defineCommand('ndConsume', { numberOfKeys: 3, lua: CONSUME });
     this.redis.defineCommand('ndRaise', { numberOfKeys: 3, lua: RAISE });
     this.redis.defineCommand('ndRefund', { numberOfKeys: 3, lua: REFUND });
-    this.starting = new Promise<void>((resolve) => {
-      const done = () => {
-        this.starting = null;
-        resolve();
-      };
-      this.redis.once('ready', done);
-      this.redis.once('error', done);
-      this.redis.once('end', done);
-    });
     this.redis.on('error', (err: unknown) => this.degrade(err));
     this.redis.on('close', () => this.degrade(new Error('connection closed')));
     this.redis.on('ready', () => this.recover());
