@@ -2,10 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { SignupMode } from '../../config.js';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, AuthLink, Session, Store } from '../../infra/store/store.js';
-import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
-import { canonicalOf } from '../../canonical.js';
+import { DEFAULT_PLAN } from './plans.js';
 import { checkNewPassword, hashPassword, needsRehash, verifyPassword } from './passwords.js';
-import { AccountService, type Clock } from './service.js';
+import { AccountService, EMAIL_PATTERN, planOf, type Clock } from './service.js';
 
 /** A session lives this long after its last use... */
 export const SESSION_IDLE_MS = 7 * 86_400_000;
@@ -54,11 +53,6 @@ export interface SignedIn {
   account: Account;
 }
 
-function planOf(name: string | undefined): PlanName {
-  const plan = canonicalOf(PLAN_NAMES, (name ?? DEFAULT_PLAN).trim());
-  if (plan === undefined) throw new ValidationError('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
-  return plan;
-}
 
 /**
  * The dashboard's accounts: passwords, sessions, one-time links and sign-up. Plain domain logic
@@ -197,7 +191,7 @@ export class LoginService {
   /** An invitation link's secret; the new account gets `plan`, and `email` when the inviter named one. */
   async invite(by: Account, input: { email?: string; plan?: string }): Promise<{ secret: string; link: AuthLink }> {
     const email = input.email?.trim().toLowerCase() || null;
-    if (email !== null && !/^[^\s@]+@[^\s@]+$/.test(email)) throw new ValidationError('email', 'must be an e-mail address like ops@example.com, or left empty');
+    if (email !== null && !EMAIL_PATTERN.test(email)) throw new ValidationError('email', 'must be an e-mail address like ops@example.com, or left empty');
     const secret = newSecret();
     const now = this.clock().getTime();
     const link = await this.store.authLinks.create({
@@ -205,7 +199,7 @@ export class LoginService {
       kind: 'invite',
       account_id: null,
       email,
-      plan: planOf(input.plan),
+      plan: planOf(input.plan ?? DEFAULT_PLAN),
       created_by: by.id,
       created_at: new Date(now).toISOString(),
       expires_at: new Date(now + INVITE_LINK_MS).toISOString(),

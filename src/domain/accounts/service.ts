@@ -7,7 +7,8 @@ import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 
 export type Clock = () => Date;
 
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+/** An e-mail address, loosely: one @ with something on each side, no spaces (mail is never sent). */
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_LABEL_LENGTH = 200;
 /** The longest expiry a token may be given, in days (ten years). */
@@ -39,7 +40,7 @@ function tokenOf(authorization: string): string {
 }
 
 /** A plan name in any case ("Free") as its canonical name, or the ValidationError listing them. */
-function planOf(name: string): PlanName {
+export function planOf(name: string): PlanName {
   const plan = canonicalOf(PLAN_NAMES, name.trim());
   if (plan === undefined) throw new ValidationError('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
   return plan;
@@ -95,14 +96,12 @@ export class AccountService {
   }
 
   async setPlan(email: string, name: string): Promise<Account> {
-    const plan = planOf(name);
-    const account = await this.accountByEmail(email);
-    return (await this.store.accounts.update(account.id, { plan }))!;
+    planOf(name); // a bad plan is named before an unknown e-mail, as before
+    return this.setPlanById((await this.accountByEmail(email)).id, name);
   }
 
   async setStatus(email: string, status: 'active' | 'suspended'): Promise<Account> {
-    const account = await this.accountByEmail(email);
-    return (await this.store.accounts.update(account.id, { status }))!;
+    return this.setStatusById((await this.accountByEmail(email)).id, status);
   }
 
   async accountById(id: number): Promise<Account> {
@@ -169,9 +168,14 @@ export class AccountService {
   }
 
   /** Revokes a token of this account only; another account's token is NotFound, as an unknown one is. */
-  async revokeOwnToken(accountId: number, id: number): Promise<Token> {
+  revokeOwnToken(accountId: number, id: number): Promise<Token> {
+    return this.revokeTokenOf(accountId, id);
+  }
+
+  /** Revokes the token `id` when it exists (and, with `accountId`, belongs to that account). */
+  private async revokeTokenOf(accountId: number | undefined, id: number): Promise<Token> {
     const existing = await this.store.tokens.findById(id);
-    if (!existing || existing.account_id !== accountId) throw new NotFound(`no token with id ${id}`);
+    if (!existing || (accountId !== undefined && existing.account_id !== accountId)) throw new NotFound(`no token with id ${id}`);
     return (await this.store.tokens.revoke(id, this.now())) ?? existing;
   }
 
@@ -179,10 +183,9 @@ export class AccountService {
     return this.store.tokens.listByAccount(accountId);
   }
 
-  async revokeToken(id: number): Promise<Token> {
-    const existing = await this.store.tokens.findById(id);
-    if (!existing) throw new NotFound(`no token with id ${id}`);
-    return (await this.store.tokens.revoke(id, this.now())) ?? existing;
+  /** Revokes any account's token (the operator's CLI); the dashboard uses revokeOwnToken. */
+  revokeToken(id: number): Promise<Token> {
+    return this.revokeTokenOf(undefined, id);
   }
 
   async listTokens(email: string): Promise<Token[]> {
@@ -232,7 +235,6 @@ export class AccountService {
       this.hashes.set(authorization, newHash);
     }
     if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
-    // ISO 8601 UTC strings of one length compare as the instants they name.
     if (found.token.expires_at !== null && Date.parse(found.token.expires_at) <= now) {
       throw new UnauthorizedError(`the API token expired at ${found.token.expires_at}; create a new one on the dashboard`);
     }
