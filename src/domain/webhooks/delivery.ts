@@ -18,8 +18,10 @@ import { newWebhookId, signedHeaders } from './signing.js';
  * Standard Webhooks schedule). The first attempt is at once; after the last, the event is given up.
  */
 export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
-/** Delays of a minute or more are spread by up to this share either way, so retries of many events do not arrive together. */
+/** Delays of WEBHOOK_JITTER_FROM_MS or more are spread by up to this share either way, so retries of many events do not arrive together. */
 export const WEBHOOK_RETRY_JITTER = 0.1;
+/** Shorter delays (the first retry's 5 s) are kept exact. */
+export const WEBHOOK_JITTER_FROM_MS = 60_000;
 /** A receiver's 2xx must arrive within this (resolve, connect, TLS, answer). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 export const WEBHOOK_URL_MAX_CHARS = 2_048;
@@ -199,7 +201,7 @@ export class WebhookDelivery implements JobWebhooks {
     if (status === WEBHOOK_GONE_STATUS) return { state: 'failed' };
     const delay = this.retryDelaysMs[attempt - 1];
     if (delay === undefined) return { state: 'failed' };
-    const spread = delay >= 60_000 ? delay * WEBHOOK_RETRY_JITTER * (2 * Math.random() - 1) : 0;
+    const spread = delay >= WEBHOOK_JITTER_FROM_MS ? delay * WEBHOOK_RETRY_JITTER * (2 * Math.random() - 1) : 0;
     return { state: 'pending', next_attempt_at: Math.round(now + delay + spread) };
   }
 }
