@@ -139,10 +139,11 @@ export class GroupCommitRecorder {
   }
 
   /**
-   * Writes records in one transaction. When the database refuses the batch, each record is
-   * written alone and the ones it refuses are dropped (and logged): one bad record must not hold
-   * every later one in memory, retried forever. Returns what is left to write when the database
-   * is unavailable, or null.
+   * Writes records in one transaction. When the database refuses the batch, it is split in
+   * halves, in order, until the records it refuses are alone; those are dropped (and logged): one
+   * bad record must not hold every later one in memory, retried forever, and finding it takes a
+   * few writes, not one per record. Returns what is left to write when the database is
+   * unavailable (the records from the first one not written on), or null.
    */
   private async write(records: readonly UsageRecord[]): Promise<Unwritten | null> {
     try {
@@ -155,16 +156,10 @@ export class GroupCommitRecorder {
         return null;
       }
     }
-    for (let i = 0; i < records.length; i++) {
-      const record = records[i]!;
-      try {
-        await this.usage.record([record]);
-      } catch (err) {
-        if (!isRefusal(err)) return { rest: records.slice(i), err };
-        this.refused(record, err);
-      }
-    }
-    return null;
+    const half = Math.ceil(records.length / 2);
+    const first = await this.write(records.slice(0, half));
+    if (first) return { rest: [...first.rest, ...records.slice(half)], err: first.err };
+    return this.write(records.slice(half));
   }
 
   private refused(record: UsageRecord, err: unknown): void {

@@ -144,6 +144,27 @@ export function usageRecorderSuite(name: string, open: () => Promise<UsageBacken
     assert.equal(recorder.pending, 0);
     assert.equal(await b.reader.callsOn(b.accountId, '2026-03-02'), 2);
   });
+
+  test(`${name}: a refused record in a large batch is found in a few writes, not one per record`, async (t) => {
+    const b = await open();
+    t.after(() => b.close());
+    let writes = 0;
+    const recorder = new GroupCommitRecorder({
+      ...b.usage,
+      record: async (records) => {
+        writes++;
+        await b.usage.record(records);
+      },
+    });
+    await Promise.all(
+      Array.from({ length: 256 }, (_, i) =>
+        recorder.record(rec(i === 100 ? b.accountId + 1_000_000 : b.accountId, '2026-03-03', '/x', 'successful', 1)),
+      ),
+    );
+    assert.equal(await b.reader.callsOn(b.accountId, '2026-03-03'), 255);
+    assert.ok(writes <= 2 * 8 + 1, `${writes} writes`);
+    await recorder.drain();
+  });
 }
 
 /** A writer and an independent reader over one database of a store backend. */
