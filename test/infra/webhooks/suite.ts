@@ -221,6 +221,24 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.equal(r.received.length, 1);
   });
 
+  test(`${name}: a receiver that trickles its answer's head (a header line every 50 ms, never the blank line) is cut at the timeout`, async (t) => {
+    const s = await setup(t, backend, { tuning: { timeoutMs: 300, retryDelaysMs: [] } });
+    const timers: NodeJS.Timeout[] = [];
+    t.after(() => timers.forEach((x) => clearInterval(x)));
+    const r = await s.receiver((_req, res) => {
+      const socket = res.socket!;
+      socket.write('HTTP/1.1 200 OK\r\n');
+      let n = 0;
+      timers.push(setInterval(() => socket.writable && socket.write(`x-slow-${n++}: 1\r\n`), 50));
+    });
+    const job = finishedJob(r.url);
+    await s.delivery.finished(job, s.accountId);
+    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    assert.equal(a!.status, null);
+    assert.equal(a!.error, 'no answer within 300 ms');
+    assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
+  });
+
   test(`${name}: a huge answer is not read: the socket is dropped after a few KiB`, async (t) => {
     const s = await setup(t, backend);
     const MiB = Buffer.alloc(1 << 20, 'x');
