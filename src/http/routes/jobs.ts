@@ -32,14 +32,28 @@ class JobNotFoundError extends AppError {
   }
 }
 
-/** At most JOB_READS_PER_SECOND reads per account and job in each calendar second. */
-class ReadLimiter {
+/**
+ * Reads of all its jobs an account may make per second: the per-job limit alone let one account
+ * read ever new ids (each a database query, none counted by the plan) as fast as it could send.
+ */
+export const JOB_READS_PER_ACCOUNT_PER_SECOND = JOB_READS_PER_SECOND * JOB_STREAMS_PER_ACCOUNT;
+
+/**
+ * At most JOB_READS_PER_SECOND reads per account and job, and JOB_READS_PER_ACCOUNT_PER_SECOND
+ * per account, in each calendar second: 'job' or 'account' names the limit a read is over.
+ */
+export class ReadLimiter {
   readonly #counts = new Map<string, { second: number; n: number }>();
 
-  take(key: string, now: number): boolean {
+  take(accountId: number, id: string, now: number): 'job' | 'account' | null {
     const second = Math.floor(now / 1000);
+    if (!this.#take(String(accountId), second, JOB_READS_PER_ACCOUNT_PER_SECOND)) return 'account';
+    return this.#take(`${accountId}:${id}`, second, JOB_READS_PER_SECOND) ? null : 'job';
+  }
+
+  #take(key: string, second: number, max: number): boolean {
     const c = this.#counts.get(key);
-    if (c && c.second === second) return ++c.n <= JOB_READS_PER_SECOND;
+    if (c && c.second === second) return ++c.n <= max;
     if (this.#counts.size >= READ_COUNTERS_MAX) this.#counts.clear();
     this.#counts.set(key, { second, n: 1 });
     return true;
@@ -126,10 +140,13 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
 
   const readAllowed = (accountId: number, id: string, plan: string): void => {
     const now = Date.now();
-    if (reads.take(`${accountId}:${id}`, now)) return;
+    const over = reads.take(accountId, id, now);
+    if (over === null) return;
     const resetAt = (Math.floor(now / 1000) + 1) * 1000;
     throw new RateLimitError(
-      `at most ${JOB_READS_PER_SECOND} reads of one job per second; wait for the next second, or stream it (Accept: application/x-ndjson or text/event-stream)`,
+      over === 'job'
+        ? `at most ${JOB_READS_PER_SECOND} reads of one job per second; wait for the next second, or stream it (Accept: application/x-ndjson or text/event-stream)`
+        : `at most ${JOB_READS_PER_ACCOUNT_PER_SECOND} reads of jobs per second per account; wait for the next second`,
       { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: utcTimestamp(resetAt), window: 'job_reads' },
       { 'retry-after': '1' },
     );
