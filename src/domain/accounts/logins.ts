@@ -12,6 +12,10 @@ export const SESSION_IDLE_MS = 7 * 86_400_000;
 export const SESSION_MAX_MS = 30 * 86_400_000;
 /** A session's last use is written at most this often (the expiry slides with it). */
 export const SESSION_TOUCH_MS = 5 * 60_000;
+/** Sessions are purged at most this often (at a login)... */
+export const SESSION_PURGE_INTERVAL_MS = 3_600_000;
+/** ...once they have been expired or revoked this long (the sessions list never shows them). */
+export const SESSION_PURGE_AFTER_MS = 86_400_000;
 /** A one-time link to set a password is good for a day; an invitation for a week. */
 export const PASSWORD_LINK_MS = 86_400_000;
 export const INVITE_LINK_MS = 7 * 86_400_000;
@@ -82,7 +86,21 @@ export class LoginService {
       user_agent: meta.userAgent.slice(0, USER_AGENT_MAX),
       ip: meta.ip,
     });
+    await this.purgeSessions(now);
     return { secret, session, account };
+  }
+
+  private purgedAt = -Infinity;
+
+  /**
+   * Forgets sessions that expired or were revoked SESSION_PURGE_AFTER_MS ago, at most every
+   * SESSION_PURGE_INTERVAL_MS, on a login: without it every login ever made stays a row. A failed
+   * purge costs nothing but its retry at a later login.
+   */
+  private async purgeSessions(now: number): Promise<void> {
+    if (now - this.purgedAt < SESSION_PURGE_INTERVAL_MS) return;
+    this.purgedAt = now;
+    await this.store.sessions.purge(new Date(now - SESSION_PURGE_AFTER_MS).toISOString()).catch(() => undefined);
   }
 
   /**

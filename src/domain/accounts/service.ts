@@ -11,6 +11,8 @@ export type Clock = () => Date;
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_LABEL_LENGTH = 200;
+/** Active (neither revoked nor expired) tokens one account may hold: a bound on what one account can make the store keep. */
+export const MAX_ACTIVE_TOKENS = 100;
 /** The longest expiry a token may be given, in days (ten years). */
 export const MAX_TOKEN_DAYS = 3_650;
 /** The longest text an account search takes (the admin page's search box). */
@@ -153,8 +155,14 @@ export class AccountService {
     if (expiresInDays !== undefined && (!Number.isInteger(expiresInDays) || expiresInDays < 1 || expiresInDays > MAX_TOKEN_DAYS)) {
       throw new ValidationError('expires_in_days', `must be a whole number of days from 1 to ${MAX_TOKEN_DAYS}, or left out for a token that never expires`);
     }
-    const token = generateToken();
     const now = this.clock();
+    const active = (await this.store.tokens.listByAccount(account.id)).filter(
+      (t) => t.revoked_at === null && (t.expires_at === null || Date.parse(t.expires_at) > now.getTime()),
+    ).length;
+    if (active >= MAX_ACTIVE_TOKENS) {
+      throw new ValidationError('tokens', `an account may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke one it no longer needs first`);
+    }
+    const token = generateToken();
     const expires_at = expiresInDays === undefined ? null : new Date(now.getTime() + expiresInDays * DAY_MS).toISOString();
     const row = await this.store.tokens.create({
       account_id: account.id,
