@@ -5,8 +5,8 @@ import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyStatic from '@fastify/static';
 import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
-import { AppError } from '../../errors.js';
-import { DatabaseUnavailableError } from '../../infra/store/pg-availability.js';
+import { AppError, InternalError, ServiceUnavailableError } from '../../errors.js';
+import { toAppError } from '../plugins/errors.js';
 import type { PageDeps } from './deps.js';
 import { registerPageSecurity } from './security.js';
 import { registerSessions } from './session.js';
@@ -52,28 +52,27 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
     registerPageSecurity(pages, deps.config.publicUrl);
     registerSessions(pages, deps.logins);
 
+    // The API's mapping decides status and headers (a 503 with Retry-After while the database is
+    // away, a 429's Retry-After); the page says it in words a person reads.
     pages.setErrorHandler((error: FastifyError, request, reply) => {
-      const status =
-        error instanceof AppError
-          ? error.status
-          : error instanceof DatabaseUnavailableError
-            ? 503
-            : typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500
-              ? error.statusCode
-              : 500;
-      let message = error instanceof AppError ? error.message : 'Something went wrong on our side. Try again in a moment.';
+      const appError = toAppError(error);
+      // A plugin's own 4xx (CSRF's 403) keeps its status; the API would call it a 400.
+      const own = !(error instanceof AppError) && typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500;
+      const status = own ? error.statusCode! : appError.status;
+      let message = appError.message;
       if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
         message = 'This form has expired or did not come from this site. Go back, reload the page and send it again.';
       } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
         message = 'The form was larger than this server accepts.';
-      } else if (error instanceof DatabaseUnavailableError) {
+      } else if (appError instanceof ServiceUnavailableError) {
         message = 'The database cannot be reached just now. Try again in a few seconds.';
-        reply.header('retry-after', '5');
-      } else if (status < 500 && !(error instanceof AppError)) {
+      } else if (appError instanceof InternalError) {
+        message = 'Something went wrong on our side. Try again in a moment.';
+        request.log.error({ err: error }, 'dashboard page failed');
+      } else if (!(error instanceof AppError)) {
         message = 'The request could not be understood. Go back and try again.';
       }
-      if (status >= 500) request.log.error({ err: error }, 'dashboard page failed');
-      if (error instanceof AppError && error.headers) reply.headers(error.headers);
+      if (appError.headers) reply.headers(appError.headers);
       reply.code(status);
       return render(request, reply, 'error.eta', { title: status >= 500 ? 'Error' : 'Not possible', status, message });
     });

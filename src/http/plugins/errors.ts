@@ -78,7 +78,8 @@ export function errorResponseOf(err: unknown): { status: number; body: JobError 
   return { status: appError.status, body: bodyOf(appError) };
 }
 
-function toAppError(error: FastifyError): AppError {
+/** What anything thrown answers as: an AppError with its status, message and headers (pages use it too). */
+export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
   // Not logged here, per request: the error handler logs an outage once (see DATABASE_UNAVAILABLE_LOG_INTERVAL_MS).
   if (error instanceof DatabaseUnavailableError) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
