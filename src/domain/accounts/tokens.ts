@@ -5,7 +5,7 @@ export const TOKEN_PREFIX = 'nd_';
 export const TOKEN_RANDOM_LENGTH = 40;
 export const TOKEN_PATTERN = /^nd_[0-9A-Za-z]{32,128}$/;
 /** Random characters a token's `prefix` shows after `nd_`: enough to tell tokens apart, too few to matter as a secret. */
-export const TOKEN_PREFIX_SHOWN = 6;
+const TOKEN_PREFIX_SHOWN = 6;
 
 /** What lists show of a token: `nd_` and its first TOKEN_PREFIX_SHOWN characters (API.md). */
 export function tokenPrefix(token: string): string {

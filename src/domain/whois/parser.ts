@@ -1,5 +1,6 @@
 import { toIsoDate } from './dates.js';
 import { WHOIS_MAX_LINE_CHARS, WHOIS_MAX_PARSED_CHARS } from './defaults.js';
+import { DNS_MAX_NAME_LENGTH } from '../../infra/dns/defaults.js';
 import { parseReferral, formatWhoisServer } from './referral.js';
 import { keyLine, withoutTrailingTag, withoutUrls } from './text.js';
 import type { WhoisFields } from './types.js';
@@ -171,9 +172,8 @@ function all(es: readonly WhoisEntry[], keys: readonly string[]): string[] {
   return es.filter((e) => wanted.has(e.key)).map((e) => e.value);
 }
 
-/** At most 253 characters (checked apart: a look-ahead would keep the pattern from being proven linear). */
+/** At most DNS_MAX_NAME_LENGTH characters (checked apart: a look-ahead would keep the pattern from being proven linear). */
 const HOSTNAME = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9])?)+$/;
-const MAX_HOSTNAME_LENGTH = 253;
 
 function nameServers(values: readonly string[]): string[] {
   // A Set, not out.includes(): an answer may hold thousands of name server lines.
@@ -181,7 +181,7 @@ function nameServers(values: readonly string[]): string[] {
   for (const value of values) {
     // "ns1.example.net. 192.0.2.53" (DENIC glue), "ns1.example.net 2001:db8::53" (Nominet), "NS1.EXAMPLE.COM"
     const host = (value.split(/[\s,]+/)[0] ?? '').toLowerCase().replace(/\.$/, '');
-    if (host.length <= MAX_HOSTNAME_LENGTH && HOSTNAME.test(host)) out.add(host);
+    if (host.length <= DNS_MAX_NAME_LENGTH && HOSTNAME.test(host)) out.add(host);
   }
   return [...out];
 }

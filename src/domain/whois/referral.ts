@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { RWHOIS_PORT, WHOIS_PORT } from './defaults.js';
+import { DNS_MAX_NAME_LENGTH } from '../../infra/dns/defaults.js';
 import type { WhoisServerAddress } from './types.js';
 
 /**
@@ -10,10 +11,9 @@ const REFERRAL_KEYS = ['refer', 'whois', 'registrar whois server', 'referralserv
 
 /**
  * At least two labels: a single word ("REDACTED", "none") is not a server anyone can reach.
- * At most 253 characters, checked apart (a look-ahead would keep the pattern from being proven linear).
+ * At most DNS_MAX_NAME_LENGTH characters, checked apart (a look-ahead would keep the pattern from being proven linear).
  */
 const HOST = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/;
-const MAX_HOST_LENGTH = 253;
 
 function hostPort(text: string, defaultPort: number): WhoisServerAddress | null {
   let host: string;
@@ -31,7 +31,7 @@ function hostPort(text: string, defaultPort: number): WhoisServerAddress | null 
     if (m[2] !== undefined) port = Number(m[2]);
   }
   if (port < 1 || port > 65535) return null;
-  if (net.isIP(host) === 0 && !(host.length <= MAX_HOST_LENGTH && HOST.test(host))) return null;
+  if (net.isIP(host) === 0 && !(host.length <= DNS_MAX_NAME_LENGTH && HOST.test(host))) return null;
   return { host, port };
 }
 

@@ -5,7 +5,7 @@
  */
 
 /** JavaScript's `\s` (WhiteSpace and LineTerminator), so the scanners agree with trim(). */
-export function isSpace(code: number): boolean {
+function isSpace(code: number): boolean {
   return (
     code === 0x20 ||
     (code >= 0x09 && code <= 0x0d) ||
