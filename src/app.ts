@@ -36,6 +36,7 @@ import { ipRoutes } from './http/routes/ip.js';
 import { userRoutes } from './http/routes/user.js';
 import { ErrorBody } from './http/schemas/common.js';
 import { validatorCompiler } from './http/validation.js';
+import { withoutRepeats } from './repeat-filter.js';
 import { LoginService } from './domain/accounts/logins.js';
 import { WebhookSecrets } from './domain/webhooks/secrets.js';
 import { createWebhooks, type WebhookTuning } from './infra/webhooks/index.js';
@@ -48,6 +49,9 @@ import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './infra/jobs/queue.js';
 import { jobOperations } from './http/operations.js';
 import { jobRoutes } from './http/routes/jobs.js';
+
+/** A webhook queue error with the same message is logged at most this often. */
+const WEBHOOK_ERROR_REPEAT_MS = 60_000;
 
 export interface AppDeps {
   config: Config;
@@ -152,7 +156,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     secrets: webhookSecrets,
     // Deliveries and their attempts are kept as long as the jobs they belong to.
     tuning: { keepMs: deps.config.jobTtlDays * 86_400_000, ...deps.webhookTuning },
-    onError: (err) => app.log.warn({ err }, 'webhook delivery: the database could not be updated; the delivery is retried'),
+    // While the database is away every poll fails: one line per message per WEBHOOK_ERROR_REPEAT_MS.
+    onError: withoutRepeats((err) => app.log.warn({ err }, 'webhook delivery: the database could not be updated; the delivery is retried'), WEBHOOK_ERROR_REPEAT_MS),
   });
   app.addHook('onClose', () => webhooks.queue.close());
   const routeDeps: RouteDeps = {
