@@ -32,9 +32,13 @@ export class WebhookSecrets {
     );
   }
 
+  /** Until when the previous secret still signs, as of `at`; null when there is none or its overlap is over. */
+  previousValidUntil(secret: WebhookSecret, at: number = this.clock().getTime()): string | null {
+    return secret.previous_secret !== null && secret.previous_until !== null && Date.parse(secret.previous_until) > at ? secret.previous_until : null;
+  }
+
   /** The secrets a delivery at `at` is signed with: the current one, and the previous one while it overlaps. */
   signingSecrets(secret: WebhookSecret, at: number = this.clock().getTime()): string[] {
-    const previous = secret.previous_secret !== null && secret.previous_until !== null && Date.parse(secret.previous_until) > at;
-    return previous ? [secret.secret, secret.previous_secret!] : [secret.secret];
+    return this.previousValidUntil(secret, at) === null ? [secret.secret] : [secret.secret, secret.previous_secret!];
   }
 }

@@ -86,7 +86,7 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promi
     // This one first, then the most recently seen.
     rows.sort((a, b) => Number(b.current) - Number(a.current) || b.lastSeenIso.localeCompare(a.lastSeenIso));
     // The previous secret is worth a note while it still signs deliveries.
-    const previousValid = deps.webhookSecrets.signingSecrets(secret, now).length > 1;
+    const previousUntil = deps.webhookSecrets.previousValidUntil(secret, now);
     return render(request, reply, 'settings.eta', {
       title: 'Settings',
       nav: 'settings',
@@ -99,7 +99,7 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promi
         secret: secret.secret,
         created: pageTime(secret.created_at),
         createdIso: secret.created_at,
-        previous: previousValid ? { until: pageTime(secret.previous_until), untilIso: secret.previous_until!, start: `${secret.previous_secret!.slice(0, 10)}…` } : null,
+        previous: previousUntil ? { until: pageTime(previousUntil), untilIso: previousUntil, start: `${secret.previous_secret!.slice(0, 10)}…` } : null,
       },
     });
   };

@@ -7,19 +7,20 @@ import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import { WebhookSecretView } from '../schemas/webhooks.js';
 
-/** The previous secret's overlap only while it lasts: after it, it signs nothing. */
-function view(secret: WebhookSecret, now: number): WebhookSecretView {
-  const overlapping = secret.previous_until !== null && Date.parse(secret.previous_until) > now;
-  return { secret: secret.secret, created_at: secret.created_at, previous_valid_until: overlapping ? secret.previous_until : null };
-}
 
 /** The account's webhook signing secret (API.md, "Jobs and webhooks"). */
 export async function webhookRoutes(app: FastifyInstance, deps: { secrets: WebhookSecrets; now?: () => number }): Promise<void> {
   const now = deps.now ?? Date.now;
+  // The previous secret's overlap only while it lasts: after it, it signs nothing.
+  const view = (secret: WebhookSecret): WebhookSecretView => ({
+    secret: secret.secret,
+    created_at: secret.created_at,
+    previous_valid_until: deps.secrets.previousValidUntil(secret, now()),
+  });
   app.get(
     '/webhooks/secret',
     { schema: { summary: 'The signing secret of webhook deliveries (made on first read)', tags: ['webhooks'], response: responses(WebhookSecretView) } },
-    async (request) => ok(view(await deps.secrets.get(accountOf(request).id), now()), 'webhook signing secret'),
+    async (request) => ok(view(await deps.secrets.get(accountOf(request).id)), 'webhook signing secret'),
   );
 
   app.post(
@@ -33,6 +34,6 @@ export async function webhookRoutes(app: FastifyInstance, deps: { secrets: Webho
         response: responses(WebhookSecretView),
       },
     },
-    async (request) => ok(view(await deps.secrets.rotate(accountOf(request).id), now()), 'webhook signing secret rotated; the previous one signs too until previous_valid_until'),
+    async (request) => ok(view(await deps.secrets.rotate(accountOf(request).id)), 'webhook signing secret rotated; the previous one signs too until previous_valid_until'),
   );
 }
