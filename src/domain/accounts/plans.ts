@@ -1,3 +1,5 @@
+import type { WindowLimits } from '../../infra/ratelimit/limiter.js';
+
 /** The four plans of the specification and their limits. */
 
 export interface PlanLimits {
@@ -40,6 +42,11 @@ function planOrDefault(plan: string): PlanName {
 
 export function planLimits(plan: string): PlanLimits {
   return PLANS[planOrDefault(plan)];
+}
+
+/** A plan's limits as the rate limiter takes them (its minute, hour and day windows). */
+export function windowLimitsOf(plan: PlanLimits): WindowLimits {
+  return { minute: plan.requests_per_minute, hour: plan.requests_per_hour, day: plan.requests_per_day };
 }
 
 /** Probing requests an account of this plan may have in flight at once (CONCURRENT_PROBES). */

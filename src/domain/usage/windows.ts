@@ -1,4 +1,4 @@
-import { planLimits } from '../accounts/plans.js';
+import { planLimits, windowLimitsOf } from '../accounts/plans.js';
 import { WINDOWS, decide, type WindowLimits, type WindowState } from '../../infra/ratelimit/limiter.js';
 import type { WindowCounts } from '../../infra/store/store.js';
 
@@ -7,8 +7,7 @@ export const DAY_WARNING_SHARE = 0.8;
 
 /** A plan's limits as the rate limiter takes them. */
 export function windowLimits(plan: string): WindowLimits {
-  const p = planLimits(plan);
-  return { minute: p.requests_per_minute, hour: p.requests_per_hour, day: p.requests_per_day };
+  return windowLimitsOf(planLimits(plan));
 }
 
 /**

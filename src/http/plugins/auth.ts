@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 type HookDone = (err?: Error) => void;
-import { PLANS, planLimits, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
+import { PLANS, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import type { AccountService, Authenticated } from '../../domain/accounts/service.js';
 import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
@@ -87,7 +87,7 @@ const policies = new WeakMap<PlanLimits, Policy>();
 function policyOf(plan: PlanLimits): Policy {
   let policy = policies.get(plan);
   if (!policy) {
-    const limits = { minute: plan.requests_per_minute, hour: plan.requests_per_hour, day: plan.requests_per_day };
+    const limits = windowLimitsOf(plan);
     policy = {
       limits,
       header: `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400`,
