@@ -86,7 +86,7 @@ let rangeMemo: { day: number; days: number; range: readonly string[] } = { day: 
 /** How long the overview keeps an account's rows of the days before today. */
 export const PAST_ROWS_TTL_MS = 60_000;
 /** Accounts whose past rows are kept at once; beyond it the cache starts again (memory stays bounded). */
-const PAST_ROWS_MAX_ACCOUNTS = 10_000;
+const PAST_ROWS_MAX_ACCOUNTS = 1_000;
 
 /** Every day of `range` with the rows' totals, days without traffic at 0. */
 function perDay(range: readonly string[], rows: readonly UsageRow[]): DayCounts[] {
