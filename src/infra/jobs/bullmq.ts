@@ -12,8 +12,16 @@ export const BULLMQ_QUEUE_NAME = 'netdiag-jobs';
 export const BULLMQ_PREFIX = 'netdiag:bull';
 /** How often every process re-enqueues what the database says is claimable (Redis was down at creation, every process died). */
 export const BULLMQ_SWEEP_MS = 5_000;
-/** A job whose account is at its work-in-flight limit is tried again this much later (delayed in BullMQ, queued in the database). */
+/**
+ * A job whose account is at its work-in-flight limit is tried again this much later (delayed in
+ * BullMQ, queued in the database), doubling at each refusal up to BULLMQ_ADMIT_RETRY_MAX_MS: every
+ * try costs database reads, and an account with many jobs waiting must not turn them into a
+ * steady load on everyone's database.
+ */
 export const BULLMQ_ADMIT_RETRY_MS = 200;
+export const BULLMQ_ADMIT_RETRY_MAX_MS = 2_000;
+/** Jobs whose refusals are counted for the back-off; past it the counts start again (memory stays bounded). */
+const ADMIT_RETRY_TRACKED = 10_000;
 /** Adding a job id to Redis waits at most this long; past it the job stays queued in the database and the sweep adds it. */
 export const BULLMQ_ENQUEUE_TIMEOUT_MS = 1_000;
 /** BullMQ's own lock on an active job, and how often stalled jobs (their worker died) are looked for. */
@@ -71,6 +79,8 @@ export class BullMqJobQueue implements JobQueue {
   readonly #channel: string;
   readonly #queue: Queue;
   readonly #running = new Map<string, LeasedRun>();
+  /** Refusals in a row per waiting job, for the admit back-off. */
+  readonly #refusals = new Map<string, number>();
   /** Every connection this queue opened: BullMQ does not close the ones it is given. */
   readonly #clients: Redis[] = [];
   #worker: Worker | undefined;
@@ -221,7 +231,13 @@ export class BullMqJobQueue implements JobQueue {
     if (row.status === 'running' && row.lease_until !== null && row.lease_until >= Date.now()) return this.#later(job, token, row.lease_until + 50);
     const account = await this.#o.accounts.findById(row.account_id);
     const release = await runner.admit({ id, account_id: row.account_id, plan: account?.plan ?? 'free' });
-    if (release === null) return this.#later(job, token, Date.now() + BULLMQ_ADMIT_RETRY_MS);
+    if (release === null) {
+      const refusals = this.#refusals.get(id) ?? 0;
+      if (this.#refusals.size >= ADMIT_RETRY_TRACKED) this.#refusals.clear();
+      this.#refusals.set(id, refusals + 1);
+      return this.#later(job, token, Date.now() + Math.min(BULLMQ_ADMIT_RETRY_MS * 2 ** refusals, BULLMQ_ADMIT_RETRY_MAX_MS));
+    }
+    this.#refusals.delete(id);
     const now = Date.now();
     let claimed: JobRecord | undefined;
     try {
