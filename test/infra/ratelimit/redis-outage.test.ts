@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { tempDir } from '../../helpers/build.js';
 import { createAccountToken, earlyInMinute } from '../../helpers/accounts-cli.js';
 import { serve, type Served } from '../../helpers/serve.js';
+import { hasRedisServer, startRedisServer as startRedis } from '../../helpers/redis-server.js';
 import { PLANS } from '../../../src/domain/accounts/plans.js';
 import { RedisRateLimiter } from '../../../src/infra/ratelimit/redis.js';
 
@@ -23,8 +23,6 @@ const READY_POLL_MS = 50;
 const WARN = 'Redis does not answer';
 const BACK = 'Redis answers again';
 
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -36,20 +34,6 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startRedis(t: TestContext, port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.after(() => child.kill('SIGKILL'));
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      if (out.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
-  });
-  return child;
-}
-
 async function get(s: Served, path: string, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`http://127.0.0.1:${s.port}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -58,7 +42,7 @@ async function get(s: Served, path: string, token?: string): Promise<{ status: n
 const callsUsed = (r: { body: Record<string, unknown> }) => (r.body.data as { api_calls_used: number }).api_calls_used;
 const count = (text: string, needle: string) => text.split(needle).length - 1;
 
-if (!hasRedis) {
+if (!hasRedisServer) {
   test('redis outage: skipped because redis-server is not installed', { skip: 'redis-server not found' }, () => {});
 } else {
   test('Redis stops under traffic, then comes back empty: no 500, limits hold throughout, /readyz says degraded', async (t) => {
