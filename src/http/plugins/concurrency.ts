@@ -38,7 +38,8 @@ type HookDone = (err?: Error) => void;
  * that account's share of the socket budget.
  *
  * Counted through Redis (leases that lapse if an instance dies) when `redisUrl` is given, in
- * this process otherwise; `slots` replaces either (tests).
+ * this process otherwise (Redis going away and coming back is logged to the app's log); `slots`
+ * replaces either (tests).
  */
 export function registerConcurrency(
   app: FastifyInstance,
@@ -49,7 +50,7 @@ export function registerConcurrency(
     onRefused?: (request: FastifyRequest) => void;
   } = {},
 ): InFlightSlots {
-  const slots = opts.slots ?? createInFlightSlots(opts.redisUrl);
+  const slots = opts.slots ?? createInFlightSlots(opts.redisUrl, app.log);
   if (!opts.slots) app.addHook('onClose', async () => slots.close());
 
   const admitted = (request: FastifyRequest, reply: FastifyReply, owner: string, release: () => void, done: HookDone): void => {

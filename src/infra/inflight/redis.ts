@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { REDIS_PROBE_MS, requestPathRedis } from '../ratelimit/redis.js';
+import { REDIS_PROBE_MS, requestPathRedis, type LimiterLog } from '../ratelimit/redis.js';
 import { MemoryInFlight } from './memory.js';
 import type { InFlightSlots } from './slots.js';
 
@@ -45,6 +45,8 @@ type Scripted = Redis & {
 export interface RedisInFlightOptions {
   leaseMs?: number;
   renewMs?: number;
+  /** Where it says that it counts by itself and that Redis is back: one line each, never per request. */
+  log?: LimiterLog;
 }
 
 /**
@@ -58,6 +60,7 @@ export class RedisInFlight implements InFlightSlots {
   readonly #local = new MemoryInFlight();
   readonly #leaseMs: number;
   readonly #renewMs: number;
+  readonly #log: LimiterLog | undefined;
   #probe: NodeJS.Timeout | null = null;
   /** Until the first connection attempt has succeeded or failed: acquires wait for it. */
   #starting: Promise<void> | null;
@@ -65,6 +68,7 @@ export class RedisInFlight implements InFlightSlots {
   constructor(url: string, opts: RedisInFlightOptions = {}) {
     this.#leaseMs = opts.leaseMs ?? IN_FLIGHT_LEASE_MS;
     this.#renewMs = opts.renewMs ?? IN_FLIGHT_RENEW_MS;
+    this.#log = opts.log;
     if (!(this.#renewMs > 0 && this.#renewMs < this.#leaseMs)) {
       throw new RangeError(`RedisInFlight: renewMs (${this.#renewMs}) must be positive and below leaseMs (${this.#leaseMs})`);
     }
@@ -83,8 +87,9 @@ export class RedisInFlight implements InFlightSlots {
   }
 
   /** Redis did not answer: count locally, and ask it now and then whether it is back. */
-  #degrade(): void {
+  #degrade(err: unknown): void {
     if (this.#probe !== null) return;
+    this.#log?.warn({ err, redis: 'degraded' }, 'Work in flight is counted by this instance alone until Redis answers');
     this.#probe = setInterval(() => {
       this.#redis.ping().then(() => this.#recovered(), () => undefined);
     }, REDIS_PROBE_MS);
@@ -92,9 +97,16 @@ export class RedisInFlight implements InFlightSlots {
   }
 
   #recovered(): void {
-    if (this.#probe === null) return;
+    if (!this.#stopProbe()) return;
+    this.#log?.info({ redis: 'ok' }, 'Work in flight is counted across instances again: Redis is back');
+  }
+
+  /** Stops asking whether Redis is back; true if it was asking. */
+  #stopProbe(): boolean {
+    if (this.#probe === null) return false;
     clearInterval(this.#probe);
     this.#probe = null;
+    return true;
   }
 
   /** True while this instance counts by itself because Redis did not answer. */
@@ -110,11 +122,11 @@ export class RedisInFlight implements InFlightSlots {
     let taken: number;
     try {
       taken = await this.#redis.ndInflightAcquire(key, max, this.#leaseMs, id);
-    } catch {
+    } catch (err) {
       // The script may still have run after the client gave up on it: take back the lease it
       // may have made, so the account does not lose that slot for a whole lease.
       this.#redis.zrem(key, id).catch(() => undefined);
-      this.#degrade();
+      this.#degrade(err);
       return this.#local.tryAcquire(owner, max);
     }
     if (taken !== 1) return null;
@@ -133,7 +145,7 @@ export class RedisInFlight implements InFlightSlots {
   }
 
   async close(): Promise<void> {
-    this.#recovered();
+    this.#stopProbe();
     this.#redis.disconnect();
   }
 }
