@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static, type TSchema } from 'typebox';
-import { Value } from 'typebox/value';
+import fastJson from 'fast-json-stringify';
+import type { Static, TSchema } from 'typebox';
 import { ValidationError } from '../errors.js';
 import { ResolveError, type Dialer, type ResolveOptions } from '../infra/net/dialer.js';
 import type { JobOperation } from '../domain/jobs/service.js';
@@ -86,47 +86,42 @@ export function webhookUrlOf(value: unknown): string | null {
   return url.toString();
 }
 
-/** `data` as the synchronous answer's serializer would write it: fields its schema does not name are dropped. */
-function shaped(schema: TSchema, value: unknown): unknown {
-  return Value.Clean(schema, value);
+/**
+ * A schema's serializer as the synchronous answer's: Fastify writes responses with
+ * fast-json-stringify compiled from the route's schema, so the same compiler gives a job the same
+ * text (fields the schema does not name dropped, values coerced alike), compiled once per schema.
+ */
+function serializerOf(schema: TSchema): (value: unknown) => string {
+  return fastJson(schema as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string;
 }
 
-/** How long a job's completed item waits for others to be shaped with it (the service then gathers them for its write). */
-export const JOB_ITEM_SHAPE_MS = 5;
-
-/** What the job service runs for an endpoint: the operation, with its answers shaped like the synchronous ones. */
+/** What the job service runs for an endpoint: the operation, its answers written as the synchronous ones are. */
 export function jobOperation(op: AnyOperation, deps: RouteDeps): JobOperation {
   const itemSchema = (op.data as { items?: TSchema }).items;
-  const itemsSchema = itemSchema && Type.Array(itemSchema);
+  let serializers: { data: (value: unknown) => string; item: ((value: unknown) => string) | undefined } | undefined;
+  // Compiled on first use: a process that never runs this endpoint's jobs never compiles them.
+  const serialize = () => (serializers ??= { data: serializerOf(op.data), item: itemSchema && serializerOf(itemSchema) });
   return {
     items: op.items ? (body) => op.items!(body) : undefined,
     async run(body, ctx) {
+      const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;
-      if (!report || !itemsSchema) return shaped(op.data, (await op.run(deps, body, { signal: ctx.signal })).data);
-      // Items are shaped a batch at a time (those completed within JOB_ITEM_SHAPE_MS): each
-      // Value.Clean call re-sorts the schema's unions first, ~0.15 ms, more than a port scan's item costs.
-      let pending: { index: number; item: unknown }[] = [];
-      let timer: NodeJS.Timeout | undefined;
-      const flush = (): void => {
-        clearTimeout(timer);
-        timer = undefined;
-        const batch = pending;
-        pending = [];
-        const items = shaped(itemsSchema, batch.map((p) => p.item)) as unknown[];
-        batch.forEach((p, i) => report(p.index, items[i]));
-      };
-      try {
-        const { data } = await op.run(deps, body, {
-          signal: ctx.signal,
-          onItem: (index, item) => {
-            pending.push({ index, item });
-            timer ??= setTimeout(flush, JOB_ITEM_SHAPE_MS);
-          },
-        });
-        return shaped(op.data, data);
-      } finally {
-        if (pending.length > 0) flush();
-      }
+      if (!report || !writeItem) return writeData((await op.run(deps, body, { signal: ctx.signal })).data);
+      // Each item is written once, as it completes; the result is those texts in order when
+      // `data` holds exactly the items reported (the same objects), else `data` written whole.
+      const reported: unknown[] = [];
+      const texts: string[] = [];
+      const { data } = await op.run(deps, body, {
+        signal: ctx.signal,
+        onItem: (index, item) => {
+          const text = writeItem(item);
+          reported[index] = item;
+          texts[index] = text;
+          report(index, text);
+        },
+      });
+      if (Array.isArray(data) && data.length === reported.length && data.every((item, i) => item === reported[i])) return `[${texts.join(',')}]`;
+      return writeData(data);
     },
   };
 }

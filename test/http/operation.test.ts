@@ -23,7 +23,7 @@ test('webhook_url: absent, or an http(s) URL of at most 2048 characters', () => 
   }
 });
 
-test('a job of a bulk operation: every item reported once, shaped like the synchronous answer (batched), even when the run then throws', async () => {
+test('a job of a bulk operation: every item reported once, written as the synchronous answer writes it, even when the run then throws', async () => {
   const Item = Type.Object({ port: Type.Integer(), state: Type.Union([Type.Literal('open'), Type.Literal('closed')]) });
   const op = defineOperation({
     path: '/x/bulk',
@@ -44,11 +44,34 @@ test('a job of a bulk operation: every item reported once, shaped like the synch
     },
   });
   const job = jobOperation(op, {} as RouteDeps);
-  const seen: [number, unknown][] = [];
+  const seen: [number, string][] = [];
   const result = await job.run({ fail: false }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item]) });
-  assert.deepEqual(seen, [[2, { port: 2, state: 'open' }], [0, { port: 0, state: 'open' }], [1, { port: 1, state: 'open' }]]);
-  assert.deepEqual(result, [0, 1, 2].map((port) => ({ port, state: 'open' })));
+  assert.deepEqual(seen, [[2, '{"port":2,"state":"open"}'], [0, '{"port":0,"state":"open"}'], [1, '{"port":1,"state":"open"}']]);
+  assert.equal(result, '[{"port":0,"state":"open"},{"port":1,"state":"open"},{"port":2,"state":"open"}]');
   seen.length = 0;
   await assert.rejects(job.run({ fail: true }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item]) }), /late failure/);
   assert.deepEqual(seen.map(([i]) => i), [2, 0, 1]);
+});
+
+test('a job whose final data is not exactly the items it reported is written from the data, with the answer schema (fields dropped, values coerced)', async () => {
+  const Item = Type.Object({ port: Type.Integer(), open: Type.Boolean() });
+  const op = defineOperation({
+    path: '/x/range',
+    summary: 'x',
+    tags: [],
+    body: Type.Object({}),
+    data: Type.Array(Item),
+    probe: false,
+    items: () => 2,
+    async run(_deps, _body, ctx) {
+      ctx.onItem?.(0, { port: 1, open: true });
+      ctx.onItem?.(1, { port: 2, open: false });
+      // Copies, and one of them changed after it was reported: the data decides the result.
+      return { data: [{ port: 1, open: true, extra: 'x' }, { port: '2', open: true }], message: 'ok' };
+    },
+  });
+  const result = await jobOperation(op, {} as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined });
+  assert.equal(result, '[{"port":1,"open":true},{"port":2,"open":true}]');
+  const single = defineOperation({ ...op, path: '/x/one', items: undefined, data: Item, async run() { return { data: { port: 7, open: false, hidden: 1 }, message: 'ok' }; } });
+  assert.equal(await jobOperation(single, {} as RouteDeps).run({}, { signal: new AbortController().signal }), '{"port":7,"open":false}');
 });

@@ -18,8 +18,11 @@ import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type 
 export interface JobOperation {
   /** Bulk and range calls: the number of items; undefined for a call with one answer. */
   items: ((body: unknown) => number) | undefined;
-  /** The synchronous call's `data`, shaped as its answer would be; items through `onItem`. */
-  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, item: unknown) => void }): Promise<unknown>;
+  /**
+   * The synchronous call's `data` as the JSON text its answer would hold; each item of a bulk or
+   * range call, as it completes, through `onItem` (its place in `data` and its JSON text).
+   */
+  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, json: string) => void }): Promise<string>;
 }
 
 export interface JobServiceDeps {
@@ -262,10 +265,10 @@ export class JobService implements JobRunner {
   async run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void> {
     const { repo } = this.#d;
     const op = this.#d.operations(job.endpoint);
-    const finish = async (outcome: { result: unknown } | { error: JobError }, done: number): Promise<void> => {
+    const finish = async (outcome: { result: string } | { error: JobError }, done: number): Promise<void> => {
       const ok = await repo.finish(job.id, owner, {
         status: 'result' in outcome ? 'succeeded' : 'failed',
-        result: 'result' in outcome ? JSON.stringify(outcome.result) : null,
+        result: 'result' in outcome ? outcome.result : null,
         error: 'error' in outcome ? JSON.stringify(outcome.error) : null,
         finished_at: this.#clock().toISOString(),
         progress_done: done,
@@ -292,15 +295,20 @@ export class JobService implements JobRunner {
       }
       writing = null;
     };
-    const onItem = (index: number, item: unknown): void => {
-      pending.push({ seq: ++seq, index, item: JSON.stringify(item) });
+    // The wait before the next write, cut short when the run ends (its last items go at once).
+    let flushSoon: (() => void) | null = null;
+    const onItem = (index: number, item: string): void => {
+      pending.push({ seq: ++seq, index, item });
       // A short wait gathers the items completing together into one write: one write per item
       // (a synchronous one, on SQLite) would cost a 1000-port scan more than the scan itself.
-      writing ??= new Promise<void>((resolve) => setTimeout(resolve, JOB_ITEM_FLUSH_MS)).then(write);
+      writing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => ((flushSoon = null), resolve()), JOB_ITEM_FLUSH_MS);
+        flushSoon = () => (clearTimeout(timer), (flushSoon = null), resolve());
+      }).then(write);
     };
 
     setMaxListeners(0, signal);
-    let outcome: { result: unknown } | { error: JobError };
+    let outcome: { result: string } | { error: JobError };
     try {
       const body = JSON.parse(job.body) as unknown;
       const result = await runAsOwner(this.#d.ownerKey(job.account_id), () => op.run(body, { signal, ...(op.items ? { onItem } : {}) }));
@@ -308,7 +316,10 @@ export class JobService implements JobRunner {
     } catch (err) {
       outcome = { error: this.#d.errorBody(err) };
     }
-    while (writing !== null) await writing;
+    while (writing !== null) {
+      (flushSoon as (() => void) | null)?.();
+      await writing;
+    }
     // Cancelled, taken over or shutting down: whoever aborted it decides what the job becomes.
     if (signal.aborted) return;
     if (writeError !== null) throw writeError;
