@@ -1,8 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -11,8 +8,8 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import { openPostgresStore } from '../src/infra/store/postgres.js';
-import { openSqliteStore } from '../src/infra/store/sqlite.js';
 import type { Store } from '../src/infra/store/store.js';
+import { cpuMicros, startServer } from './lib.js';
 import { median } from './stats.js';
 
 /**
@@ -20,7 +17,8 @@ import { median } from './stats.js';
  *
  * 1. POST /api/port/scan-range of ports 1-1000 on 127.0.0.1 as a job (Prefer: respond-async,
  *    then its NDJSON stream until the job's last line) against the same scan synchronously,
- *    alternating in one process (embedded queue, SQLite); median ratio over rounds. Aim ≤ 1.2×.
+ *    alternating, on one server process (embedded queue, SQLite) with the client in this one;
+ *    median ratio over rounds, and the server's CPU per call. Aim ≤ 1.2×.
  * 2. 20 scans of 1000 filtered ports (`timeout: 1`; listeners that never accept, their accept
  *    queues full, so SYNs are dropped) created on an API instance with NETDIAG_WORKERS=0 and run
  *    by one `netdiag worker` process against two, on PostgreSQL (BENCH_DATABASE_URL, a fresh
@@ -47,12 +45,12 @@ async function listenApp(store: Store, env: Record<string, string>) {
 const post = (base: string, token: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-// 1. A job against the synchronous call.
+// 1. A job against the synchronous call, on a server in its own process (as `npm start` runs it:
+// bench/servers/netdiag.ts, SQLite, the embedded queue), the client in this one.
 async function jobVsSync(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-jobs-'));
-  const store = await openSqliteStore(join(dir, 'store.db'));
-  const { token } = await new AccountService(store).createAccount({ email: 'b@example.com', name: 'B', plan: 'enterprise' });
-  const { app, base } = await listenApp(store, {});
+  const server = await startServer('./servers/netdiag.ts', LOOPBACK);
+  const { url: base, info } = server;
+  const token = info.token!;
   const body = { host: '127.0.0.1', ports: '1-1000', timeout: 1 };
   const sync = async () => {
     const t0 = performance.now();
@@ -70,21 +68,31 @@ async function jobVsSync(): Promise<void> {
     if (last.status !== 'succeeded' || last.result.length !== 1000) throw new Error(`job: ${last.status}`);
     return performance.now() - t0;
   };
-  for (let i = 0; i < 2; i++) await sync(), await job();
-  const syncMs: number[] = [];
-  const jobMs: number[] = [];
-  const ratios: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const s = await sync();
-    const j = await job();
-    syncMs.push(s);
-    jobMs.push(j);
-    ratios.push(j / s);
+  /** Wall time and the server's CPU time (µs, from /proc) of one call. */
+  const measured = async (call: () => Promise<number>) => {
+    const cpu0 = cpuMicros(server.child.pid);
+    const ms = await call();
+    const cpu1 = cpuMicros(server.child.pid);
+    return { ms, cpuMs: cpu0 === null || cpu1 === null ? NaN : (cpu1 - cpu0) / 1000 };
+  };
+  try {
+    for (let i = 0; i < 3; i++) await sync(), await job();
+    const s: { ms: number; cpuMs: number }[] = [];
+    const j: { ms: number; cpuMs: number }[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      s.push(await measured(sync));
+      j.push(await measured(job));
+    }
+    const ratios = s.map((x, i) => j[i]!.ms / x.ms);
+    const cpu = (xs: { cpuMs: number }[]) => median(xs.map((x) => x.cpuMs)).toFixed(0);
+    console.log(
+      `1. 1000-port loopback scan, ${ROUNDS} rounds: synchronous median ${median(s.map((x) => x.ms)).toFixed(0)} ms (server CPU ${cpu(s)} ms), ` +
+        `as a job (create + NDJSON stream to the end) median ${median(j.map((x) => x.ms)).toFixed(0)} ms (server CPU ${cpu(j)} ms); ` +
+        `median ratio job/sync ${median(ratios).toFixed(2)}×  (ratios: ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+    );
+  } finally {
+    await server.stop();
   }
-  console.log(`1. 1000-port loopback scan, ${ROUNDS} rounds: synchronous median ${median(syncMs).toFixed(0)} ms, as a job (create + NDJSON stream to the end) median ${median(jobMs).toFixed(0)} ms; median ratio job/sync ${median(ratios).toFixed(2)}×  (ratios: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
-  await app.close();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
 }
 
 async function freePort(): Promise<number> {
