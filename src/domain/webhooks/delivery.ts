@@ -6,8 +6,10 @@
  * The queue that runs attempts is infra/webhooks/queue.ts.
  */
 import type { Clock } from '../accounts/service.js';
-import type { JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
+import { JOB_ITEMS_PAGE } from '../jobs/service.js';
+import type { JobError, JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
 import { ValidationError } from '../../errors.js';
+import type { JobRecord } from '../../infra/store/jobs.js';
 import type { Store } from '../../infra/store/store.js';
 import type { ClaimedWebhookDelivery, WebhookAttemptOutcome } from '../../infra/store/webhook-deliveries.js';
 import type { WebhookSecrets } from './secrets.js';
@@ -97,8 +99,39 @@ export interface WebhookDeliveryOptions {
   timeoutMs?: number;
   /** Told after an event is queued, so the queue can send it at once. */
   onQueued?: () => void;
-  /** Where failures of a fire-and-forget enqueue go. */
+  /** Where failures of a fire-and-forget enqueue (and of one job's recovery) go. */
   onError?: (err: unknown) => void;
+  /** How enqueueMissed builds a job's view from its row; rowView unless given. */
+  viewOf?: (row: JobRecord) => Promise<JobView>;
+}
+
+/**
+ * A finished job's view from its row, built as JobService.view builds it, for an event queued
+ * after the fact (enqueueMissed). One difference, for want of the endpoint's operation: a job
+ * that ended without a result shows its items so far when it has some, and null when it has
+ * none (JobService.view shows [] for a bulk call that ended before its first item). The app makes
+ * it exact by giving WebhookDelivery JobService.view as `viewOf`.
+ */
+export function rowView(store: Store): (row: JobRecord) => Promise<JobView> {
+  return async (row) => {
+    let result: unknown = row.result === null ? null : JSON.parse(row.result);
+    if (row.result === null) {
+      const items = await store.jobs.items(row.id, 0, JOB_ITEMS_PAGE);
+      if (items.length > 0) result = items.sort((a, b) => a.index - b.index).map((i) => JSON.parse(i.item) as unknown);
+    }
+    return {
+      id: row.id,
+      endpoint: row.endpoint,
+      status: row.status,
+      progress: { done: row.progress_done, total: row.progress_total },
+      created_at: row.created_at,
+      started_at: row.started_at,
+      finished_at: row.finished_at,
+      result,
+      error: row.error === null ? null : (JSON.parse(row.error) as JobError),
+      webhook_url: row.webhook_url,
+    };
+  };
 }
 
 export class WebhookDelivery implements JobWebhooks {
@@ -109,6 +142,8 @@ export class WebhookDelivery implements JobWebhooks {
   readonly retryDelaysMs: readonly number[];
   readonly timeoutMs: number;
   onQueued: (() => void) | undefined;
+  /** Set by whoever builds the job service (its view), when that comes after this. */
+  viewOf: (row: JobRecord) => Promise<JobView>;
   readonly #onError: (err: unknown) => void;
 
   constructor(opts: WebhookDeliveryOptions) {
@@ -124,6 +159,7 @@ export class WebhookDelivery implements JobWebhooks {
     this.timeoutMs = timeoutMs;
     this.onQueued = opts.onQueued;
     this.#onError = opts.onError ?? (() => undefined);
+    this.viewOf = opts.viewOf ?? rowView(opts.store);
   }
 
   async checkUrl(url: string): Promise<void> {
@@ -162,6 +198,30 @@ export class WebhookDelivery implements JobWebhooks {
       created_at: now.toISOString(),
       next_attempt_at: now.getTime(),
     });
+  }
+
+  /**
+   * Queues the events of jobs that finished from `since` to `until` with a webhook URL and have
+   * none: the enqueue after the job finished failed (the database was away) or its process died
+   * between the two. At most `limit` jobs. Racing finished() for the same job is harmless: the
+   * event is one row per job (job_id is unique), inserted by whichever comes first. One job that
+   * cannot be queued is reported to onError and the others still are; a failure to look them up
+   * throws.
+   */
+  async enqueueMissed(since: Date, until: Date, limit: number): Promise<{ found: number; queued: number }> {
+    const ids = await this.#store.webhookDeliveries.unqueued(since.toISOString(), until.toISOString(), limit);
+    let queued = 0;
+    for (const id of ids) {
+      try {
+        const row = await this.#store.jobs.find(id);
+        // A job purged since it was found has nothing to tell.
+        if (row && (await this.enqueue(await this.viewOf(row), row.account_id))) queued++;
+      } catch (err) {
+        this.#onError(err);
+      }
+    }
+    if (queued > 0) this.onQueued?.();
+    return { found: ids.length, queued };
   }
 
   async attemptsOf(jobId: string): Promise<WebhookAttemptView[]> {

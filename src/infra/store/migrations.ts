@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /**
  * Versioned migrations, run in name order at start. Written with Kysely's schema builder so
@@ -227,6 +227,21 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
       async down(db) {
         await db.schema.dropTable('webhook_attempts').execute();
         await db.schema.dropTable('webhook_deliveries').execute();
+      },
+    },
+    '0009_webhook_recovery': {
+      async up(db) {
+        // The sweep for finished jobs whose event was never queued (webhook-deliveries.ts, missing):
+        // a range of finished_at over the jobs that have a webhook URL only.
+        await db.schema
+          .createIndex('jobs_webhook_finished')
+          .on('jobs')
+          .columns(['finished_at', 'id'])
+          .where(sql.ref('webhook_url'), 'is not', null)
+          .execute();
+      },
+      async down(db) {
+        await db.schema.dropIndex('jobs_webhook_finished').execute();
       },
     },
   };

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { FINISHED_STATUSES } from '../../domain/jobs/types.js';
 import type { DatabaseSchema } from './schema.js';
 
 /**
@@ -57,6 +58,11 @@ export interface WebhookDeliveryRepository {
   attempts(jobId: string): Promise<WebhookAttemptRecord[]>;
   /** Forgets finished deliveries (and their attempts) created before `before` (ISO); returns how many. */
   purge(before: string): Promise<number>;
+  /**
+   * Finished jobs with a webhook URL, finished from `since` to `until` (ISO), that have no
+   * delivery: events whose enqueue was lost. Ids, oldest first, at most `limit`.
+   */
+  unqueued(since: string, until: string, limit: number): Promise<string[]>;
 }
 
 interface DueRow {
@@ -172,6 +178,24 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
     async purge(before) {
       const r = await db.deleteFrom('webhook_deliveries').where('state', '<>', 'pending').where('created_at', '<', before).executeTakeFirst();
       return Number(r.numDeletedRows);
+    },
+
+    async unqueued(since, until, limit) {
+      // A range of the partial index jobs_webhook_finished (migration 0009), each probed against
+      // the unique job_id of webhook_deliveries.
+      const rows = await db
+        .selectFrom('jobs')
+        .select('jobs.id')
+        .where('jobs.webhook_url', 'is not', null)
+        .where('jobs.finished_at', '>=', since)
+        .where('jobs.finished_at', '<=', until)
+        .where('jobs.status', 'in', [...FINISHED_STATUSES])
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.job_id', '=', 'jobs.id'))))
+        .orderBy('jobs.finished_at')
+        .orderBy('jobs.id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.id);
     },
   };
 }

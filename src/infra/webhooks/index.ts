@@ -10,7 +10,7 @@ export { EmbeddedWebhookQueue } from './queue.js';
 export { DialerWebhookTransport } from './sender.js';
 
 /** What tests (and a worker) may change: the schedule in milliseconds, a short timeout, a fast poll. */
-export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'perAccount' | 'owner' | 'keepMs'> {
+export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'perAccount' | 'owner' | 'keepMs' | 'sweepMs' | 'sweepWindowMs' | 'sweepGraceMs'> {
   retryDelaysMs?: readonly number[];
   timeoutMs?: number;
 }
@@ -52,6 +52,9 @@ export function createWebhooks(opts: {
     ...(t.perAccount !== undefined ? { perAccount: t.perAccount } : {}),
     ...(t.owner !== undefined ? { owner: t.owner } : {}),
     ...(t.keepMs !== undefined ? { keepMs: t.keepMs } : {}),
+    ...(t.sweepMs !== undefined ? { sweepMs: t.sweepMs } : {}),
+    ...(t.sweepWindowMs !== undefined ? { sweepWindowMs: t.sweepWindowMs } : {}),
+    ...(t.sweepGraceMs !== undefined ? { sweepGraceMs: t.sweepGraceMs } : {}),
     ...(opts.onError ? { onError: opts.onError } : {}),
   });
   queue.start();

@@ -2,7 +2,10 @@
  * The embedded webhook delivery queue: due deliveries are claimed from the database with a
  * lease and attempted here. Every instance (and worker) sharing the database runs one; the
  * lease makes each attempt one instance's, and a delivery whose instance died is claimed again
- * once its lease lapses. Nothing is held in memory that a restart would lose.
+ * once its lease lapses. Nothing is held in memory that a restart would lose. Every
+ * WEBHOOK_SWEEP_MS (and at start) it also queues the events of recently finished jobs that have
+ * none (the enqueue after a job finished failed, or its process died first): every event is queued
+ * at least once, and still only once (one row per job).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -25,6 +28,18 @@ export const WEBHOOK_PER_ACCOUNT_CONCURRENCY = 2;
 export const WEBHOOK_KEEP_MS = 7 * 86_400_000;
 /** How often finished deliveries past WEBHOOK_KEEP_MS are purged. */
 const PURGE_EVERY_MS = 3_600_000;
+/** How often each instance looks for finished jobs whose event was never queued; also at start. */
+export const WEBHOOK_SWEEP_MS = 60_000;
+/**
+ * How far back it looks (finished_at): a job whose event was lost longer ago than this (every
+ * instance down for a day) stays without one. At most half of keepMs, so a job in the window
+ * still has its delivery if it ever had one (purge forgets deliveries after keepMs).
+ */
+export const WEBHOOK_SWEEP_WINDOW_MS = 86_400_000;
+/** Jobs finished this recently are left to the instance that finished them, usually queueing the event just now. */
+export const WEBHOOK_SWEEP_GRACE_MS = 30_000;
+/** Jobs per sweep; after a full page that queued something, the next poll sweeps again. */
+export const WEBHOOK_SWEEP_PAGE = 100;
 
 export interface EmbeddedWebhookQueueOptions {
   deliveries: WebhookDeliveryRepository;
@@ -35,6 +50,10 @@ export interface EmbeddedWebhookQueueOptions {
   /** WEBHOOK_PER_ACCOUNT_CONCURRENCY unless given. */
   perAccount?: number;
   keepMs?: number;
+  /** WEBHOOK_SWEEP_MS, WEBHOOK_SWEEP_WINDOW_MS and WEBHOOK_SWEEP_GRACE_MS unless given. */
+  sweepMs?: number;
+  sweepWindowMs?: number;
+  sweepGraceMs?: number;
   /** This instance's name on its leases; unique unless given. */
   owner?: string;
   now?: () => number;
@@ -50,6 +69,9 @@ export class EmbeddedWebhookQueue {
   readonly #concurrency: number;
   readonly #perAccount: number;
   readonly #keepMs: number;
+  readonly #sweepMs: number;
+  readonly #sweepWindowMs: number;
+  readonly #sweepGraceMs: number;
   readonly #now: () => number;
   readonly #onError: (err: unknown) => void;
   readonly #inFlight = new Set<Promise<void>>();
@@ -60,6 +82,7 @@ export class EmbeddedWebhookQueue {
   #started = false;
   #closed = false;
   #lastPurge = 0;
+  #nextSweep = 0;
 
   constructor(opts: EmbeddedWebhookQueueOptions) {
     this.#deliveries = opts.deliveries;
@@ -69,6 +92,9 @@ export class EmbeddedWebhookQueue {
     this.#concurrency = opts.concurrency ?? WEBHOOK_CONCURRENCY;
     this.#perAccount = opts.perAccount ?? WEBHOOK_PER_ACCOUNT_CONCURRENCY;
     this.#keepMs = opts.keepMs ?? WEBHOOK_KEEP_MS;
+    this.#sweepMs = opts.sweepMs ?? WEBHOOK_SWEEP_MS;
+    this.#sweepWindowMs = Math.min(opts.sweepWindowMs ?? WEBHOOK_SWEEP_WINDOW_MS, this.#keepMs / 2);
+    this.#sweepGraceMs = opts.sweepGraceMs ?? WEBHOOK_SWEEP_GRACE_MS;
     this.#now = opts.now ?? Date.now;
     this.#onError = opts.onError ?? (() => undefined);
     this.owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -111,9 +137,9 @@ export class EmbeddedWebhookQueue {
   async #poll(): Promise<void> {
     try {
       const free = this.#concurrency - this.#inFlight.size;
-      if (free <= 0) return;
       const now = this.#now();
-      const claimed = await this.#deliveries.claim(this.owner, now, this.#leaseMs, free, this.#perAccount);
+      // Every slot busy: nothing to claim, but the purge and the sweep still run.
+      const claimed = free > 0 ? await this.#deliveries.claim(this.owner, now, this.#leaseMs, free, this.#perAccount) : [];
       for (const delivery of claimed) {
         const run: Promise<void> = this.#delivery
           .attempt(delivery, this.owner, this.#abort.signal)
@@ -131,6 +157,12 @@ export class EmbeddedWebhookQueue {
       if (now - this.#lastPurge >= PURGE_EVERY_MS) {
         this.#lastPurge = now;
         await this.#deliveries.purge(new Date(now - this.#keepMs).toISOString());
+      }
+      if (now >= this.#nextSweep) {
+        this.#nextSweep = now + this.#sweepMs;
+        const { found, queued } = await this.#delivery.enqueueMissed(new Date(now - this.#sweepWindowMs), new Date(now - this.#sweepGraceMs), WEBHOOK_SWEEP_PAGE);
+        // More may be waiting (a backlog after an outage): not a minute per page.
+        if (found === WEBHOOK_SWEEP_PAGE && queued > 0) this.#nextSweep = now;
       }
     } catch (err) {
       this.#onError(err);

@@ -6,12 +6,13 @@ import { Webhook } from 'standardwebhooks';
 import { PACKAGE_DIR } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
-import { WebhookDelivery } from '../../../src/domain/webhooks/delivery.js';
+import { rowView, WebhookDelivery } from '../../../src/domain/webhooks/delivery.js';
 import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import type { Store } from '../../../src/infra/store/store.js';
 import { createWebhooks, DialerWebhookTransport, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
+import { WEBHOOK_SWEEP_PAGE } from '../../../src/infra/webhooks/queue.js';
 import { connectSpy, type ConnectSpy } from '../net/fixtures/connect-spy.js';
 import { startDnsServer } from '../net/fixtures/dns-server.js';
 import type { Backend } from '../store/backends.js';
@@ -49,6 +50,45 @@ export function finishedJob(webhookUrl: string | null, status: JobView['status']
     error: null,
     webhook_url: webhookUrl,
   };
+}
+
+const MINUTE = 60_000;
+
+/**
+ * A job row as the job engine leaves it, without its event: created, run and finished (or
+ * cancelled) `agoMs` ago, with `items` completed first when given. Its id.
+ */
+export async function finishedRow(
+  store: Store,
+  accountId: number,
+  opts: { url: string | null; status?: 'succeeded' | 'failed' | 'cancelled' | 'running'; agoMs?: number; items?: unknown[] },
+): Promise<string> {
+  jobs++;
+  const id = `job_${process.pid}_${jobs}`;
+  const at = new Date(Date.now() - (opts.agoMs ?? 5 * MINUTE)).toISOString();
+  const items = opts.items ?? [];
+  await store.jobs.create({ id, account_id: accountId, endpoint: '/port/scan', body: '{"host":"192.0.2.1","port":80}', webhook_url: opts.url, progress_total: Math.max(1, items.length), created_at: at });
+  assert.ok(await store.jobs.claim(id, 'engine', Date.parse(at), Date.parse(at) + MINUTE, at));
+  // Completed in reverse: the view orders them by index.
+  const done = items.map((item, index) => ({ seq: items.length - index, index, item: JSON.stringify(item) })).reverse();
+  if (done.length > 0) assert.ok(await store.jobs.addItems(id, 'engine', done, done.length));
+  const status = opts.status ?? 'succeeded';
+  if (status === 'cancelled') assert.ok(await store.jobs.cancel(id, accountId, at));
+  else if (status !== 'running') {
+    const ok = status === 'succeeded';
+    assert.ok(await store.jobs.finish(id, 'engine', { status, result: ok ? JSON.stringify({ open: false }) : null, error: ok ? null : JSON.stringify({ success: false, error: 'timeout', message: 'too slow' }), finished_at: at, progress_done: done.length }));
+  }
+  return id;
+}
+
+/** The event each job got, by job id: its type and data. */
+function eventsOf(r: Receiver): Map<string, Array<{ type: string; timestamp: string; data: JobView }>> {
+  const byJob = new Map<string, Array<{ type: string; timestamp: string; data: JobView }>>();
+  for (const x of r.received) {
+    const event = JSON.parse(x.body) as { type: string; timestamp: string; data: JobView };
+    byJob.set(event.data.id, [...(byJob.get(event.data.id) ?? []), event]);
+  }
+  return byJob;
 }
 
 interface Setup {
@@ -455,6 +495,119 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.equal(await s.store.webhookDeliveries.purge(future), 1);
     assert.deepEqual(await s.delivery.attemptsOf(done.id), []);
     assert.equal((await s.store.webhookDeliveries.claim('me', Date.now(), 60_000, 10)).length, 1, 'the pending one is still there');
+  });
+
+  test(`${name}: a finished job whose event was never queued is sent once by the sweep at start, as finished() would have sent it; other jobs are left alone`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver(status(200));
+    const succeeded = await finishedRow(s.store, s.accountId, { url: `${r.url}/a` });
+    const failed = await finishedRow(s.store, s.accountId, { url: r.url, status: 'failed', items: [{ port: 1 }, { port: 2 }] });
+    const cancelled = await finishedRow(s.store, s.accountId, { url: r.url, status: 'cancelled' });
+    const queued = await finishedRow(s.store, s.accountId, { url: r.url });
+    assert.equal(await s.delivery.enqueue(await rowView(s.store)((await s.store.jobs.find(queued))!), s.accountId), true);
+    const ignored = [
+      await finishedRow(s.store, s.accountId, { url: null }),
+      await finishedRow(s.store, s.accountId, { url: r.url, agoMs: 25 * 60 * MINUTE }),
+      await finishedRow(s.store, s.accountId, { url: r.url, status: 'running' }),
+    ];
+    const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
+    const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
+    t.after(() => w.queue.close());
+    await waitFor(async () => r.received.length, (n) => n >= 4);
+    await sleep(150);
+    const events = eventsOf(r);
+    assert.deepEqual([...events.keys()].sort(), [succeeded, failed, cancelled, queued].sort());
+    for (const [id, got] of events) assert.equal(got.length, 1, id);
+    for (const id of ignored) assert.equal(events.has(id), false, id);
+
+    const row = (await s.store.jobs.find(succeeded))!;
+    const secret = await s.secrets.get(s.accountId);
+    const sent = r.received.find((x) => x.url === '/a')!;
+    assert.deepEqual(new Webhook(secret.secret).verify(sent.body, sent.headers as Record<string, string>), {
+      type: 'job.succeeded',
+      timestamp: row.finished_at,
+      data: {
+        id: succeeded,
+        endpoint: '/port/scan',
+        status: 'succeeded',
+        progress: { done: 0, total: 1 },
+        created_at: row.created_at,
+        started_at: row.started_at,
+        finished_at: row.finished_at,
+        result: { open: false },
+        error: null,
+        webhook_url: `${r.url}/a`,
+      },
+    });
+    const [f] = events.get(failed)!;
+    assert.equal(f!.type, 'job.failed');
+    assert.deepEqual(f!.data.result, [{ port: 1 }, { port: 2 }]);
+    assert.deepEqual(f!.data.error, { success: false, error: 'timeout', message: 'too slow' });
+    assert.equal(events.get(cancelled)![0]!.type, 'job.cancelled');
+
+    // Swept again: nothing left to queue.
+    const now = Date.now();
+    assert.deepEqual(await w.delivery.enqueueMissed(new Date(now - 86_400_000), new Date(now), 100), { found: 0, queued: 0 });
+    await sleep(100);
+    assert.equal(r.received.length, 4);
+  });
+
+  test(`${name}: the sweep and finished() racing for the same jobs queue one event per job`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver(status(200));
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await finishedRow(s.store, s.accountId, { url: r.url, agoMs: 1_000 }));
+    const views = await Promise.all(ids.map(async (id) => rowView(s.store)((await s.store.jobs.find(id))!)));
+    // Another instance sweeping on its own connection too.
+    const storeB = await s.b.open();
+    t.after(() => storeB.close());
+    const b = new WebhookDelivery({ store: storeB, secrets: s.secrets, transport: new DialerWebhookTransport(createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS })) });
+    const since = new Date(Date.now() - 3_600_000);
+    const until = new Date(Date.now() + 1_000);
+    const [normal, ...sweeps] = await Promise.all([
+      Promise.all(views.map((v) => s.delivery.enqueue(v, s.accountId))),
+      s.delivery.enqueueMissed(since, until, 100),
+      b.enqueueMissed(since, until, 100),
+      s.delivery.enqueueMissed(since, until, 100),
+    ]);
+    const queued = normal.filter(Boolean).length + sweeps.reduce((n, x) => n + x.queued, 0);
+    assert.equal(queued, 20, 'each job queued by exactly one of them');
+    const pending = await s.store.webhookDeliveries.claim('me', Date.now(), 60_000, 100);
+    assert.deepEqual(pending.map((d) => d.job_id).sort(), [...ids].sort());
+    assert.deepEqual(await s.delivery.enqueueMissed(since, until, 100), { found: 0, queued: 0 });
+  });
+
+  test(`${name}: a backlog larger than a sweep's page is queued page after page, oldest first, without waiting for the next interval`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver(status(200));
+    const ids: string[] = [];
+    for (let i = 0; i < WEBHOOK_SWEEP_PAGE + 5; i++) ids.push(await finishedRow(s.store, s.accountId, { url: r.url, agoMs: 10 * MINUTE - i * 1_000 }));
+    const now = Date.now();
+    assert.deepEqual(await s.store.webhookDeliveries.unqueued(new Date(now - 86_400_000).toISOString(), new Date(now).toISOString(), 3), ids.slice(0, 3));
+    const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
+    // The interval is far longer than the test: only the at-once follow-up can reach the last page.
+    const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, sweepMs: 3_600_000 } });
+    t.after(() => w.queue.close());
+    await waitFor(async () => r.received.length, (n) => n >= ids.length, 10_000);
+    await sleep(100);
+    assert.equal(r.received.length, ids.length);
+    assert.deepEqual([...eventsOf(r).keys()].sort(), [...ids].sort());
+  });
+
+  test(`${name}: the sweep looks back at most half of keepMs: a job whose delivery could have been purged is not queued again`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver(status(200));
+    const recent = await finishedRow(s.store, s.accountId, { url: r.url, agoMs: 30 * MINUTE });
+    const old = await finishedRow(s.store, s.accountId, { url: r.url, agoMs: 90 * MINUTE });
+    const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
+    const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, keepMs: 3 * 60 * MINUTE, sweepWindowMs: 86_400_000 } });
+    t.after(() => w.queue.close());
+    await waitFor(async () => r.received.length, (n) => n >= 1);
+    // Both were looked at in the same sweep (one page): the old one was left out, not yet reached.
+    await sleep(100);
+    assert.deepEqual([...eventsOf(r).keys()], [recent]);
+    const now = Date.now();
+    assert.deepEqual(await s.store.webhookDeliveries.unqueued(new Date(now - 86_400_000).toISOString(), new Date(now).toISOString(), 10), [old]);
   });
 
   test(`${name}: during a rotation's overlap the delivery carries both signatures, each verifying`, async (t) => {
