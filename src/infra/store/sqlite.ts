@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
 import { migrate } from './migrations.js';
-import { kyselyJobs } from './jobs.js';
+import { kyselyJobs, type JobItemRecord, type JobRepository } from './jobs.js';
 import { kyselyWebhookDeliveries } from './webhook-deliveries.js';
 import type { DatabaseSchema } from './schema.js';
 import { AUTH_CACHE_MAX_ENTRIES, type Account, type AccountRepository, type JudgeRepository, type Store, type Token, type TokenRepository, type UsageRecord, type UsageRepository, type UsageRow } from './store.js';
@@ -156,6 +156,26 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     },
   };
 
+  // A job's items are its heaviest writes (a 1000-port scan writes a thousand rows) and what its
+  // streams read back: prepared once, like usage, where a Kysely query costs more than the rows.
+  const jobProgress = sqlite.prepare("update jobs set progress_done = ? where id = ? and status = 'running' and lease_owner = ?");
+  const insertJobItem = sqlite.prepare('insert into job_items (job_id, seq, idx, item) values (?, ?, ?, ?)');
+  const addJobItems = sqlite.transaction((id: string, owner: string, items: readonly JobItemRecord[], done: number): boolean => {
+    if (jobProgress.run(done, id, owner).changes === 0) return false;
+    for (const i of items) insertJobItem.run(id, i.seq, i.index, i.item);
+    return true;
+  });
+  const jobItemsAfter = sqlite.prepare('select seq, idx, item from job_items where job_id = ? and seq > ? order by seq limit ?');
+  const jobs: JobRepository = {
+    ...kyselyJobs(db),
+    async addItems(id, owner, items, done) {
+      return addJobItems(id, owner, items, done);
+    },
+    async items(jobId, afterSeq, limit) {
+      return (jobItemsAfter.all(jobId, afterSeq, limit) as { seq: number; idx: number; item: string }[]).map((r) => ({ seq: r.seq, index: r.idx, item: r.item }));
+    },
+  };
+
   return {
     kind: 'sqlite',
     db,
@@ -173,7 +193,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     },
     authLinks: kyselyAuthLinks(db),
     webhookSecrets: kyselyWebhookSecrets(db),
-    jobs: kyselyJobs(db),
+    jobs,
     webhookDeliveries: kyselyWebhookDeliveries(db),
     async ping() {
       sqlite.prepare('select 1').get();
