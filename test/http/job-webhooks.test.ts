@@ -41,6 +41,46 @@ test('a job with a webhook_url: the receiver gets job.succeeded, signed, after 5
   ]);
 });
 
+test('a job finished while its event could not be queued (the database failed just then) gets its webhook once, from the sweep', async (t) => {
+  const b = await build(t, { env: LOOPBACK_ENV, deps: { webhookTuning: { ...FAST, sweepMs: 50, sweepGraceMs: 0 } } });
+  const receiver = await startReceiver((_req, res) => {
+    res.writeHead(200);
+    res.end();
+  });
+  t.after(() => receiver.close());
+  const target = await startListener('127.0.0.1');
+  t.after(() => target.close());
+  // Every enqueue fails until the job is over: its own (the only call finished() makes) included.
+  const deliveries = b.store.webhookDeliveries;
+  const enqueue = deliveries.enqueue.bind(deliveries);
+  let refused = 0;
+  let down = true;
+  deliveries.enqueue = async (d) => {
+    if (down) {
+      refused++;
+      throw new Error('database is down');
+    }
+    return enqueue(d);
+  };
+  const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: target.port, webhook_url: `${receiver.url}/hook` }, headers: { prefer: 'respond-async' } });
+  assert.equal(res.status, 202);
+  const id = ((await res.json()) as { data: JobView }).data.id;
+  const view = async () => ((await (await b.api(`/api/jobs/${id}`)).json()) as { data: JobView }).data;
+  assert.equal((await waitFor(view, (j) => j.status === 'succeeded')).status, 'succeeded');
+  await waitFor(async () => refused, (n) => n >= 1);
+  assert.ok(refused >= 1);
+  assert.equal(receiver.received.length, 0);
+
+  down = false;
+  await waitFor(async () => receiver.received.length, (n) => n >= 1);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(receiver.received.length, 1, 'one event, however many sweeps ran');
+  const secret = ((await (await b.api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;
+  const event = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>);
+  const { webhook_deliveries: _attempts, ...shown } = await view();
+  assert.deepEqual(event, { type: 'job.succeeded', timestamp: shown.finished_at, data: shown }, 'what finished() would have sent');
+});
+
 test('a webhook_url in a forbidden range is a 403 at job creation, and nothing connects to it', async (t) => {
   const spy = connectSpy();
   // Probes may reach 127.0.0.0/8 here; the webhook URLs below are outside it.

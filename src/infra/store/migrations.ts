@@ -231,7 +231,7 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
     },
     '0009_webhook_recovery': {
       async up(db) {
-        // The sweep for finished jobs whose event was never queued (webhook-deliveries.ts, missing):
+        // The sweep for finished jobs whose event was never queued (webhook-deliveries.ts, unqueued):
         // a range of finished_at over the jobs that have a webhook URL only.
         await db.schema
           .createIndex('jobs_webhook_finished')

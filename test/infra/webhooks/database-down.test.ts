@@ -6,13 +6,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AccountService } from '../../../src/domain/accounts/service.js';
+import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import type { WebhookDeliveryRepository } from '../../../src/infra/store/webhook-deliveries.js';
 import { createWebhooks } from '../../../src/infra/webhooks/index.js';
+import { withoutRepeats } from '../../../src/repeat-filter.js';
 import { sqliteBackend } from '../store/backends.js';
 import { startReceiver, status } from './receiver.js';
-import { finishedJob, waitFor } from './suite.js';
+import { finishedJob, finishedRow, waitFor } from './suite.js';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
@@ -73,4 +75,51 @@ test('the queue survives a database that is down (claims and completions fail) a
   const [b2] = await waitFor(() => w.delivery.attemptsOf(second.id), (x) => x.length === 1, 5_000);
   assert.deepEqual([b2!.attempt, b2!.status], [1, 200]);
   assert.equal(receiver.received.filter((r) => JSON.parse(r.body).data.id === second.id).length, 2, 'sent again after the lost record');
+});
+
+test('a job finished while the database failed to queue its event: the sweep fails quietly meanwhile (one report a minute) and sends the event once it is back', async (t) => {
+  const b = sqliteBackend();
+  const store = await b.open();
+  const { account } = await new AccountService(store).createAccount({ email: 'sweep@example.com', name: 'Sweep' });
+  const receiver = await startReceiver(status(200));
+  // Queueing and the sweep's look-up fail while `down`; claims still work.
+  let down = false;
+  const repo = store.webhookDeliveries as unknown as Record<keyof WebhookDeliveryRepository, (...args: unknown[]) => Promise<unknown>>;
+  for (const name of ['enqueue', 'unqueued'] as const) {
+    const real = repo[name].bind(repo);
+    repo[name] = (...args: unknown[]) => (down ? Promise.reject(new Error('database is down')) : real(...args));
+  }
+  const errors: unknown[] = [];
+  const reported: unknown[] = [];
+  const report = withoutRepeats((err) => reported.push(err), 60_000);
+  const w = createWebhooks({
+    store,
+    dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }),
+    secrets: new WebhookSecrets(store),
+    tuning: { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600, sweepMs: 30, sweepGraceMs: 0 },
+    onError: (err) => {
+      errors.push(err);
+      report(err);
+    },
+  });
+  t.after(async () => {
+    await w.queue.close();
+    await receiver.close();
+    await store.close();
+    await b.drop();
+  });
+
+  down = true;
+  const id = await finishedRow(store, account.id, { url: receiver.url, agoMs: 1_000 });
+  await w.delivery.finished(await rowView(store)((await store.jobs.find(id))!), account.id);
+  await waitFor(async () => errors.length, (n) => n >= 4, 2_000);
+  assert.ok(errors.length >= 4, 'the lost enqueue and every failed sweep were reported');
+  assert.equal(reported.length, 1, 'the log has one line for them');
+  assert.equal(receiver.received.length, 0);
+
+  down = false;
+  await waitFor(async () => receiver.received.length, (n) => n >= 1);
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(receiver.received.length, 1);
+  assert.equal((JSON.parse(receiver.received[0]!.body) as { data: { id: string } }).data.id, id);
 });
