@@ -3,6 +3,9 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppDeps } from '../../src/app.js';
+import { WhoisService } from '../../src/domain/whois/service.js';
+import { dnsOperations } from '../../src/http/routes/dns.js';
+import type { RouteDeps } from '../../src/http/routes/deps.js';
 import type { WhoisResult } from '../../src/http/schemas/dns.js';
 import { createDialer, type Dialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
@@ -389,5 +392,32 @@ describe('POST /api/dns/whois: bad input → 400 naming the field and the rule, 
       assert.equal(body.details?.field, 'domain');
     }
     assert.equal(spy.dialer.stats.connectAttempts, 0);
+  });
+});
+
+describe('POST /api/dns/whois: the operation hands its signal to the lookup', () => {
+  test('aborting the run (job cancelled, client gone) closes the silent server\'s socket and rejects with the reason', { timeout: 30_000 }, async (t) => {
+    let asked!: () => void;
+    const queried = new Promise<void>((resolve) => (asked = resolve));
+    const silent = await startWhoisServer({
+      replies: {
+        '*': () => {
+          asked();
+          return { silent: true };
+        },
+      },
+    });
+    t.after(() => silent.close());
+    // Hops far longer than the test may run: only the abort can end this one.
+    const whois = new WhoisService({ dialer: createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [dns.server] }), server: silent.server, hopTimeoutMs: 600_000, totalTimeoutMs: 600_000 });
+    const op = dnsOperations.find((o) => o.path === '/dns/whois')!;
+    const abort = new AbortController();
+    const run = op.run({ whois } as Partial<RouteDeps> as RouteDeps, { domain: 'example.com' }, { signal: abort.signal });
+    await queried;
+    const closed = silent.allClosed();
+    const reason = new Error('job cancelled');
+    abort.abort(reason);
+    await assert.rejects(run, (err) => err === reason);
+    await closed;
   });
 });

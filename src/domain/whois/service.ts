@@ -51,10 +51,18 @@ export class WhoisService<A extends string = string> {
     this.#maxBytes = opts.maxResponseBytes ?? WHOIS_MAX_RESPONSE_BYTES;
   }
 
-  async lookup(input: string): Promise<WhoisResult> {
+  /**
+   * `signal` ends the lookup early (the client went away, the job was cancelled): the socket of
+   * the server being asked is closed at once, no referral is followed, and the call rejects with
+   * the signal's reason instead of answering.
+   */
+  async lookup(input: string, signal?: AbortSignal): Promise<WhoisResult> {
     const domain = normalizeDomain(input, { field: 'domain', allowUnderscore: false, minLabels: 2 });
+    signal?.throwIfAborted();
     const started = performance.now();
-    const signal = AbortSignal.timeout(this.#totalTimeoutMs);
+    // The lookup's own deadline ends the hop in progress as a timeout; the caller's abort ends it too.
+    const deadline = AbortSignal.timeout(this.#totalTimeoutMs);
+    const stop = signal ? AbortSignal.any([deadline, signal]) : deadline;
     const visited = new Set<string>();
     const answered: Answered[] = [];
     const hops: WhoisHop[] = [];
@@ -71,8 +79,10 @@ export class WhoisService<A extends string = string> {
       const hop = await askWhoisServer(this.#dialer, next, domain, {
         timeoutMs: Math.min(this.#hopTimeoutMs, left),
         maxBytes: this.#maxBytes,
-        signal,
+        signal: stop,
       });
+      // Once the caller has given up, its reason is the outcome, not a hop that "timed out".
+      signal?.throwIfAborted();
       hops.push(hop);
       if (hop.text.trim() === '') break;
 

@@ -48,8 +48,8 @@ export const dnsOperations = [
     precheck(_deps, { domain }) {
       normalizeDomain(domain, { field: 'domain', allowUnderscore: false, minLabels: 2 });
     },
-    async run(deps, { domain }) {
-      const result = await deps.whois.lookup(domain);
+    async run(deps, { domain }, { signal }) {
+      const result = await deps.whois.lookup(domain, signal);
       const state = result.registered === null ? 'registration unknown' : result.registered ? 'registered' : 'not registered';
       return { data: result, message: `${result.domain}: ${state}` };
     },

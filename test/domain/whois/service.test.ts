@@ -276,3 +276,56 @@ describe('input and policy', () => {
     assert.equal(iana.queries.length, 0);
   });
 });
+
+describe('cancellation', () => {
+  // Hops that would wait far longer than the test may run: only the abort can end them.
+  const patient = { hopTimeoutMs: 600_000, totalTimeoutMs: 600_000 };
+
+  /** A server that accepts the query and never answers; `asked` settles when the query came. */
+  async function silentServer(): Promise<{ server: WhoisFixture; asked: Promise<void> }> {
+    const server = await startWhoisServer();
+    const asked = new Promise<void>((resolve) =>
+      server.reply('*', () => {
+        resolve();
+        return { silent: true };
+      }),
+    );
+    return { server, asked };
+  }
+
+  test('an abort while a referred-to server is silent closes its socket at once and rejects with the reason', { timeout: 30_000 }, async (t) => {
+    const { server: silent, asked } = await silentServer();
+    t.after(() => silent.close());
+    registry.reply('cancel.com', sample('com-verisign.txt', { 'EXAMPLE.COM': 'CANCEL.COM', 'whois.example-registrar.com': silent.address }));
+    const abort = new AbortController();
+    const lookup = service(patient).lookup('cancel.com', abort.signal);
+    await asked;
+    const closed = silent.allClosed();
+    const reason = new Error('job cancelled');
+    abort.abort(reason);
+    await assert.rejects(lookup, (err) => err === reason);
+    await closed;
+    assert.deepEqual(silent.queries, ['cancel.com']);
+  });
+
+  test('an abort while the first server is silent: the same, and no referral is followed', { timeout: 30_000 }, async (t) => {
+    const { server: silent, asked } = await silentServer();
+    t.after(() => silent.close());
+    clearQueries();
+    const abort = new AbortController();
+    const lookup = service({ ...patient, server: silent.server }).lookup('example.com', abort.signal);
+    await asked;
+    const closed = silent.allClosed();
+    abort.abort(new Error('client gone'));
+    await assert.rejects(lookup, /client gone/);
+    await closed;
+    assert.equal(registry.queries.length, 0);
+  });
+
+  test('a signal aborted before the lookup: no server is asked', async () => {
+    clearQueries();
+    const reason = new Error('already cancelled');
+    await assert.rejects(service().lookup('example.com', AbortSignal.abort(reason)), (err) => err === reason);
+    assert.equal(iana.queries.length, 0);
+  });
+});
