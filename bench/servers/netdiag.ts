@@ -22,6 +22,7 @@ class UnboundedLimits implements RateLimiter {
   private readonly inner = new MemoryRateLimiter();
   consume: RateLimiter['consume'] = (key, _limits, now) => this.inner.consume(key, BIG, now);
   peek: RateLimiter['peek'] = (key, _limits, now) => this.inner.peek(key, BIG, now);
+  refund = (key: string, now: number) => this.inner.refund(key, now);
   close = () => this.inner.close();
 }
 const BIG = { minute: 1e12, hour: 1e12, day: 1e12 };
@@ -31,6 +32,8 @@ class UnboundedRedis implements RateLimiter {
   constructor(private readonly inner: RedisRateLimiter) {}
   consume: RateLimiter['consume'] = (key, _limits, now) => this.inner.consume(key, BIG, now);
   peek: RateLimiter['peek'] = (key, _limits, now) => this.inner.peek(key, BIG, now);
+  /** As the real one has (an early consume, made before its token's check, is taken back with it). */
+  refund = (key: string, now: number) => this.inner.refund(key, now);
   close = () => this.inner.close();
 }
 

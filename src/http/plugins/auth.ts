@@ -61,6 +61,9 @@ export function accountKey(id: number): string {
   return key;
 }
 
+/** `Authorization` values whose account is remembered for an early consume (see admitEarly); beyond this the memory is dropped. */
+const PRESUMED_MAX_ENTRIES = 10_000;
+
 /** No recorded usage: an anonymous client's key, which nothing records. */
 const NO_CALLS = { minute: 0, hour: 0, day: 0 } as const;
 
@@ -273,20 +276,92 @@ export function registerAccess(
     else done(err as Error);
   };
 
+  /**
+   * The account each `Authorization` value last authenticated as, when that took a wait (on
+   * PostgreSQL every check does: the auth cache's fence). Only a guess, for `admitEarly`; the
+   * check decides. A refusal forgets the value, so a revoked token is guessed at most once more.
+   */
+  const presumed = new Map<string, Account>();
+  const presume = (header: string, account: Account): void => {
+    if (presumed.size >= PRESUMED_MAX_ENTRIES && !presumed.has(header)) presumed.clear();
+    presumed.set(header, account);
+  };
+
+  /**
+   * Takes back a consume that was made before its request's token was checked, once the check
+   * did not confirm it: a refused token is never a call.
+   */
+  const giveBack = (decision: MaybePromise<Decision>, key: string, now: number): void => {
+    whenReady(
+      decision,
+      (d) => {
+        if (d.allowed) void Promise.resolve(limiter!.refund!(key, now)).catch(() => undefined);
+      },
+      () => undefined,
+    );
+  };
+
+  /**
+   * A token whose check waits (the PostgreSQL fence) and that authenticated before: its account's
+   * consume is sent at the same time as the check instead of after it, one round trip fewer per
+   * request. The check still decides. Its decision is used only when the check confirms the same
+   * account on the same plan; otherwise the consume is given back (refunded if it was admitted)
+   * and the request goes on as it would have: refused down the anonymous path, or consumed again
+   * with the account and plan the check found. Until the check answers, a token revoked a moment
+   * ago holds a place in its account's windows, which the refund frees.
+   */
+  const admitEarly = (request: FastifyRequest, reply: FastifyReply, auth: Promise<Authenticated>, header: string, guess: Account, done: HookDone): void => {
+    const policy = policyOf(planLimits(guess.plan));
+    const key = accountKey(guess.id);
+    const now = request.receivedAt;
+    let early: MaybePromise<Decision>;
+    try {
+      early = limiter!.consume(key, policy.limits, now);
+    } catch (err) {
+      early = Promise.reject(err as Error);
+    }
+    // Settled before the check may be: never an unhandled rejection (the check's outcome handles it).
+    if (isPromise(early)) early.catch(() => undefined);
+    whenReady(
+      auth,
+      (a) => {
+        presume(header, a.account);
+        if (a.account.id === guess.id && a.account.plan === guess.plan) {
+          return whenReady(early, (d) => decided(request, reply, a, policy, d, done), done);
+        }
+        giveBack(early, key, now);
+        admit(request, reply, a, done);
+      },
+      (err: unknown) => {
+        presumed.delete(header);
+        giveBack(early, key, now);
+        refused(request, reply, err, done);
+      },
+    );
+  };
+
   // Callback hooks: with a cached token and the in-process limiter nothing here waits, and a
   // request then costs no promise at all (an async hook costs several, on every request).
   const verify = (request: FastifyRequest, reply: FastifyReply, done: HookDone, admitWith: typeof admit = admit): void => {
+    const header = request.headers.authorization;
     let auth: MaybePromise<Authenticated>;
     try {
-      auth = deps.accounts.verify(request.headers.authorization, request.receivedAt);
+      auth = deps.accounts.verify(header, request.receivedAt);
     } catch (err) {
       return refused(request, reply, err, done);
     }
     // A cached token is answered at once: straight on, with no closures made for a promise.
     if (!isPromise(auth)) return admitWith(request, reply, auth, done);
+    // Only what can be taken back is counted before the check.
+    const canGuess = header !== undefined && admitWith === admit && limiter?.refund !== undefined;
+    const guess = canGuess ? presumed.get(header) : undefined;
+    if (guess) return admitEarly(request, reply, auth, header!, guess, done);
     whenReady(
       auth,
-      (a) => admitWith(request, reply, a, done),
+      (a) => {
+        if (canGuess) presume(header!, a.account);
+        admitWith(request, reply, a, done);
+      },
       (err) => refused(request, reply, err, done),
     );
   };

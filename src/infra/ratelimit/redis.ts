@@ -158,7 +158,7 @@ export class RedisRateLimiter implements RateLimiter {
   /** After Redis came back: keys whose windows were raised to the recorded usage, until `resyncUntil`. */
   private resynced = new Set<string>();
   private resyncUntil = -Infinity;
-  /** Consumes waiting for the end of this turn, by key. */
+  /** Consumes waiting for this turn's check phase, by key. */
   private batches = new Map<string, ConsumeBatch[]>();
   private flushScheduled = false;
   private readonly flushSoon = () => this.flushBatches();
@@ -330,9 +330,10 @@ export class RedisRateLimiter implements RateLimiter {
     batch.rejects.push(reject);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      // After this turn's promise continuations: every request that a single reply (the auth
-      // fence's) let through joins one batch. ioredis then pipelines the turn's calls in one write.
-      process.nextTick(this.flushSoon);
+      // In the check phase, as the auth fence is sent: every request read in this turn (whose
+      // consume starts alongside its fence) and every one a single reply let through joins one
+      // batch. ioredis then pipelines the batches' calls in one write.
+      setImmediate(this.flushSoon);
     }
   }
 
