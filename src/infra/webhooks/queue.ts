@@ -3,9 +3,10 @@
  * lease and attempted here. Every instance (and worker) sharing the database runs one; the
  * lease makes each attempt one instance's, and a delivery whose instance died is claimed again
  * once its lease lapses. Nothing is held in memory that a restart would lose. Every
- * WEBHOOK_SWEEP_MS (and at start) it also queues the events of recently finished jobs that have
- * none (the enqueue after a job finished failed, or its process died first): every event is queued
- * at least once, and still only once (one row per job).
+ * WEBHOOK_SWEEP_MS (and at start) it also queues the events of jobs finished within
+ * WEBHOOK_SWEEP_WINDOW_MS that have none (the enqueue after the job finished failed, or its
+ * process died first): such an event is queued late rather than never, and still once (one row
+ * per job).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
