@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { Static } from 'typebox';
 import { planLimits } from '../../domain/accounts/plans.js';
 import type { JobService } from '../../domain/jobs/service.js';
@@ -10,6 +10,7 @@ import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { AppError, ConflictError, RateLimitError } from '../../errors.js';
 import { accountOf } from '../plugins/auth.js';
+import { errorResponseOf } from '../plugins/errors.js';
 import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobParams, JobView as JobViewSchema } from '../schemas/jobs.js';
@@ -91,33 +92,54 @@ function resumeAfter(header: string | undefined): number {
 /**
  * Items as they complete, then the finished job, as NDJSON lines or SSE events. It reads the
  * database (another process may be running the job) and is woken at once by this one's writes.
+ * A read that fails mid-stream (the database went away) ends it with a last line saying so,
+ * `{"error": <the error body a request would get>}` (SSE: an `error` event with that data),
+ * instead of a connection cut without a word; an SSE client reconnects and resumes by its id.
  */
-async function* streamLines(jobs: JobService, accountId: number, id: string, after: number, kind: StreamKind, signal: AbortSignal): AsyncGenerator<string> {
+async function* streamLines(
+  jobs: JobService,
+  accountId: number,
+  id: string,
+  after: number,
+  kind: StreamKind,
+  signal: AbortSignal,
+  log: FastifyBaseLogger,
+): AsyncGenerator<string> {
   if (kind === 'sse') yield 'retry: 1000\n\n';
-  while (!signal.aborted) {
-    // Listening before reading: a change made while we read wakes the next turn at once.
-    const changed = jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
-    // The job's status first: when it is finished, every item is already written.
-    const row = await jobs.find(accountId, id);
-    if (!row) return;
-    for (;;) {
-      const items = await jobs.items(id, after);
-      // One write per page, not per item: a 1000-port scan is a thousand lines.
-      let chunk = '';
-      for (const it of items) {
-        const line = `{"seq":${it.seq},"index":${it.index},"item":${it.item}}`;
-        chunk += kind === 'sse' ? `id: ${it.seq}\nevent: item\ndata: ${line}\n\n` : `${line}\n`;
-        after = it.seq;
+  try {
+    while (!signal.aborted) {
+      // Listening before reading: a change made while we read wakes the next turn at once.
+      const changed = jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
+      // The job's status first: when it is finished, every item is already written.
+      const row = await jobs.find(accountId, id);
+      if (!row) return;
+      for (;;) {
+        const items = await jobs.items(id, after);
+        // One write per page, not per item: a 1000-port scan is a thousand lines.
+        let chunk = '';
+        for (const it of items) {
+          const line = `{"seq":${it.seq},"index":${it.index},"item":${it.item}}`;
+          chunk += kind === 'sse' ? `id: ${it.seq}\nevent: item\ndata: ${line}\n\n` : `${line}\n`;
+          after = it.seq;
+        }
+        if (chunk !== '') yield chunk;
+        if (items.length === 0 || signal.aborted) break;
       }
-      if (chunk !== '') yield chunk;
-      if (items.length === 0 || signal.aborted) break;
+      if (FINISHED_STATUSES.has(row.status)) {
+        const job = JSON.stringify(await jobs.view(row));
+        yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
+        return;
+      }
+      await changed;
     }
-    if (FINISHED_STATUSES.has(row.status)) {
-      const job = JSON.stringify(await jobs.view(row));
-      yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
-      return;
-    }
-    await changed;
+  } catch (err) {
+    // Nobody is left to tell when the client has gone or the server is closing.
+    if (signal.aborted) return;
+    const { status, body } = errorResponseOf(err);
+    // As the error handler does: our own fault is logged, a database outage is not (per stream).
+    if (status === 500) log.error({ err }, 'job stream: unhandled error; the stream ended with an error line');
+    const data = JSON.stringify({ error: body });
+    yield kind === 'sse' ? `event: error\ndata: ${data}\n\n` : `${data}\n`;
   }
 }
 
@@ -190,7 +212,7 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
     };
     reply.raw.writeHead(200, headers);
     reply.raw.flushHeaders();
-    pipeline(Readable.from(streamLines(jobs, accountId, id, after, kind, abort.signal), { objectMode: false }), reply.raw).then(end, end);
+    pipeline(Readable.from(streamLines(jobs, accountId, id, after, kind, abort.signal, reply.log), { objectMode: false }), reply.raw).then(end, end);
     return reply;
   };
 

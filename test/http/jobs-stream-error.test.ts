@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { AccountService } from '../../src/domain/accounts/service.js';
+import type { JobView } from '../../src/domain/jobs/types.js';
+import { DATABASE_UNAVAILABLE_MESSAGE } from '../../src/http/plugins/errors.js';
+import { DATABASE_RETRY_AFTER_S, DatabaseUnavailableError } from '../../src/infra/store/pg-availability.js';
+import { openSqliteStore } from '../../src/infra/store/sqlite.js';
+import type { Store } from '../../src/infra/store/store.js';
+import { tempDir } from '../helpers/build.js';
+import { POLL_MAX_STEPS, POLL_STEP_MS, closedPort } from '../infra/net/fixtures/connect-spy.js';
+
+/**
+ * A job's stream cut by the database going away: it ends with a last line saying so, the error
+ * body a request would get then (API.md: 503 service_unavailable), and the response ends
+ * cleanly. SQLite never goes away by itself: a wrapper of its job store fails on cue.
+ */
+
+const UNAVAILABLE = {
+  success: false,
+  error: 'service_unavailable',
+  message: DATABASE_UNAVAILABLE_MESSAGE,
+  details: { retry_after_s: DATABASE_RETRY_AFTER_S },
+};
+
+interface Running {
+  url: string;
+  token: string;
+  jobId: string;
+  /** From now on, the stream's first read of items answers and every later one fails as an unreachable database does. */
+  failAfterOneRead(): void;
+}
+
+/** An app whose job store can be told to fail, with a finished two-port scan (two items) in it. */
+async function start(t: TestContext): Promise<Running> {
+  const real = await openSqliteStore(join(tempDir(t), 'netdiag.db'));
+  let readsLeft = Infinity;
+  const store: Store = {
+    ...real,
+    jobs: {
+      ...real.jobs,
+      async items(jobId, afterSeq, limit) {
+        if (readsLeft-- <= 0) throw new DatabaseUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+        return real.jobs.items(jobId, afterSeq, limit);
+      },
+    },
+  };
+  const { token } = await new AccountService(store).createAccount({ email: 'a@example.com', name: 'A', plan: 'enterprise' });
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
+  const app = await buildApp({ config, store, logger: false });
+  t.after(async () => {
+    await app.close();
+    await real.close();
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const ports = [await closedPort('127.0.0.1'), await closedPort('127.0.0.1')];
+  const res = await fetch(`${url}/api/port/scan-range`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', prefer: 'respond-async' },
+    body: JSON.stringify({ host: '127.0.0.1', ports, timeout: 2 }),
+  });
+  assert.equal(res.status, 202);
+  const jobId = ((await res.json()) as { data: JobView }).data.id;
+  let status: string | undefined;
+  for (let i = 0; i < POLL_MAX_STEPS && status !== 'succeeded'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_STEP_MS));
+    status = (await real.jobs.find(jobId))?.status;
+  }
+  assert.equal(status, 'succeeded');
+  return { url, token, jobId, failAfterOneRead: () => (readsLeft = 1) };
+}
+
+test('NDJSON: the database failing mid-stream ends it with an {"error": ...} line, the 503 body, and the response ends', async (t) => {
+  const s = await start(t);
+  s.failAfterOneRead();
+  const res = await fetch(`${s.url}/api/jobs/${s.jobId}`, { headers: { authorization: `Bearer ${s.token}`, accept: 'application/x-ndjson' } });
+  assert.equal(res.status, 200);
+  // text() rejects when the connection is cut instead of the response ending.
+  const lines = (await res.text()).split('\n');
+  assert.equal(lines.pop(), '', 'the last line is complete');
+  assert.deepEqual(lines.slice(0, -1).map((l) => (JSON.parse(l) as { seq: number }).seq), [1, 2], 'the items read before the failure');
+  assert.deepEqual(JSON.parse(lines.at(-1)!), { error: UNAVAILABLE });
+});
+
+test('SSE: the same, as an error event after the items', async (t) => {
+  const s = await start(t);
+  s.failAfterOneRead();
+  const res = await fetch(`${s.url}/api/jobs/${s.jobId}`, { headers: { authorization: `Bearer ${s.token}`, accept: 'text/event-stream' } });
+  assert.equal(res.status, 200);
+  const events = (await res.text()).split('\n\n');
+  assert.equal(events.pop(), '', 'the last event is complete');
+  assert.deepEqual(
+    events.map((e) => /^event: (\w+)$/m.exec(e)?.[1] ?? e),
+    ['retry: 1000', 'item', 'item', 'error'],
+  );
+  assert.equal(events.at(-1), `event: error\ndata: ${JSON.stringify({ error: UNAVAILABLE })}`);
+});
+
+test('without a failure the stream still ends with the finished job (the wrapper itself changes nothing)', async (t) => {
+  const s = await start(t);
+  const res = await fetch(`${s.url}/api/jobs/${s.jobId}`, { headers: { authorization: `Bearer ${s.token}`, accept: 'application/x-ndjson' } });
+  const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(lines.length, 3);
+  assert.equal((lines.at(-1) as unknown as JobView).status, 'succeeded');
+});
