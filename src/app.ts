@@ -209,6 +209,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onError: (err, what) => app.log.error({ err }, what),
   });
   routeDeps.jobs = jobs;
+  // Events queued after the fact (the webhook sweep) show the job exactly as the API does.
+  webhooks.delivery.viewOf = (row) => jobs.view(row);
   app.addHook('onReady', async () => jobs.start());
   app.addHook('onClose', async () => jobs.close());
   if (deps.recordUsage !== false) registerUsageRecording(app, recorder);

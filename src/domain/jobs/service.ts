@@ -102,6 +102,22 @@ function decodeCursor(cursor: string): { created_at: string; id: string } {
   return { created_at: createdAt, id };
 }
 
+/** A job row as the API shows it, with its `result` (parsed, or the items so far), without webhook attempts. */
+export function jobViewOf(row: JobRecord, result: unknown): JobView {
+  return {
+    id: row.id,
+    endpoint: row.endpoint,
+    status: row.status,
+    progress: { done: row.progress_done, total: row.progress_total },
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    result,
+    error: row.error === null ? null : (JSON.parse(row.error) as JobError),
+    webhook_url: row.webhook_url,
+  };
+}
+
 export class JobService implements JobRunner {
   readonly #d: JobServiceDeps;
   readonly #clock: () => Date;
@@ -237,18 +253,7 @@ export class JobService implements JobRunner {
       const items = await this.#d.repo.items(row.id, 0, JOB_ITEMS_PAGE);
       result = items.sort((a, b) => a.index - b.index).map((i) => JSON.parse(i.item) as unknown);
     }
-    const view: JobView = {
-      id: row.id,
-      endpoint: row.endpoint,
-      status: row.status,
-      progress: { done: row.progress_done, total: row.progress_total },
-      created_at: row.created_at,
-      started_at: row.started_at,
-      finished_at: row.finished_at,
-      result,
-      error: row.error === null ? null : (JSON.parse(row.error) as JobError),
-      webhook_url: row.webhook_url,
-    };
+    const view = jobViewOf(row, result);
     if (row.webhook_url !== null && this.#d.webhooks) {
       const attempts = await this.#d.webhooks.attemptsOf(row.id);
       if (attempts.length > 0) view.webhook_deliveries = attempts;

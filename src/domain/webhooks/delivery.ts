@@ -6,8 +6,8 @@
  * The queue that runs attempts is infra/webhooks/queue.ts.
  */
 import type { Clock } from '../accounts/service.js';
-import { JOB_ITEMS_PAGE } from '../jobs/service.js';
-import type { JobError, JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
+import { JOB_ITEMS_PAGE, jobViewOf } from '../jobs/service.js';
+import type { JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
 import { ValidationError } from '../../errors.js';
 import type { JobRecord } from '../../infra/store/jobs.js';
 import type { Store } from '../../infra/store/store.js';
@@ -119,18 +119,7 @@ export function rowView(store: Store): (row: JobRecord) => Promise<JobView> {
       const items = await store.jobs.items(row.id, 0, JOB_ITEMS_PAGE);
       if (items.length > 0) result = items.sort((a, b) => a.index - b.index).map((i) => JSON.parse(i.item) as unknown);
     }
-    return {
-      id: row.id,
-      endpoint: row.endpoint,
-      status: row.status,
-      progress: { done: row.progress_done, total: row.progress_total },
-      created_at: row.created_at,
-      started_at: row.started_at,
-      finished_at: row.finished_at,
-      result,
-      error: row.error === null ? null : (JSON.parse(row.error) as JobError),
-      webhook_url: row.webhook_url,
-    };
+    return jobViewOf(row, result);
   };
 }
 
