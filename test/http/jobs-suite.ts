@@ -193,6 +193,8 @@ export function jobEngineSuite(engine: JobEngine): void {
       const sync = (await (await s.api('/api/dns/lookup-bulk', { json: { domains, type: 'A' } })).json()) as Ok<Array<Record<string, unknown>>>;
       const shape = (r: unknown) => (r as Array<Record<string, unknown>>).map(({ domain, type, status, records }) => ({ domain, type, status, records }));
       assert.deepEqual(shape(last.result), shape(sync.data));
+      // The stream's last line is the job as GET shows it.
+      assert.deepEqual(last, ((await (await s.api(`/api/jobs/${job.id}`)).json()) as Ok<JobView>).data);
 
       const resumed = await s.api(`/api/jobs/${job.id}`, { headers: { accept: 'text/event-stream', 'last-event-id': '2' } });
       const again = (await resumed.text()).split('\n\n').filter((e) => e.includes('event: item'));

@@ -237,11 +237,22 @@ export class JobService implements JobRunner {
 
   #finished(view: JobView, accountId: number): void {
     this.#changed(view.id);
+    if (view.webhook_url === null) return;
     try {
       this.#d.events?.finished(view, accountId);
     } catch (err) {
       this.#d.onError?.(err, 'job finished event');
     }
+  }
+
+  /**
+   * `view` as JSON text, for a stream's last line: a finished job's result goes in as stored
+   * (the synchronous answer's text), not parsed to be written again.
+   */
+  async viewText(row: JobRecord): Promise<string> {
+    if (row.result === null) return JSON.stringify(await this.view(row));
+    const { result: _stored, ...rest } = await this.view({ ...row, result: 'null' });
+    return `${JSON.stringify(rest).slice(0, -1)},"result":${row.result}}`;
   }
 
   /** The job as the API shows it. */
@@ -278,7 +289,10 @@ export class JobService implements JobRunner {
         finished_at: this.#clock().toISOString(),
         progress_done: done,
       });
-      if (ok) this.#finished(await this.view((await repo.find(job.id))!), job.account_id);
+      if (!ok) return;
+      // Only a job with a webhook has an event to build its view for (a 1000-item result read back and parsed).
+      if (job.webhook_url === null) this.#changed(job.id);
+      else this.#finished(await this.view((await repo.find(job.id))!), job.account_id);
     };
     if (!op) return finish({ error: this.#d.errorBody(new Error(`no operation ${job.endpoint}`)) }, 0);
 

@@ -45,7 +45,7 @@ export interface JobView {
 
 export type JobEventType = 'job.succeeded' | 'job.failed' | 'job.cancelled';
 
-/** Told by the job engine, once per job, when it reaches a finished status. */
+/** Told by the job engine, once per job that has a webhook URL, when it reaches a finished status. */
 export interface JobEvents {
   /**
    * May return a promise that resolves once the event is durable (webhooks: the delivery is in

@@ -126,7 +126,7 @@ async function* streamLines(
         if (items.length === 0 || signal.aborted) break;
       }
       if (FINISHED_STATUSES.has(row.status)) {
-        const job = JSON.stringify(await jobs.view(row));
+        const job = await jobs.viewText(row);
         yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
         return;
       }
