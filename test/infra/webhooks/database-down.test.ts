@@ -17,6 +17,15 @@ import { startReceiver, status } from './receiver.js';
 import { finishedJob, finishedRow, waitFor } from './suite.js';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+
+/** Makes the repository's `names` reject while `down()` says so, as a database that is away would. */
+function failWhile(repository: WebhookDeliveryRepository, names: readonly (keyof WebhookDeliveryRepository)[], down: () => boolean): void {
+  const repo = repository as unknown as Record<keyof WebhookDeliveryRepository, (...args: unknown[]) => Promise<unknown>>;
+  for (const name of names) {
+    const real = repo[name].bind(repo);
+    repo[name] = (...args: unknown[]) => (down() ? Promise.reject(new Error('database is down')) : real(...args));
+  }
+}
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
 
 test('the queue survives a database that is down (claims and completions fail) and delivers once it is back', async (t) => {
@@ -26,11 +35,7 @@ test('the queue survives a database that is down (claims and completions fail) a
   const receiver = await startReceiver(status(200));
   // The repository's every call fails while `down`.
   let down = false;
-  const repo = store.webhookDeliveries as unknown as Record<keyof WebhookDeliveryRepository, (...args: unknown[]) => Promise<unknown>>;
-  for (const name of ['claim', 'complete', 'release', 'purge'] as const) {
-    const real = repo[name].bind(repo);
-    repo[name] = (...args: unknown[]) => (down ? Promise.reject(new Error('database is down')) : real(...args));
-  }
+  failWhile(store.webhookDeliveries, ['claim', 'complete', 'release', 'purge'], () => down);
   const errors: unknown[] = [];
   const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
   const w = createWebhooks({
@@ -61,9 +66,10 @@ test('the queue survives a database that is down (claims and completions fail) a
   // Down between the send and its record: the attempt is lost, and sent again once the lease lapses.
   const second = finishedJob(receiver.url);
   let sentOnce = false;
-  const realClaim = repo.claim;
-  repo.claim = async (...args: unknown[]) => {
-    const got = (await realClaim(...args)) as unknown[];
+  const repo = store.webhookDeliveries;
+  const realClaim = repo.claim.bind(repo);
+  repo.claim = async (...args) => {
+    const got = await realClaim(...args);
     if (got.length > 0 && !sentOnce) {
       sentOnce = true;
       down = true;
@@ -84,11 +90,7 @@ test('a job finished while the database failed to queue its event: the sweep fai
   const receiver = await startReceiver(status(200));
   // Queueing and the sweep's look-up fail while `down`; claims still work.
   let down = false;
-  const repo = store.webhookDeliveries as unknown as Record<keyof WebhookDeliveryRepository, (...args: unknown[]) => Promise<unknown>>;
-  for (const name of ['enqueue', 'unqueued'] as const) {
-    const real = repo[name].bind(repo);
-    repo[name] = (...args: unknown[]) => (down ? Promise.reject(new Error('database is down')) : real(...args));
-  }
+  failWhile(store.webhookDeliveries, ['enqueue', 'unqueued'], () => down);
   const errors: unknown[] = [];
   const reported: unknown[] = [];
   const report = withoutRepeats((err) => reported.push(err), 60_000);
