@@ -3,12 +3,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';
+import { freePort } from './helpers/free-port.js';
+import { hasRedisServer, startRedisServer } from './helpers/redis-server.js';
 import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
 import { startReceiver } from './infra/webhooks/receiver.js';
 
@@ -24,17 +25,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function skipReason(): string | false {
   if (!TEST_DATABASE_URL) return 'set TEST_DATABASE_URL (PostgreSQL): workers share a database';
-  if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) return 'needs redis-server (the test starts one of its own)';
+  if (!hasRedisServer) return 'needs redis-server (the test starts one of its own)';
   if (spawnSync('sh', ['-c', 'command -v python3']).status !== 0) return 'needs python3 (listeners that never accept: SYN-dropping ports on loopback)';
   return false;
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 async function waitFor<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string): Promise<T> {
@@ -98,13 +91,8 @@ function startWorker(env: Record<string, string>): { child: ChildProcess; ready:
 test('SIGKILL of the worker running a job: the other worker finishes it, same result shape, the webhook is delivered once', { skip: skipReason(), timeout: 90_000 }, async (t) => {
   const dbUrl = TEST_DATABASE_URL!;
   const redisPort = await freePort();
-  const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  t.after(() => redisServer.kill('SIGKILL'));
+  await startRedisServer(t, redisPort);
   const redisUrl = `redis://127.0.0.1:${redisPort}/0`;
-  const ping = new Redis(redisUrl, { lazyConnect: true, retryStrategy: () => 50 });
-  ping.on('error', () => undefined);
-  await waitFor(() => ping.ping().then(() => true, () => false), (v) => v, 5_000, 'redis-server');
-  ping.disconnect();
 
   const backend = postgresBackend(dbUrl);
   const store = await backend.open();

@@ -1,9 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /** Where Debian puts the PostgreSQL server binaries, one directory per major version. */
 const PG_LIB = '/usr/lib/postgresql';
@@ -23,18 +23,6 @@ export function findPgCtl(): { pgCtl: string } | { missing: string } {
     return { missing: `no "${PG_USER}" system user to run PostgreSQL as` };
   }
   return { pgCtl: join(PG_LIB, versions[0]!, 'bin', 'pg_ctl') };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import net from 'node:net';
 import { test } from 'node:test';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
@@ -9,6 +7,8 @@ import { JobCancelledError } from '../../../src/domain/jobs/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
 import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import { sqliteBackend } from '../store/backends.js';
+import { freePort } from '../../helpers/free-port.js';
+import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
 
 /**
  * Redis unreachable when a job is created (docs/jobs.md): the job is still accepted (202, queued
@@ -17,15 +17,7 @@ import { sqliteBackend } from '../store/backends.js';
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-const noRedis = spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0 ? 'needs redis-server (the test starts one of its own)' : false;
+const noRedis = !hasRedisServer ? 'needs redis-server (the test starts one of its own)' : false;
 
 test('Redis down at job creation: 202 at once, the job waits queued in the database, and runs once Redis is up', { skip: noRedis, timeout: 30_000 }, async (t) => {
   const port = await freePort();
@@ -53,8 +45,7 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   assert.equal((await store.jobs.find(job.id))?.status, 'queued', 'kept queued while Redis is down');
   assert.ok(errors.length > 0, 'the outage is reported to the log');
 
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  t.after(() => redis.kill('SIGKILL'));
+  await startRedisServer(t, port);
   const deadline = Date.now() + 15_000;
   let status = 'queued';
   while (Date.now() < deadline && status !== 'succeeded') {

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import net from 'node:net';
 import { test } from 'node:test';
-import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
@@ -12,6 +9,8 @@ import { createDialer } from '../../../src/infra/net/dialer.js';
 import { hangingConnect, pollUntil } from '../net/fixtures/connect-spy.js';
 import type { Store } from '../../../src/infra/store/store.js';
 import { sqliteBackend } from '../store/backends.js';
+import { freePort } from '../../helpers/free-port.js';
+import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
 
 /**
  * Two processes' worth of apps on one database and one Redis (REDIS_URL: the app builds the
@@ -20,34 +19,22 @@ import { sqliteBackend } from '../store/backends.js';
  * The Redis is a redis-server of this test's own (the queue and slot keys are the defaults).
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const noRedis = spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0 ? 'needs redis-server (the test starts one of its own)' : false;
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const noRedis = !hasRedisServer ? 'needs redis-server (the test starts one of its own)' : false;
 
 test("per-account work in flight holds across BullMQ workers: a free account's third job waits, then runs", { skip: noRedis, timeout: 30_000 }, async (t) => {
   const port = await freePort();
   const redisUrl = `redis://127.0.0.1:${port}/0`;
   const backend = sqliteBackend();
   const stores: Store[] = [];
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  // Torn down in order: the apps, their stores, then Redis (hooks run in the order they were added).
+  // Torn down in order: the apps, their stores, then Redis (its hook is added after this one, and
+  // hooks run in the order they were added).
   const apps: FastifyInstance[] = [];
   t.after(async () => {
     for (const app of apps) await app.close();
     for (const s of stores) await s.close();
     await backend.drop();
-    redis.kill('SIGKILL');
   });
-  const ping = new Redis(redisUrl, { retryStrategy: () => 50 });
-  ping.on('error', () => undefined);
-  for (let i = 0; i < 100 && !(await ping.ping().then(() => true, () => false)); i++) await sleep(50);
-  ping.disconnect();
+  await startRedisServer(t, port);
 
   stores.push(await backend.open(), await backend.open());
   const { token } = await new AccountService(stores[0]!).createAccount({ email: 'f@example.com', name: 'F', plan: 'free' });

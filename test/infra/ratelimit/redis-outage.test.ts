@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from '../../helpers/build.js';
 import { createAccountToken, earlyInMinute } from '../../helpers/accounts-cli.js';
+import { freePort } from '../../helpers/free-port.js';
 import { serve, type Served } from '../../helpers/serve.js';
 import { hasRedisServer, startRedisServer as startRedis } from '../../helpers/redis-server.js';
 import { PLANS } from '../../../src/domain/accounts/plans.js';
@@ -22,17 +22,6 @@ const READY_POLLS = 200;
 const READY_POLL_MS = 50;
 const WARN = 'Redis does not answer';
 const BACK = 'Redis answers again';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function get(s: Served, path: string, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`http://127.0.0.1:${s.port}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
