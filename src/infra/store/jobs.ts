@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { JobStatus } from '../../domain/jobs/types.js';
 import type { DatabaseSchema, JobsTable } from './schema.js';
 
@@ -96,6 +96,10 @@ function asJob(row: Row): JobRecord {
 
 const changed = (r: { numUpdatedRows: bigint } | undefined): boolean => r !== undefined && Number(r.numUpdatedRows) > 0;
 
+/** The job is running on `owner`'s lease: the condition of every write of a run after its claim. */
+const heldBy = (owner: string) => (eb: ExpressionBuilder<DatabaseSchema, 'jobs'>) =>
+  eb.and([eb('status', '=', 'running'), eb('lease_owner', '=', owner)]);
+
 export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
   const find = async (id: string): Promise<JobRecord | undefined> => {
     const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
@@ -181,8 +185,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         .updateTable('jobs')
         .set({ lease_until: leaseUntil })
         .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('lease_owner', '=', owner)
+        .where(heldBy(owner))
         .executeTakeFirst();
       return changed(r);
     },
@@ -192,8 +195,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
           .updateTable('jobs')
           .set({ progress_done: done })
           .where('id', '=', id)
-          .where('status', '=', 'running')
-          .where('lease_owner', '=', owner)
+          .where(heldBy(owner))
           .executeTakeFirst();
         if (!changed(r)) return false;
         if (items.length > 0) {
@@ -210,8 +212,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         .updateTable('jobs')
         .set({ ...outcome, lease_owner: null, lease_until: null })
         .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('lease_owner', '=', owner)
+        .where(heldBy(owner))
         .executeTakeFirst();
       return changed(r);
     },
@@ -220,8 +221,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         .updateTable('jobs')
         .set({ status: 'queued', lease_owner: null, lease_until: null })
         .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('lease_owner', '=', owner)
+        .where(heldBy(owner))
         .executeTakeFirst();
       return changed(r);
     },
