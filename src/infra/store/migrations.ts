@@ -247,6 +247,15 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
   };
 }
 
+/** How many times a migration is asked again after a concurrent schema drop spoiled its catalog read. */
+const MIGRATE_RETRIES = 5;
+/** What PostgreSQL says when a catalog read meets objects dropped meanwhile: no such schema, table, column or object. */
+const DROPPED_MEANWHILE = new Set(['3F000', '42P01', '42703', '42704']);
+
+function isDroppedMeanwhile(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && DROPPED_MEANWHILE.has(String((err as { code?: unknown }).code));
+}
+
 /**
  * Brings the schema to the latest version; a failure names the migration that broke. `schema`
  * (PostgreSQL) is where our tables live: Kysely looks for its migration tables in every schema
@@ -255,7 +264,14 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
  */
 export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  const { error, results } = await new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
+  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
+  let { error, results } = await migrator.migrateToLatest();
+  // Kysely's look for its own tables reads the catalog of every schema; a schema another session
+  // drops meanwhile makes that read fail ("schema … does not exist", "column … does not exist"),
+  // though nothing of ours is missing. The look is read-only and nothing was migrated: ask again.
+  for (let retry = 0; retry < MIGRATE_RETRIES && isDroppedMeanwhile(error) && (results ?? []).length === 0; retry++) {
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
