@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { AccountRepository } from '../store/store.js';
 import type { JobRecord, JobRepository } from '../store/jobs.js';
-import { QueueClosingError, startLeasedRun, type LeasedRun } from './leased-run.js';
-import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobQueue, type JobRunner } from './queue.js';
+import { LeasedRuns, QueueClosingError } from './leased-run.js';
+import type { JobQueue, JobRunner } from './queue.js';
 
 /** The BullMQ queue's name; its keys start with the prefix (default `netdiag:bull`). */
 export const BULLMQ_QUEUE_NAME = 'netdiag-jobs';
@@ -71,14 +69,10 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  */
 export class BullMqJobQueue implements JobQueue {
   readonly #o: BullMqQueueOptions;
-  readonly #leaseMs: number;
-  readonly #renewMs: number;
-  readonly #owner: string;
   readonly #onError: (err: unknown) => void;
-  readonly #cancelReason: () => Error;
+  readonly #runs: LeasedRuns;
   readonly #channel: string;
   readonly #queue: Queue;
-  readonly #running = new Map<string, LeasedRun>();
   /** Refusals in a row per waiting job, for the admit back-off. */
   readonly #refusals = new Map<string, number>();
   /** Every connection this queue opened: BullMQ does not close the ones it is given. */
@@ -92,9 +86,6 @@ export class BullMqJobQueue implements JobQueue {
   constructor(opts: BullMqQueueOptions) {
     if (!Number.isInteger(opts.workers) || opts.workers < 0) throw new RangeError('BullMqJobQueue: workers must be a whole number, 0 or more');
     this.#o = opts;
-    this.#leaseMs = opts.leaseMs ?? JOB_LEASE_MS;
-    this.#renewMs = opts.renewMs ?? JOB_LEASE_RENEW_MS;
-    this.#owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
     // While Redis is down every connection reports each reconnect: one line per message per 10 s.
     const report = opts.onError ?? (() => undefined);
     const lastSeen = new Map<string, number>();
@@ -106,7 +97,7 @@ export class BullMqJobQueue implements JobQueue {
       lastSeen.set(key, now);
       report(err);
     };
-    this.#cancelReason = opts.cancelReason ?? (() => new Error('the job was cancelled'));
+    this.#runs = new LeasedRuns({ repo: opts.repo, onError: this.#onError, leaseMs: opts.leaseMs, renewMs: opts.renewMs, owner: opts.owner, cancelReason: opts.cancelReason });
     const prefix = opts.prefix ?? BULLMQ_PREFIX;
     const name = opts.name ?? BULLMQ_QUEUE_NAME;
     this.#channel = `${prefix}:${name}:cancel`;
@@ -124,11 +115,11 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   get owner(): string {
-    return this.#owner;
+    return this.#runs.owner;
   }
 
   get active(): number {
-    return this.#running.size;
+    return this.#runs.size;
   }
 
   async enqueue(id: string): Promise<void> {
@@ -152,7 +143,7 @@ export class BullMqJobQueue implements JobQueue {
     void this.sweep();
     if (this.#o.workers === 0) return;
     const sub = this.#redis({ maxRetriesPerRequest: null });
-    sub.on('message', (_channel: string, id: string) => this.#running.get(id)?.abort.abort(this.#cancelReason()));
+    sub.on('message', (_channel: string, id: string) => this.#runs.cancel(id));
     sub.subscribe(this.#channel).catch((err: unknown) => this.#onError(err));
     const worker = new Worker(this.#o.name ?? BULLMQ_QUEUE_NAME, (job, token) => this.#process(job, token), {
       connection: this.#redis({ maxRetriesPerRequest: null }),
@@ -172,7 +163,7 @@ export class BullMqJobQueue implements JobQueue {
     if (this.#closed) return 0;
     try {
       const candidates = await this.#o.repo.claimable(Date.now(), 1_000);
-      const ids = candidates.map((c) => c.id).filter((id) => !this.#running.has(id));
+      const ids = candidates.map((c) => c.id).filter((id) => !this.#runs.has(id));
       if (ids.length === 0) return 0;
       // One round trip; ids already waiting, delayed or active are left as they are.
       await withTimeout(
@@ -188,7 +179,7 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   async cancel(id: string): Promise<void> {
-    this.#running.get(id)?.abort.abort(this.#cancelReason());
+    this.#runs.cancel(id);
     // The process running it aborts at once; should this not reach it, its next lease renewal does.
     await withTimeout(this.#pub.publish(this.#channel, id), BULLMQ_ENQUEUE_TIMEOUT_MS, 'cancel').catch((err: unknown) => this.#onError(err));
   }
@@ -197,9 +188,7 @@ export class BullMqJobQueue implements JobQueue {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#sweepTimer);
-    const runs = [...this.#running.values()];
-    for (const r of runs) r.abort.abort(new QueueClosingError());
-    await Promise.allSettled(runs.map((r) => r.done));
+    await this.#runs.close();
     if (this.#worker) {
       // Processors give their jobs back (delayed, due now) before the worker lets go. Not waited
       // for past 2 s: the runs are given back in the database already, and the sweep re-adds them.
@@ -223,7 +212,7 @@ export class BullMqJobQueue implements JobQueue {
     const id = job.id!;
     const runner = this.#runner!;
     if (this.#closed) return this.#later(job, token, Date.now());
-    if (this.#running.has(id)) return;
+    if (this.#runs.has(id)) return;
     const row = await this.#o.repo.find(id);
     // Finished, cancelled or purged: nothing to run.
     if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
@@ -238,10 +227,9 @@ export class BullMqJobQueue implements JobQueue {
       return this.#later(job, token, Date.now() + Math.min(BULLMQ_ADMIT_RETRY_MS * 2 ** refusals, BULLMQ_ADMIT_RETRY_MAX_MS));
     }
     this.#refusals.delete(id);
-    const now = Date.now();
     let claimed: JobRecord | undefined;
     try {
-      claimed = await this.#o.repo.claim(id, this.#owner, now, now + this.#leaseMs, new Date(now).toISOString());
+      claimed = await this.#runs.claim(id);
     } catch (err) {
       release();
       throw err;
@@ -261,17 +249,7 @@ export class BullMqJobQueue implements JobQueue {
 
   /** Runs a claimed job with a renewed lease; the abort reason, or FRESH when it ran to its end. */
   async #run(job: JobRecord, release: () => void): Promise<unknown> {
-    const { abort, done } = startLeasedRun({
-      repo: this.#o.repo,
-      runner: this.#runner!,
-      owner: this.#owner,
-      leaseMs: this.#leaseMs,
-      renewMs: this.#renewMs,
-      job,
-      release,
-      running: this.#running,
-      onError: this.#onError,
-    });
+    const { abort, done } = this.#runs.start(job, this.#runner!, release);
     await done;
     return abort.signal.aborted ? abort.signal.reason : FRESH;
   }

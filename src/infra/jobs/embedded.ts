@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { JobRepository } from '../store/jobs.js';
-import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobQueue, type JobRunner } from './queue.js';
-import { QueueClosingError, startLeasedRun, type LeasedRun } from './leased-run.js';
+import type { JobQueue, JobRunner } from './queue.js';
+import { LeasedRuns } from './leased-run.js';
 
 /** How often the database is asked for jobs nobody told this process about (other instances, lapsed leases, freed slots). */
 export const EMBEDDED_POLL_MS = 1_000;
@@ -32,13 +30,9 @@ export interface EmbeddedQueueOptions {
 export class EmbeddedJobQueue implements JobQueue {
   readonly #repo: JobRepository;
   readonly #workers: number;
-  readonly #leaseMs: number;
-  readonly #renewMs: number;
   readonly #pollMs: number;
-  readonly #owner: string;
   readonly #onError: (err: unknown) => void;
-  readonly #cancelReason: () => Error;
-  readonly #running = new Map<string, LeasedRun>();
+  readonly #runs: LeasedRuns;
   #runner: JobRunner | undefined;
   #timer: NodeJS.Timeout | undefined;
   #pumping = false;
@@ -49,21 +43,18 @@ export class EmbeddedJobQueue implements JobQueue {
     if (!Number.isInteger(opts.workers) || opts.workers < 0) throw new RangeError('EmbeddedJobQueue: workers must be a whole number, 0 or more');
     this.#repo = repo;
     this.#workers = opts.workers;
-    this.#leaseMs = opts.leaseMs ?? JOB_LEASE_MS;
-    this.#renewMs = opts.renewMs ?? JOB_LEASE_RENEW_MS;
     this.#pollMs = opts.pollMs ?? EMBEDDED_POLL_MS;
-    this.#owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
     this.#onError = opts.onError ?? (() => undefined);
-    this.#cancelReason = opts.cancelReason ?? (() => new Error('the job was cancelled'));
+    this.#runs = new LeasedRuns({ repo, onError: this.#onError, leaseMs: opts.leaseMs, renewMs: opts.renewMs, owner: opts.owner, cancelReason: opts.cancelReason });
   }
 
   get owner(): string {
-    return this.#owner;
+    return this.#runs.owner;
   }
 
   /** Jobs running in this process now. */
   get active(): number {
-    return this.#running.size;
+    return this.#runs.size;
   }
 
   async enqueue(): Promise<void> {
@@ -79,15 +70,13 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   async cancel(id: string): Promise<void> {
-    this.#running.get(id)?.abort.abort(this.#cancelReason());
+    this.#runs.cancel(id);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
-    const runs = [...this.#running.values()];
-    for (const r of runs) r.abort.abort(new QueueClosingError());
-    await Promise.allSettled(runs.map((r) => r.done));
+    await this.#runs.close();
   }
 
   #kick(): void {
@@ -104,17 +93,17 @@ export class EmbeddedJobQueue implements JobQueue {
     try {
       do {
         this.#again = false;
-        if (this.#closed || this.#running.size >= this.#workers) break;
+        if (this.#closed || this.#runs.size >= this.#workers) break;
         const candidates = await this.#repo.claimable(Date.now(), EMBEDDED_CANDIDATES);
         for (const c of candidates) {
-          if (this.#closed || this.#running.size >= this.#workers) break;
-          if (this.#running.has(c.id)) continue;
+          if (this.#closed || this.#runs.size >= this.#workers) break;
+          if (this.#runs.has(c.id)) continue;
           const release = await this.#runner!.admit(c);
           if (release === null) continue;
           const now = Date.now();
           let job;
           try {
-            job = await this.#repo.claim(c.id, this.#owner, now, now + this.#leaseMs, new Date(now).toISOString());
+            job = await this.#runs.claim(c.id);
           } catch (err) {
             release();
             throw err;
@@ -134,17 +123,6 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   #launch(job: Parameters<JobRunner['run']>[0], release: () => void): void {
-    startLeasedRun({
-      repo: this.#repo,
-      runner: this.#runner!,
-      owner: this.#owner,
-      leaseMs: this.#leaseMs,
-      renewMs: this.#renewMs,
-      job,
-      release,
-      running: this.#running,
-      onError: this.#onError,
-      after: () => this.#kick(),
-    });
+    this.#runs.start(job, this.#runner!, release, () => this.#kick());
   }
 }

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { JobRecord, JobRepository } from '../store/jobs.js';
-import type { JobRunner } from './queue.js';
+import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobRunner } from './queue.js';
 
 /** Why a run was aborted: the process is closing (its job goes back to the queue). */
 export class QueueClosingError extends Error {
@@ -24,50 +26,95 @@ export interface LeasedRun {
 }
 
 /**
- * Runs a claimed job the way every queue does: its database lease renewed every `renewMs` (a
- * renewal that finds the job no longer ours, cancelled or taken over, aborts the run), its
- * account's slot released at the end, and, when the queue is closing, the job given back to the
- * database so another process takes it at once. The run is in `running` while it lasts.
+ * The runs of one queue in this process, the way every queue does them: a job is claimed in the
+ * database with a lease under this process's owner name, and each claimed job runs with its lease
+ * renewed every `renewMs` (a renewal that finds the job no longer ours, cancelled or taken over,
+ * aborts the run), its account's slot released at the end, and, when the queue is closing, the
+ * job given back to the database so another process takes it at once.
  */
-export function startLeasedRun(o: {
-  repo: JobRepository;
-  runner: JobRunner;
-  owner: string;
-  leaseMs: number;
-  renewMs: number;
-  job: JobRecord;
-  release: () => void;
-  running: Map<string, LeasedRun>;
-  onError: (err: unknown) => void;
-  /** After the run is over and out of `running` (the embedded queue looks for more work). */
-  after?: () => void;
-}): LeasedRun {
-  const abort = new AbortController();
-  const renew = setInterval(() => {
-    o.repo.renew(o.job.id, o.owner, Date.now() + o.leaseMs).then(
-      (held) => {
-        if (!held && !abort.signal.aborted) abort.abort(new LeaseLostError());
-      },
-      (err: unknown) => o.onError(err),
-    );
-  }, o.renewMs);
-  renew.unref();
-  const done = (async () => {
-    try {
-      await o.runner.run(o.job, o.owner, abort.signal);
-    } catch (err) {
-      o.onError(err);
-    } finally {
-      clearInterval(renew);
-      o.release();
-      if (abort.signal.reason instanceof QueueClosingError) {
-        await o.repo.release(o.job.id, o.owner).catch((err: unknown) => o.onError(err));
+export class LeasedRuns {
+  readonly owner: string;
+  readonly #repo: JobRepository;
+  readonly #leaseMs: number;
+  readonly #renewMs: number;
+  readonly #cancelReason: () => Error;
+  readonly #onError: (err: unknown) => void;
+  readonly #running = new Map<string, LeasedRun>();
+
+  constructor(o: {
+    repo: JobRepository;
+    onError: (err: unknown) => void;
+    leaseMs?: number | undefined;
+    renewMs?: number | undefined;
+    /** This process's name in leases; unique per process by default. */
+    owner?: string | undefined;
+    /** The reason a cancelled run is aborted with. */
+    cancelReason?: (() => Error) | undefined;
+  }) {
+    this.#repo = o.repo;
+    this.#onError = o.onError;
+    this.#leaseMs = o.leaseMs ?? JOB_LEASE_MS;
+    this.#renewMs = o.renewMs ?? JOB_LEASE_RENEW_MS;
+    this.owner = o.owner ?? `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+    this.#cancelReason = o.cancelReason ?? (() => new Error('the job was cancelled'));
+  }
+
+  /** Runs in this process now. */
+  get size(): number {
+    return this.#running.size;
+  }
+
+  has(id: string): boolean {
+    return this.#running.has(id);
+  }
+
+  /** Claims the job for this process now; undefined when another claimer was first or it is no longer claimable. */
+  claim(id: string): Promise<JobRecord | undefined> {
+    const now = Date.now();
+    return this.#repo.claim(id, this.owner, now, now + this.#leaseMs, new Date(now).toISOString());
+  }
+
+  /** Runs a claimed job; `after` is called once it is over and no longer counted. */
+  start(job: JobRecord, runner: JobRunner, release: () => void, after?: () => void): LeasedRun {
+    const abort = new AbortController();
+    const renew = setInterval(() => {
+      this.#repo.renew(job.id, this.owner, Date.now() + this.#leaseMs).then(
+        (held) => {
+          if (!held && !abort.signal.aborted) abort.abort(new LeaseLostError());
+        },
+        (err: unknown) => this.#onError(err),
+      );
+    }, this.#renewMs);
+    renew.unref();
+    const done = (async () => {
+      try {
+        await runner.run(job, this.owner, abort.signal);
+      } catch (err) {
+        this.#onError(err);
+      } finally {
+        clearInterval(renew);
+        release();
+        if (abort.signal.reason instanceof QueueClosingError) {
+          await this.#repo.release(job.id, this.owner).catch((err: unknown) => this.#onError(err));
+        }
+        this.#running.delete(job.id);
+        after?.();
       }
-      o.running.delete(o.job.id);
-      o.after?.();
-    }
-  })();
-  const run = { abort, done };
-  o.running.set(o.job.id, run);
-  return run;
+    })();
+    const run = { abort, done };
+    this.#running.set(job.id, run);
+    return run;
+  }
+
+  /** The job was cancelled: its run here, if any, stops at once (its sockets close). */
+  cancel(id: string): void {
+    this.#running.get(id)?.abort.abort(this.#cancelReason());
+  }
+
+  /** Aborts every run as the queue closes (their jobs are given back) and waits for them to end. */
+  async close(): Promise<void> {
+    const runs = [...this.#running.values()];
+    for (const r of runs) r.abort.abort(new QueueClosingError());
+    await Promise.allSettled(runs.map((r) => r.done));
+  }
 }
