@@ -4,13 +4,13 @@
  * lease lapses).
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import type { WebhookDeliveryRepository } from '../../../src/infra/store/webhook-deliveries.js';
-import { createWebhooks } from '../../../src/infra/webhooks/index.js';
+import { createWebhooks, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
 import { withoutRepeats } from '../../../src/repeat-filter.js';
 import { sqliteBackend } from '../store/backends.js';
 import { startReceiver, status } from './receiver.js';
@@ -28,29 +28,31 @@ function failWhile(repository: WebhookDeliveryRepository, names: readonly (keyof
 }
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
 
-test('the queue survives a database that is down (claims and completions fail) and delivers once it is back', async (t) => {
+/**
+ * A webhook queue on a fresh SQLite store with one account and a receiver answering 200, whose
+ * repository calls `failing` reject while `down()` says so; everything closes when the test ends.
+ */
+async function outage(t: TestContext, failing: readonly (keyof WebhookDeliveryRepository)[], down: () => boolean, tuning: WebhookTuning, onError: (err: unknown) => void) {
   const b = sqliteBackend();
   const store = await b.open();
   const { account } = await new AccountService(store).createAccount({ email: 'down@example.com', name: 'Down' });
   const receiver = await startReceiver(status(200));
-  // The repository's every call fails while `down`.
-  let down = false;
-  failWhile(store.webhookDeliveries, ['claim', 'complete', 'release', 'purge'], () => down);
-  const errors: unknown[] = [];
-  const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
-  const w = createWebhooks({
-    store,
-    dialer,
-    secrets: new WebhookSecrets(store),
-    tuning: { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600 },
-    onError: (err) => errors.push(err),
-  });
+  failWhile(store.webhookDeliveries, failing, down);
+  const w = createWebhooks({ store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: new WebhookSecrets(store), tuning, onError });
   t.after(async () => {
     await w.queue.close();
     await receiver.close();
     await store.close();
     await b.drop();
   });
+  return { store, account, receiver, w };
+}
+
+test('the queue survives a database that is down (claims and completions fail) and delivers once it is back', async (t) => {
+  // The repository's every call fails while `down`.
+  let down = false;
+  const errors: unknown[] = [];
+  const { store, account, receiver, w } = await outage(t, ['claim', 'complete', 'release', 'purge'], () => down, { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600 }, (err) => errors.push(err));
 
   // Down before the event is claimed: polls fail and are reported, nothing is sent.
   down = true;
@@ -84,31 +86,14 @@ test('the queue survives a database that is down (claims and completions fail) a
 });
 
 test('a job finished while the database failed to queue its event: the sweep fails quietly meanwhile (one report a minute) and sends the event once it is back', async (t) => {
-  const b = sqliteBackend();
-  const store = await b.open();
-  const { account } = await new AccountService(store).createAccount({ email: 'sweep@example.com', name: 'Sweep' });
-  const receiver = await startReceiver(status(200));
   // Queueing and the sweep's look-up fail while `down`; claims still work.
   let down = false;
-  failWhile(store.webhookDeliveries, ['enqueue', 'unqueued'], () => down);
   const errors: unknown[] = [];
   const reported: unknown[] = [];
   const report = withoutRepeats((err) => reported.push(err), 60_000);
-  const w = createWebhooks({
-    store,
-    dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }),
-    secrets: new WebhookSecrets(store),
-    tuning: { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600, sweepMs: 30, sweepGraceMs: 0 },
-    onError: (err) => {
-      errors.push(err);
-      report(err);
-    },
-  });
-  t.after(async () => {
-    await w.queue.close();
-    await receiver.close();
-    await store.close();
-    await b.drop();
+  const { store, account, receiver, w } = await outage(t, ['enqueue', 'unqueued'], () => down, { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600, sweepMs: 30, sweepGraceMs: 0 }, (err) => {
+    errors.push(err);
+    report(err);
   });
 
   down = true;
