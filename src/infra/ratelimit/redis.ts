@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from './limiter.js';
 import { MemoryRateLimiter, type WindowSeed } from './memory.js';
+import { inNextCheckPhase } from '../../runtime/turns.js';
 
 /** Every key of this service starts with this, so one Redis can serve other things too. */
 export const REDIS_KEY_PREFIX = 'netdiag:rl:';
@@ -158,7 +159,7 @@ export class RedisRateLimiter implements RateLimiter {
   /** After Redis came back: keys whose windows were raised to the recorded usage, until `resyncUntil`. */
   private resynced = new Set<string>();
   private resyncUntil = -Infinity;
-  /** Consumes waiting for this turn's check phase, by key. */
+  /** Consumes waiting to be sent, by key. */
   private batches = new Map<string, ConsumeBatch[]>();
   private flushScheduled = false;
   private readonly flushSoon = () => this.flushBatches();
@@ -330,10 +331,10 @@ export class RedisRateLimiter implements RateLimiter {
     batch.rejects.push(reject);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      // In the check phase, as the auth fence is sent: every request read in this turn (whose
-      // consume starts alongside its fence) and every one a single reply let through joins one
-      // batch. ioredis then pipelines the batches' calls in one write.
-      setImmediate(this.flushSoon);
+      // In the next turn's check phase, as the auth fence is sent: every request read in this
+      // turn and the next (whose consume starts alongside its fence) and every one a single reply
+      // let through joins one batch. ioredis then pipelines the batches' calls in one write.
+      inNextCheckPhase(this.flushSoon);
     }
   }
 
