@@ -58,7 +58,9 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   async enqueue(): Promise<void> {
-    this.#kick();
+    // On a timer, not at once: the run's first turn (a scan opens hundreds of sockets in it)
+    // comes after the creating request's 202 has been written, not before.
+    setTimeout(() => this.#kick(), 0);
   }
 
   start(runner: JobRunner): void {
