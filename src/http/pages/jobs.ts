@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { JOB_STATUSES, type JobStatus, type JobView } from '../../domain/jobs/types.js';
+import { ValidationError } from '../../errors.js';
 import type { PageDeps } from './deps.js';
 import { pageTime, render } from './render.js';
 
@@ -49,12 +50,14 @@ export async function jobPages(app: FastifyInstance, deps: PageDeps): Promise<vo
   const list = async (request: FastifyRequest, reply: FastifyReply, notice?: { kind: 'ok' | 'error'; text: string }) => {
     const query = request.query as { status?: unknown; cursor?: unknown };
     const status = typeof query.status === 'string' && STATUS_FILTER.has(query.status) ? (query.status as JobStatus) : undefined;
-    const cursor = typeof query.cursor === 'string' && query.cursor.length <= 200 ? query.cursor : undefined;
+    const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
     let page;
     try {
       page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE, cursor });
-    } catch {
-      // A cursor that is not one of ours: the first page.
+    } catch (err) {
+      // A cursor that is not one of ours (the service bounds and checks it): the first page.
+      // Anything else (the database away) is the pages' error handler's.
+      if (!(err instanceof ValidationError)) throw err;
       page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE });
     }
     const next = page.next_cursor === null ? null : `/jobs?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor })}`;
@@ -74,8 +77,8 @@ export async function jobPages(app: FastifyInstance, deps: PageDeps): Promise<vo
 
   app.post('/jobs/:id/cancel', { preHandler: app.csrfProtection }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    // The service treats an id of another account, or a malformed one, as unknown.
-    const outcome = id.length <= 100 ? await jobs.cancel(request.viewer!.account.id, id) : undefined;
+    // The service treats an id of another account, or a malformed one, as unknown (no query).
+    const outcome = await jobs.cancel(request.viewer!.account.id, id);
     if (outcome === undefined) {
       reply.code(404);
       return render(request, reply, 'error.eta', { title: 'No such job', status: 404, message: 'This account has no job with that id; it may have been removed after its time to live.' });
