@@ -100,6 +100,16 @@ interface Setup {
   receiver(answer: Answer, tls?: boolean): Promise<Receiver>;
 }
 
+/** A job's event sent to `r` (under a 300 ms timeout, no retries): its one attempt got no answer and was cut then. */
+async function assertCutAtTimeout(s: Setup, r: Receiver): Promise<void> {
+  const job = finishedJob(r.url);
+  await s.delivery.finished(job, s.accountId);
+  const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+  assert.equal(a!.status, null);
+  assert.equal(a!.error, 'no answer within 300 ms');
+  assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
+}
+
 /** A store of the backend, an account, a dialer (loopback allowed unless `allow: false`) with a spy, and started webhooks. */
 async function setup(t: TestContext, backend: () => Backend, opts: { allow?: boolean; tuning?: WebhookTuning; start?: boolean } = {}): Promise<Setup & { b: Backend }> {
   const b = backend();
@@ -252,12 +262,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
   test(`${name}: a receiver that never answers is cut at the timeout`, async (t) => {
     const s = await setup(t, backend, { tuning: { timeoutMs: 300, retryDelaysMs: [] } });
     const r = await s.receiver(() => undefined);
-    const job = finishedJob(r.url);
-    await s.delivery.finished(job, s.accountId);
-    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
-    assert.equal(a!.status, null);
-    assert.equal(a!.error, 'no answer within 300 ms');
-    assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
+    await assertCutAtTimeout(s, r);
     assert.equal(r.received.length, 1);
   });
 
@@ -271,12 +276,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
       let n = 0;
       timers.push(setInterval(() => socket.writable && socket.write(`x-slow-${n++}: 1\r\n`), 50));
     });
-    const job = finishedJob(r.url);
-    await s.delivery.finished(job, s.accountId);
-    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
-    assert.equal(a!.status, null);
-    assert.equal(a!.error, 'no answer within 300 ms');
-    assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
+    await assertCutAtTimeout(s, r);
   });
 
   test(`${name}: a huge answer is not read: the socket is dropped after a few KiB`, async (t) => {
