@@ -9,6 +9,8 @@ import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import { openPostgresStore } from '../src/infra/store/postgres.js';
 import type { Store } from '../src/infra/store/store.js';
+import { silentPorts } from '../test/fixtures/silent-ports.js';
+import { freePort } from '../test/helpers/free-port.js';
 import { cpuMicros, startServer } from './lib.js';
 import { median } from './stats.js';
 
@@ -93,40 +95,6 @@ async function jobVsSync(): Promise<void> {
   } finally {
     await server.stop();
   }
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/** `count` loopback ports whose SYNs are dropped: listen(0), never accept, accept queue filled by us. */
-async function silentPorts(count: number): Promise<{ ports: number[]; close: () => void }> {
-  const py = `
-import socket, sys
-socks = []
-for _ in range(${count}):
-    s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0); socks.append(s)
-print(' '.join(str(s.getsockname()[1]) for s in socks), flush=True)
-sys.stdin.read()
-`;
-  const child = spawn('python3', ['-c', py], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let out = '';
-  await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => ((out += d.toString()), out.endsWith('\n') && resolve())));
-  const ports = out.trim().split(' ').map(Number);
-  const fillers = await Promise.all(
-    ports.map(
-      (port) =>
-        new Promise<net.Socket>((resolve) => {
-          const s = net.connect(port, '127.0.0.1', () => resolve(s));
-          s.on('error', () => undefined);
-        }),
-    ),
-  );
-  return { ports, close: () => (fillers.forEach((s) => s.destroy()), child.kill('SIGKILL')) };
 }
 
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {

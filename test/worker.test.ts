@@ -8,6 +8,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';
+import { silentPorts } from './fixtures/silent-ports.js';
 import { freePort } from './helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from './helpers/redis-server.js';
 import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
@@ -38,39 +39,6 @@ async function waitFor<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms:
     assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
     await sleep(100);
   }
-}
-
-/**
- * Ports whose SYNs get no answer: a listener with a backlog of 0 that never accepts, its accept
- * queue filled by one connection of ours; Linux drops further SYNs, so a connect scan sees them
- * filtered after its timeout. Loopback only.
- */
-async function silentPorts(count: number): Promise<{ ports: number[]; close: () => void }> {
-  const py = `
-import socket, sys, time
-socks = []
-for _ in range(${count}):
-    s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0); socks.append(s)
-print(' '.join(str(s.getsockname()[1]) for s in socks), flush=True)
-sys.stdin.read()
-`;
-  const child = spawn('python3', ['-c', py], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
-  const ports = line.trim().split(' ').map(Number);
-  const fillers: net.Socket[] = [];
-  for (const port of ports) {
-    const s = net.connect(port, '127.0.0.1');
-    s.on('error', () => undefined);
-    fillers.push(s);
-    await new Promise((r) => s.once('connect', r));
-  }
-  return {
-    ports,
-    close: () => {
-      for (const s of fillers) s.destroy();
-      child.kill('SIGKILL');
-    },
-  };
 }
 
 function startWorker(env: Record<string, string>): { child: ChildProcess; ready: Promise<string> } {
