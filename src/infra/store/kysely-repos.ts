@@ -22,6 +22,18 @@ const TOKEN_COLUMNS = ['id', 'account_id', 'label', 'prefix', 'created_at', 'las
 /** The account's columns in a join where it is `a` (the joined row's own id and created_at are renamed). */
 const JOINED_ACCOUNT_COLUMNS = ['a.id', 'a.name', 'a.email', 'a.plan', 'a.status', 'a.created_at', 'a.is_admin'] as const;
 
+/** `columns` of the table joined as `alias` beside its account: id and created_at become `<alias>_id`, `<alias>_created_at`. */
+type JoinedColumns<A extends string, C extends readonly string[]> = { [K in keyof C]: C[K] extends 'id' | 'created_at' ? `${A}.${C[K]} as ${A}_${C[K]}` : `${A}.${C[K]}` };
+
+function joinedColumns<A extends string, const C extends readonly string[]>(alias: A, columns: C): JoinedColumns<A, C> {
+  return columns.map((c) => (c === 'id' || c === 'created_at' ? `${alias}.${c} as ${alias}_${c}` : `${alias}.${c}`)) as JoinedColumns<A, C>;
+}
+
+/** A row selected with joinedColumns(alias, …) with its own id and created_at under their names again. */
+function joinedRow(r: Record<string, unknown>, alias: string): Record<string, unknown> {
+  return { ...r, id: r[`${alias}_id`], created_at: r[`${alias}_created_at`] };
+}
+
 function asAccount(row: Record<string, unknown>): Account {
   return {
     id: Number(row.id),
@@ -141,23 +153,13 @@ export function tokenByHashQuery(db: Kysely<DatabaseSchema>, hash: string) {
   return db
     .selectFrom('tokens as t')
     .innerJoin('accounts as a', 'a.id', 't.account_id')
-    .select([
-      't.id as t_id',
-      't.account_id',
-      't.label',
-      't.prefix',
-      't.created_at as t_created_at',
-      't.last_used_at',
-      't.revoked_at',
-      't.expires_at',
-      ...JOINED_ACCOUNT_COLUMNS,
-    ])
+    .select([...joinedColumns('t', TOKEN_COLUMNS), ...JOINED_ACCOUNT_COLUMNS])
     .where('t.hash', '=', hash);
 }
 
 /** A row of tokenByHashQuery as the token and its account. */
 export function asTokenWithAccount(r: Record<string, unknown>): { token: Token; account: Account } {
-  return { token: asToken({ ...r, id: r.t_id, created_at: r.t_created_at }), account: asAccount(r) };
+  return { token: asToken(joinedRow(r, 't')), account: asAccount(r) };
 }
 
 /** Everything but the hot path (findByHash) and touch, which each backend does its own way. */
@@ -297,23 +299,13 @@ export function sessionByIdQuery(db: Kysely<DatabaseSchema>, id: string) {
   return db
     .selectFrom('sessions as s')
     .innerJoin('accounts as a', 'a.id', 's.account_id')
-    .select([
-      's.id as s_id',
-      's.account_id',
-      's.created_at as s_created_at',
-      's.last_seen_at',
-      's.expires_at',
-      's.user_agent',
-      's.ip',
-      's.revoked_at',
-      ...JOINED_ACCOUNT_COLUMNS,
-    ])
+    .select([...joinedColumns('s', SESSION_COLUMNS), ...JOINED_ACCOUNT_COLUMNS])
     .where('s.id', '=', id);
 }
 
 /** A row of sessionByIdQuery as the session and its account. */
 export function asSessionWithAccount(r: Record<string, unknown>): { session: Session; account: Account } {
-  return { session: asSession({ ...r, id: r.s_id, created_at: r.s_created_at }), account: asAccount(r) };
+  return { session: asSession(joinedRow(r, 's')), account: asAccount(r) };
 }
 
 function asSession(row: Record<string, unknown>): Session {
