@@ -287,6 +287,11 @@ export function registerAccess(
     presumed.set(header, account);
   };
 
+  /** Takes back one admitted consume; a limiter that cannot is not asked, and a failure is not the request's. */
+  const refundConsume = (key: string, now: number): void => {
+    if (limiter?.refund) void Promise.resolve(limiter.refund(key, now)).catch(() => undefined);
+  };
+
   /**
    * Takes back a consume that was made before its request's token was checked, once the check
    * did not confirm it: a refused token is never a call.
@@ -295,7 +300,7 @@ export function registerAccess(
     whenReady(
       decision,
       (d) => {
-        if (d.allowed) void Promise.resolve(limiter!.refund!(key, now)).catch(() => undefined);
+        if (d.allowed) refundConsume(key, now);
       },
       () => undefined,
     );
@@ -416,9 +421,7 @@ export function registerAccess(
 
   return {
     refund(request) {
-      if (limiter?.refund && request.account !== null && request.rateDecision !== null) {
-        void Promise.resolve(limiter.refund(accountKey(request.account.id), request.receivedAt)).catch(() => undefined);
-      }
+      if (request.account !== null && request.rateDecision !== null) refundConsume(accountKey(request.account.id), request.receivedAt);
     },
   };
 }
