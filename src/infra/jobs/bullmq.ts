@@ -25,6 +25,16 @@ export const BULLMQ_ENQUEUE_TIMEOUT_MS = 1_000;
 /** BullMQ's own lock on an active job, and how often stalled jobs (their worker died) are looked for. */
 export const BULLMQ_LOCK_MS = 15_000;
 export const BULLMQ_STALLED_MS = 5_000;
+/** A Redis connection attempt gives up after this long (and retries): an unreachable Redis must not hold a request. */
+export const BULLMQ_CONNECT_TIMEOUT_MS = 2_000;
+/** Closing the worker and the queue waits at most this long each: the runs are given back in the database already. */
+export const BULLMQ_CLOSE_TIMEOUT_MS = 2_000;
+/** Claimable jobs a sweep re-adds at most; the rest go in the next sweep. */
+export const BULLMQ_SWEEP_BATCH = 1_000;
+/** Looking at a job held by another lease again this long after the lease's end, so it has lapsed by then. */
+const LEASE_LAPSE_MARGIN_MS = 50;
+/** Distinct error messages remembered for ERROR_REPEAT_MS; past it they are forgotten at once (memory stays bounded). */
+const ERROR_MESSAGES_TRACKED = 100;
 
 export interface BullMqQueueOptions {
   redisUrl: string;
@@ -45,6 +55,7 @@ export interface BullMqQueueOptions {
 }
 
 const FRESH = Symbol('fresh');
+/** While Redis is down every connection reports each reconnect: one line per message per this long. */
 const ERROR_REPEAT_MS = 10_000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -86,14 +97,13 @@ export class BullMqJobQueue implements JobQueue {
   constructor(opts: BullMqQueueOptions) {
     if (!Number.isInteger(opts.workers) || opts.workers < 0) throw new RangeError('BullMqJobQueue: workers must be a whole number, 0 or more');
     this.#o = opts;
-    // While Redis is down every connection reports each reconnect: one line per message per 10 s.
     const report = opts.onError ?? (() => undefined);
     const lastSeen = new Map<string, number>();
     this.#onError = (err) => {
       const key = err instanceof Error ? err.message : String(err);
       const now = Date.now();
       if ((lastSeen.get(key) ?? -Infinity) > now - ERROR_REPEAT_MS) return;
-      if (lastSeen.size > 100) lastSeen.clear();
+      if (lastSeen.size > ERROR_MESSAGES_TRACKED) lastSeen.clear();
       lastSeen.set(key, now);
       report(err);
     };
@@ -108,7 +118,7 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   #redis(extra: RedisOptions): Redis {
-    const r = new Redis(this.#o.redisUrl, { connectTimeout: 2_000, lazyConnect: false, ...extra });
+    const r = new Redis(this.#o.redisUrl, { connectTimeout: BULLMQ_CONNECT_TIMEOUT_MS, lazyConnect: false, ...extra });
     r.on('error', (err) => this.#onError(err));
     this.#clients.push(r);
     return r;
@@ -162,7 +172,7 @@ export class BullMqJobQueue implements JobQueue {
   async sweep(): Promise<number> {
     if (this.#closed) return 0;
     try {
-      const candidates = await this.#o.repo.claimable(Date.now(), 1_000);
+      const candidates = await this.#o.repo.claimable(Date.now(), BULLMQ_SWEEP_BATCH);
       const ids = candidates.map((c) => c.id).filter((id) => !this.#runs.has(id));
       if (ids.length === 0) return 0;
       // One round trip; ids already waiting, delayed or active are left as they are.
@@ -191,14 +201,14 @@ export class BullMqJobQueue implements JobQueue {
     await this.#runs.close();
     if (this.#worker) {
       // Processors give their jobs back (delayed, due now) before the worker lets go. Not waited
-      // for past 2 s: the runs are given back in the database already, and the sweep re-adds them.
-      await withTimeout(this.#worker.close(), 2_000, 'worker close').catch((err: unknown) => {
+      // for past the close timeout: the runs are given back in the database already, and the sweep re-adds them.
+      await withTimeout(this.#worker.close(), BULLMQ_CLOSE_TIMEOUT_MS, 'worker close').catch((err: unknown) => {
         this.#onError(err);
         void this.#worker!.close(true).catch(() => undefined);
         return this.#worker!.disconnect().catch(() => undefined);
       });
     }
-    await withTimeout(this.#queue.close(), 2_000, 'queue close').catch(() => undefined);
+    await withTimeout(this.#queue.close(), BULLMQ_CLOSE_TIMEOUT_MS, 'queue close').catch(() => undefined);
     for (const r of this.#clients) r.disconnect();
   }
 
@@ -217,7 +227,7 @@ export class BullMqJobQueue implements JobQueue {
     // Finished, cancelled or purged: nothing to run.
     if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
     // Held by a live lease elsewhere: BullMQ's stalled check and the lease must both agree it is abandoned.
-    if (row.status === 'running' && row.lease_until !== null && row.lease_until >= Date.now()) return this.#later(job, token, row.lease_until + 50);
+    if (row.status === 'running' && row.lease_until !== null && row.lease_until >= Date.now()) return this.#later(job, token, row.lease_until + LEASE_LAPSE_MARGIN_MS);
     const account = await this.#o.accounts.findById(row.account_id);
     const release = await runner.admit({ id, account_id: row.account_id, plan: account?.plan ?? 'free' });
     if (release === null) {
@@ -238,7 +248,7 @@ export class BullMqJobQueue implements JobQueue {
       release();
       // Another claimer was first: look again when its lease could have lapsed.
       const again = await this.#o.repo.find(id);
-      if (again && again.status === 'running' && again.lease_until !== null) return this.#later(job, token, again.lease_until + 50);
+      if (again && again.status === 'running' && again.lease_until !== null) return this.#later(job, token, again.lease_until + LEASE_LAPSE_MARGIN_MS);
       return;
     }
     const reason = await this.#run(claimed, release);
