@@ -47,26 +47,11 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   // Requests in flight when the signal lands still get their answer (and are recorded), on a
   // connection that then closes; new ones get a 503 (src/http/plugins/draining.ts). Past the
   // grace the process exits anyway.
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal, graceS: config.shutdownGraceMs / 1000 }, 'shutting down: finishing in-flight requests, refusing new ones');
-    const force = setTimeout(() => {
-      app.log.error({ graceS: config.shutdownGraceMs / 1000 }, 'requests still in flight at the end of the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway');
-      process.exit(1);
-    }, config.shutdownGraceMs);
-    force.unref();
-    closeAll().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  exitOnSignals(app, config.shutdownGraceMs, closeAll, {
+    start: 'shutting down: finishing in-flight requests, refusing new ones',
+    late: 'requests still in flight at the end of the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway',
+    failed: 'shutdown failed',
+  });
   return app;
 }
 
@@ -99,4 +84,31 @@ async function bootstrapFirstAccount(store: Store, config: Config, port: number)
       '',
     ].join('\n') + '\n',
   );
+}
+
+/**
+ * On SIGTERM or SIGINT (once): logs `start`, runs `close`, and exits 0 when it is done, 1 when it
+ * fails (`failed`) or is still running after `graceMs` (`late`).
+ */
+export function exitOnSignals(app: FastifyInstance, graceMs: number, close: () => Promise<void>, say: { start: string; late: string; failed: string }): void {
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal, graceS: graceMs / 1000 }, say.start);
+    const force = setTimeout(() => {
+      app.log.error({ graceS: graceMs / 1000 }, say.late);
+      process.exit(1);
+    }, graceMs);
+    force.unref();
+    close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, say.failed);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
 }

@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
 import { createGeoReader } from './infra/geoip/index.js';
 import { openStore } from './infra/store/index.js';
-import { useProductionRuntime } from './server.js';
+import { exitOnSignals, useProductionRuntime } from './server.js';
 
 /** `netdiag worker` with NETDIAG_WORKERS=0 would run nothing. */
 export class WorkerConfigError extends Error {}
@@ -40,22 +40,10 @@ export async function startWorker(config: Config, log: (line: string) => void = 
       await app.close();
       await store.close();
     })());
-  const shutdown = (signal: string): void => {
-    app.log.info({ signal }, 'worker shutting down: runs in flight go back to the queue');
-    const force = setTimeout(() => {
-      app.log.error({ graceS: config.shutdownGraceMs / 1000 }, 'the worker did not stop within the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway');
-      process.exit(1);
-    }, config.shutdownGraceMs);
-    force.unref();
-    close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'worker shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  exitOnSignals(app, config.shutdownGraceMs, close, {
+    start: 'worker shutting down: runs in flight go back to the queue',
+    late: 'the worker did not stop within the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway',
+    failed: 'worker shutdown failed',
+  });
   return { app, close };
 }
