@@ -107,20 +107,21 @@ export function jobOperation(op: AnyOperation, deps: RouteDeps): JobOperation {
       const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;
       if (!report || !writeItem) return writeData((await op.run(deps, body, { signal: ctx.signal })).data);
-      // Each item is written once, as it completes; the result is those texts in order when
-      // `data` holds exactly the items reported (the same objects), else `data` written whole.
+      // Each item is written once, when it is first asked for: by the job's next batch write, or
+      // by the result (those texts in order when `data` holds exactly the items reported, the same
+      // objects; else `data` written whole). Not as it completes: writing it there, in the middle
+      // of the probe's own callbacks, cost a 1000-port scan some 8 ms of CPU more than after it.
       const reported: unknown[] = [];
-      const texts: string[] = [];
+      const texts: (string | undefined)[] = [];
+      const textOf = (index: number): string => (texts[index] ??= writeItem(reported[index]));
       const { data } = await op.run(deps, body, {
         signal: ctx.signal,
         onItem: (index, item) => {
-          const text = writeItem(item);
           reported[index] = item;
-          texts[index] = text;
-          report(index, text);
+          report(index, () => textOf(index));
         },
       });
-      if (Array.isArray(data) && data.length === reported.length && data.every((item, i) => item === reported[i])) return `[${texts.join(',')}]`;
+      if (Array.isArray(data) && data.length === reported.length && data.every((item, i) => item === reported[i])) return `[${data.map((_, i) => textOf(i)).join(',')}]`;
       return writeData(data);
     },
   };

@@ -4,13 +4,14 @@ import { test, type TestContext } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
+import { batchOf } from '../../src/domain/jobs/items.js';
+import { newJobId } from '../../src/domain/jobs/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../src/http/plugins/errors.js';
 import { DATABASE_RETRY_AFTER_S, DatabaseUnavailableError } from '../../src/infra/store/pg-availability.js';
 import { openSqliteStore } from '../../src/infra/store/sqlite.js';
 import type { Store } from '../../src/infra/store/store.js';
 import { tempDir } from '../helpers/build.js';
-import { POLL_MAX_STEPS, POLL_STEP_MS, closedPort } from '../infra/net/fixtures/connect-spy.js';
 
 /**
  * A job's stream cut by the database going away: it ends with a last line saying so, the error
@@ -29,25 +30,44 @@ interface Running {
   url: string;
   token: string;
   jobId: string;
-  /** From now on, the stream's first read of items answers and every later one fails as an unreachable database does. */
+  /** From now on, the stream's first read of items answers and every later read of the job fails as an unreachable database does. */
   failAfterOneRead(): void;
+  /** Ends the job (its holder finishes it). */
+  finish(): Promise<void>;
 }
 
-/** An app whose job store can be told to fail, with a finished two-port scan (two items) in it. */
+const ITEMS = [
+  { host: '127.0.0.1', ip: '127.0.0.1', port: 1, open: false, state: 'closed', service: 'tcpmux', response_time: 0.1, queued_ms: 0, reason: 'connection refused' },
+  { host: '127.0.0.1', ip: '127.0.0.1', port: 2, open: false, state: 'closed', service: null, response_time: 0.1, queued_ms: 0, reason: 'connection refused' },
+];
+
+/**
+ * An app whose job store can be told to fail, with a two-port scan job in it that another process
+ * holds (its lease is live, so this one leaves it alone): running, both items written. A stream
+ * of it reads the items, then waits and reads the job again, which is where the failure comes.
+ */
 async function start(t: TestContext): Promise<Running> {
   const real = await openSqliteStore(join(tempDir(t), 'netdiag.db'));
   let readsLeft = Infinity;
+  const failing = () => {
+    if (readsLeft-- <= 0) throw new DatabaseUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+  };
   const store: Store = {
     ...real,
     jobs: {
       ...real.jobs,
-      async items(jobId, afterSeq, limit) {
-        if (readsLeft-- <= 0) throw new DatabaseUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
-        return real.jobs.items(jobId, afterSeq, limit);
+      async itemBatches(jobId, afterSeq, limit) {
+        failing();
+        return real.jobs.itemBatches(jobId, afterSeq, limit);
+      },
+      async find(id) {
+        // The route's and the stream's first look at the job answer; the failure is for what follows.
+        if (readsLeft !== Infinity && readsLeft <= 0) failing();
+        return real.jobs.find(id);
       },
     },
   };
-  const { token } = await new AccountService(store).createAccount({ email: 'a@example.com', name: 'A', plan: 'enterprise' });
+  const { token, account } = await new AccountService(store).createAccount({ email: 'a@example.com', name: 'A', plan: 'enterprise' });
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
   const app = await buildApp({ config, store, logger: false });
   t.after(async () => {
@@ -56,21 +76,22 @@ async function start(t: TestContext): Promise<Running> {
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const ports = [await closedPort('127.0.0.1'), await closedPort('127.0.0.1')];
-  const res = await fetch(`${url}/api/port/scan-range`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', prefer: 'respond-async' },
-    body: JSON.stringify({ host: '127.0.0.1', ports, timeout: 2 }),
-  });
-  assert.equal(res.status, 202);
-  const jobId = ((await res.json()) as { data: JobView }).data.id;
-  let status: string | undefined;
-  for (let i = 0; i < POLL_MAX_STEPS && status !== 'succeeded'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, POLL_STEP_MS));
-    status = (await real.jobs.find(jobId))?.status;
-  }
-  assert.equal(status, 'succeeded');
-  return { url, token, jobId, failAfterOneRead: () => (readsLeft = 1) };
+  const jobId = newJobId();
+  const now = Date.now();
+  const at = new Date(now).toISOString();
+  await real.jobs.create({ id: jobId, account_id: account.id, endpoint: '/port/scan-range', body: '{"host":"127.0.0.1","ports":"1-2"}', webhook_url: null, progress_total: 2, created_at: at });
+  assert.ok(await real.jobs.claim(jobId, 'elsewhere', now, now + 60_000, at));
+  assert.ok(await real.jobs.addItems(jobId, 'elsewhere', batchOf(ITEMS.map((item, i) => ({ seq: i + 1, index: i, item: JSON.stringify(item) }))), 2));
+  return {
+    url,
+    token,
+    jobId,
+    failAfterOneRead: () => (readsLeft = 1),
+    finish: async () => {
+      const outcome = { status: 'succeeded' as const, result: JSON.stringify(ITEMS), error: null, finished_at: new Date().toISOString(), progress_done: 2 };
+      assert.ok(await real.jobs.finish(jobId, 'elsewhere', outcome));
+    },
+  };
 }
 
 test('NDJSON: the database failing mid-stream ends it with an {"error": ...} line, the 503 body, and the response ends', async (t) => {
@@ -101,6 +122,7 @@ test('SSE: the same, as an error event after the items', async (t) => {
 
 test('without a failure the stream still ends with the finished job (the wrapper itself changes nothing)', async (t) => {
   const s = await start(t);
+  await s.finish();
   const res = await fetch(`${s.url}/api/jobs/${s.jobId}`, { headers: { authorization: `Bearer ${s.token}`, accept: 'application/x-ndjson' } });
   const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.equal(lines.length, 3);

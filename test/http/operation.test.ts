@@ -45,11 +45,11 @@ test('a job of a bulk operation: every item reported once, written as the synchr
   });
   const job = jobOperation(op, {} as RouteDeps);
   const seen: [number, string][] = [];
-  const result = await job.run({ fail: false }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item]) });
+  const result = await job.run({ fail: false }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item()]) });
   assert.deepEqual(seen, [[2, '{"port":2,"state":"open"}'], [0, '{"port":0,"state":"open"}'], [1, '{"port":1,"state":"open"}']]);
   assert.equal(result, '[{"port":0,"state":"open"},{"port":1,"state":"open"},{"port":2,"state":"open"}]');
   seen.length = 0;
-  await assert.rejects(job.run({ fail: true }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item]) }), /late failure/);
+  await assert.rejects(job.run({ fail: true }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item()]) }), /late failure/);
   assert.deepEqual(seen.map(([i]) => i), [2, 0, 1]);
 });
 

@@ -4,8 +4,9 @@ import { ValidationError } from '../../errors.js';
 import type { InFlightSlots } from '../../infra/inflight/index.js';
 import type { JobQueue, JobRunner } from '../../infra/jobs/queue.js';
 import { runAsOwner } from '../../infra/net/owner.js';
-import type { ClaimCandidate, JobItemRecord, JobRecord, JobRepository } from '../../infra/store/jobs.js';
+import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from '../../infra/store/jobs.js';
 import type { MaybePromise } from '../../maybe-promise.js';
+import { ItemBatcher, resultSoFar } from './items.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
 
 /**
@@ -20,9 +21,10 @@ export interface JobOperation {
   items: ((body: unknown) => number) | undefined;
   /**
    * The synchronous call's `data` as the JSON text its answer would hold; each item of a bulk or
-   * range call, as it completes, through `onItem` (its place in `data` and its JSON text).
+   * range call, as it completes, through `onItem`: its place in `data`, and its JSON text when
+   * asked for (written then, once, not in the middle of the probe).
    */
-  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, json: string) => void }): Promise<string>;
+  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, json: () => string) => void }): Promise<string>;
 }
 
 export interface JobServiceDeps {
@@ -52,7 +54,7 @@ export const JOB_ID_RE = /^job_[0-9A-Za-z]{24}$/;
 export const JOB_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 /** How long a completed item waits for others to be written with it. */
 export const JOB_ITEM_FLUSH_MS = 20;
-/** Items fetched per query by streams and views (a job has at most 1000). */
+/** Item batches fetched per query by streams and views (a job has at most 1000 items, so one read). */
 export const JOB_ITEMS_PAGE = 1000;
 const DAY_MS = 86_400_000;
 
@@ -205,9 +207,9 @@ export class JobService implements JobRunner {
     return view;
   }
 
-  /** Items completed after `afterSeq`, in completion order. */
-  items(id: string, afterSeq: number, limit = JOB_ITEMS_PAGE): Promise<JobItemRecord[]> {
-    return this.#d.repo.items(id, afterSeq, limit);
+  /** The batches of the items completed after `afterSeq`, in completion order (src/domain/jobs/items.ts). */
+  itemBatches(id: string, afterSeq: number, limit = JOB_ITEMS_PAGE): Promise<JobItemBatch[]> {
+    return this.#d.repo.itemBatches(id, afterSeq, limit);
   }
 
   /** Resolves when this process records a change of the job, after `ms`, or when `signal` aborts. */
@@ -261,8 +263,7 @@ export class JobService implements JobRunner {
     let result: unknown = row.result === null ? null : JSON.parse(row.result);
     if (row.result === null && op?.items !== undefined) {
       // A bulk or range call's items so far, in input order.
-      const items = await this.#d.repo.items(row.id, 0, JOB_ITEMS_PAGE);
-      result = items.sort((a, b) => a.index - b.index).map((i) => JSON.parse(i.item) as unknown);
+      result = resultSoFar(await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE));
     }
     const view = jobViewOf(row, result);
     if (row.webhook_url !== null && this.#d.webhooks) {
@@ -297,27 +298,25 @@ export class JobService implements JobRunner {
     if (!op) return finish({ error: this.#d.errorBody(new Error(`no operation ${job.endpoint}`)) }, 0);
 
     // Items are written in batches: whatever completed while the last write was in flight goes in the next.
-    let seq = 0;
-    let pending: JobItemRecord[] = [];
+    const items = new ItemBatcher();
     let writing: Promise<void> | null = null;
     let writeError: unknown = null;
     const write = async (): Promise<void> => {
-      while (pending.length > 0 && writeError === null) {
-        const batch = pending;
-        pending = [];
-        try {
-          await repo.addItems(job.id, owner, batch, batch[batch.length - 1]!.seq);
+      try {
+        // After a failed write nothing more is written: a later batch would leave a gap in the seqs.
+        for (let batch = writeError === null ? items.take() : null; batch !== null; batch = items.take()) {
+          await repo.addItems(job.id, owner, batch, batch.last_seq);
           this.#changed(job.id);
-        } catch (err) {
-          writeError = err;
         }
+      } catch (err) {
+        writeError = err;
       }
       writing = null;
     };
     // The wait before the next write, cut short when the run ends (its last items go at once).
     let flushSoon: (() => void) | null = null;
-    const onItem = (index: number, item: string): void => {
-      pending.push({ seq: ++seq, index, item });
+    const onItem = (index: number, item: () => string): void => {
+      items.add(index, item);
       // A short wait gathers the items completing together into one write: one write per item
       // (a synchronous one, on SQLite) would cost a 1000-port scan more than the scan itself.
       writing ??= new Promise<void>((resolve) => {
@@ -342,6 +341,6 @@ export class JobService implements JobRunner {
     // Cancelled, taken over or shutting down: whoever aborted it decides what the job becomes.
     if (signal.aborted) return;
     if (writeError !== null) throw writeError;
-    await finish(outcome, 'result' in outcome ? job.progress_total : seq);
+    await finish(outcome, 'result' in outcome ? job.progress_total : items.seq);
   }
 }

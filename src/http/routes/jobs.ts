@@ -5,7 +5,8 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { Static } from 'typebox';
 import { planLimits } from '../../domain/accounts/plans.js';
-import type { JobService } from '../../domain/jobs/service.js';
+import { ndjsonAfter, sseAfter } from '../../domain/jobs/items.js';
+import { JOB_ITEMS_PAGE, type JobService } from '../../domain/jobs/service.js';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { AppError, ConflictError, RateLimitError } from '../../errors.js';
@@ -114,16 +115,13 @@ async function* streamLines(
       const row = await jobs.find(accountId, id);
       if (!row) return;
       for (;;) {
-        const items = await jobs.items(id, after);
-        // One write per page, not per item: a 1000-port scan is a thousand lines.
-        let chunk = '';
-        for (const it of items) {
-          const line = `{"seq":${it.seq},"index":${it.index},"item":${it.item}}`;
-          chunk += kind === 'sse' ? `id: ${it.seq}\nevent: item\ndata: ${line}\n\n` : `${line}\n`;
-          after = it.seq;
-        }
-        if (chunk !== '') yield chunk;
-        if (items.length === 0 || signal.aborted) break;
+        // One write per page of batches, not per item: a 1000-port scan is a thousand lines.
+        const batches = await jobs.itemBatches(id, after, JOB_ITEMS_PAGE);
+        if (batches.length === 0) break;
+        const chunk = kind === 'sse' ? sseAfter(batches, after) : ndjsonAfter(batches, after);
+        after = batches[batches.length - 1]!.last_seq;
+        yield chunk;
+        if (batches.length < JOB_ITEMS_PAGE || signal.aborted) break;
       }
       if (FINISHED_STATUSES.has(row.status)) {
         const job = await jobs.viewText(row);

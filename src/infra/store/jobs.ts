@@ -23,11 +23,14 @@ export interface NewJob {
   created_at: string;
 }
 
-/** One completed item: `seq` its completion order from 1, `index` its place in the result. */
-export interface JobItemRecord {
-  seq: number;
-  index: number;
-  item: string;
+/**
+ * Items that completed together, written as one row: consecutive sequence numbers
+ * first_seq..last_seq, as the NDJSON lines a stream sends (src/domain/jobs/items.ts).
+ */
+export interface JobItemBatch {
+  first_seq: number;
+  last_seq: number;
+  lines: string;
 }
 
 /** A job that may be claimed, with its account's plan (for its work-in-flight limit). */
@@ -53,8 +56,8 @@ export interface JobRepository {
   find(id: string): Promise<JobRecord | undefined>;
   /** The account's jobs, newest first (created_at, then id), strictly before `before` when given. */
   list(accountId: number, opts: { status?: JobStatus | undefined; before?: { created_at: string; id: string } | undefined; limit: number }): Promise<JobRecord[]>;
-  /** Items with seq > afterSeq, in seq order, at most `limit`. */
-  items(jobId: string, afterSeq: number, limit: number): Promise<JobItemRecord[]>;
+  /** The batches holding items with seq > afterSeq, in seq order, at most `limit` batches. */
+  itemBatches(jobId: string, afterSeq: number, limit: number): Promise<JobItemBatch[]>;
   /**
    * Queued jobs and running ones whose lease lapsed before `now` (epoch ms), oldest first: at
    * most `perAccount` of one account (default JOB_CLAIMABLE_PER_ACCOUNT), `limit` in all.
@@ -67,8 +70,8 @@ export interface JobRepository {
   claim(id: string, owner: string, now: number, leaseUntil: number, startedAt: string): Promise<JobRecord | undefined>;
   /** Extends the lease; false when `owner` no longer holds the running job (cancelled, taken over). */
   renew(id: string, owner: string, leaseUntil: number): Promise<boolean>;
-  /** Adds items and sets progress, while `owner` holds the running job; false otherwise. */
-  addItems(id: string, owner: string, items: readonly JobItemRecord[], done: number): Promise<boolean>;
+  /** Adds a batch of items and sets progress, while `owner` holds the running job; false otherwise. */
+  addItems(id: string, owner: string, batch: JobItemBatch, done: number): Promise<boolean>;
   /** Records the outcome while `owner` holds the running job; false otherwise (nothing written). */
   finish(id: string, owner: string, outcome: JobOutcome): Promise<boolean>;
   /** Gives a running job back to the queue (its process is shutting down). */
@@ -122,16 +125,16 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
       const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
       return rows.map(asJob);
     },
-    async items(jobId, afterSeq, limit) {
+    async itemBatches(jobId, afterSeq, limit) {
       const rows = await db
-        .selectFrom('job_items')
-        .select(['seq', 'idx', 'item'])
+        .selectFrom('job_item_batches')
+        .select(['first_seq', 'last_seq', 'lines'])
         .where('job_id', '=', jobId)
-        .where('seq', '>', afterSeq)
-        .orderBy('seq')
+        .where('last_seq', '>', afterSeq)
+        .orderBy('first_seq')
         .limit(limit)
         .execute();
-      return rows.map((r) => ({ seq: Number(r.seq), index: Number(r.idx), item: r.item }));
+      return rows.map((r) => ({ first_seq: Number(r.first_seq), last_seq: Number(r.last_seq), lines: r.lines }));
     },
     async claimable(now, limit, perAccount = JOB_CLAIMABLE_PER_ACCOUNT) {
       // Each account's oldest `perAccount` only: an account with a backlog (and at its limit)
@@ -177,7 +180,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)])]))
         .executeTakeFirst();
       if (!changed(r)) return undefined;
-      await db.deleteFrom('job_items').where('job_id', '=', id).execute();
+      await db.deleteFrom('job_item_batches').where('job_id', '=', id).execute();
       return find(id);
     },
     async renew(id, owner, leaseUntil) {
@@ -189,7 +192,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         .executeTakeFirst();
       return changed(r);
     },
-    async addItems(id, owner, items, done) {
+    async addItems(id, owner, batch, done) {
       return db.transaction().execute(async (trx) => {
         const r = await trx
           .updateTable('jobs')
@@ -198,12 +201,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
           .where(heldBy(owner))
           .executeTakeFirst();
         if (!changed(r)) return false;
-        if (items.length > 0) {
-          await trx
-            .insertInto('job_items')
-            .values(items.map((i) => ({ job_id: id, seq: i.seq, idx: i.index, item: i.item })))
-            .execute();
-        }
+        await trx.insertInto('job_item_batches').values({ job_id: id, ...batch }).execute();
         return true;
       });
     },
@@ -238,7 +236,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
     async purge(before) {
       // Items first: the same on a backend that would not cascade.
       await db
-        .deleteFrom('job_items')
+        .deleteFrom('job_item_batches')
         .where('job_id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('created_at', '<', before))
         .execute();
       const r = await db.deleteFrom('jobs').where('created_at', '<', before).executeTakeFirst();

@@ -244,6 +244,37 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.dropIndex('jobs_webhook_finished').execute();
       },
     },
+    '0010_job_item_batches': {
+      async up(db) {
+        // A job's items that completed together are one row, kept as the NDJSON lines its stream
+        // sends (src/domain/jobs/items.ts): a 1000-port scan wrote a thousand rows before.
+        await db.schema
+          .createTable('job_item_batches')
+          .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+          .addColumn('first_seq', 'integer', (c) => c.notNull())
+          .addColumn('last_seq', 'integer', (c) => c.notNull())
+          .addColumn('lines', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('job_item_batches_pk', ['job_id', 'first_seq'])
+          .execute();
+        // The items already written (jobs still within their time to live), a batch of one each.
+        const newline = dialect === 'postgres' ? sql`chr(10)` : sql`char(10)`;
+        await sql`insert into job_item_batches (job_id, first_seq, last_seq, lines)
+          select job_id, seq, seq, '{"seq":' || seq || ',"index":' || idx || ',"item":' || item || '}' || ${newline} from job_items`.execute(db);
+        await db.schema.dropTable('job_items').execute();
+      },
+      async down(db) {
+        // The items are not carried back: a job streamed after the downgrade shows only its result.
+        await db.schema
+          .createTable('job_items')
+          .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+          .addColumn('seq', 'integer', (c) => c.notNull())
+          .addColumn('idx', 'integer', (c) => c.notNull())
+          .addColumn('item', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('job_items_pk', ['job_id', 'seq'])
+          .execute();
+        await db.schema.dropTable('job_item_batches').execute();
+      },
+    },
   };
 }
 

@@ -102,16 +102,16 @@ export interface JobsTable {
 }
 
 /** One completed item of a bulk or range job; `seq` is its completion order (the SSE id). */
-export interface JobItemsTable {
+export interface JobItemBatchesTable {
   job_id: string;
-  seq: number;
-  idx: number;
-  item: string;
+  first_seq: number;
+  last_seq: number;
+  lines: string;
 }
 
 export interface DatabaseSchema {
   jobs: JobsTable;
-  job_items: JobItemsTable;
+  job_item_batches: JobItemBatchesTable;
   sessions: SessionsTable;
   auth_links: AuthLinksTable;
   webhook_secrets: WebhookSecretsTable;

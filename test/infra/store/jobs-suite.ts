@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { batchOf, itemsOf } from '../../../src/domain/jobs/items.js';
 import type { Store } from '../../../src/infra/store/store.js';
 import type { Backend } from './backends.js';
 
@@ -76,11 +77,17 @@ export function jobsStoreSuite(make: () => Backend): void {
     assert.equal(winners[0]!.attempts, 1);
     assert.deepEqual(await store.jobs.claimable(now, 10), [], 'a running job on a live lease is not claimable');
     const loser = owner === 'p1' ? 'p2' : 'p1';
-    assert.equal(await store.jobs.addItems('job_1', loser, [{ seq: 1, index: 0, item: '"x"' }], 1), false);
-    assert.equal(await store.jobs.addItems('job_1', owner, [{ seq: 1, index: 2, item: '{"p":3}' }, { seq: 2, index: 0, item: '{"p":1}' }], 2), true);
-    assert.deepEqual(await store.jobs.items('job_1', 0, 10), [{ seq: 1, index: 2, item: '{"p":3}' }, { seq: 2, index: 0, item: '{"p":1}' }]);
-    assert.deepEqual((await store.jobs.items('job_1', 1, 10)).map((i) => i.seq), [2]);
-    assert.equal((await store.jobs.find('job_1'))!.progress_done, 2);
+    assert.equal(await store.jobs.addItems('job_1', loser, batchOf([{ seq: 1, index: 0, item: '"x"' }]), 1), false);
+    assert.equal(await store.jobs.addItems('job_1', owner, batchOf([{ seq: 1, index: 2, item: '{"p":3}' }, { seq: 2, index: 0, item: '{"p":1}' }]), 2), true);
+    assert.equal(await store.jobs.addItems('job_1', owner, batchOf([{ seq: 3, index: 1, item: '{"p":2}' }]), 3), true);
+    const all = [{ seq: 1, index: 2, item: '{"p":3}' }, { seq: 2, index: 0, item: '{"p":1}' }, { seq: 3, index: 1, item: '{"p":2}' }];
+    assert.deepEqual(itemsOf(await store.jobs.itemBatches('job_1', 0, 10)), all);
+    // A read after seq 1 gets the batch that holds seq 2 (and seq 1 with it), then the next.
+    assert.deepEqual(itemsOf(await store.jobs.itemBatches('job_1', 1, 10), 1), all.slice(1));
+    assert.deepEqual((await store.jobs.itemBatches('job_1', 2, 10)).map((b) => [b.first_seq, b.last_seq]), [[3, 3]]);
+    assert.deepEqual((await store.jobs.itemBatches('job_1', 0, 1)).map((b) => [b.first_seq, b.last_seq]), [[1, 2]], 'at most `limit` batches');
+    assert.deepEqual(await store.jobs.itemBatches('job_1', 3, 10), []);
+    assert.equal((await store.jobs.find('job_1'))!.progress_done, 3);
     assert.equal(await store.jobs.renew('job_1', loser, now + 60_000), false);
     assert.equal(await store.jobs.renew('job_1', owner, now + 60_000), true);
 
@@ -91,7 +98,7 @@ export function jobsStoreSuite(make: () => Backend): void {
     assert.equal(retaken?.lease_owner, 'p9');
     assert.equal(retaken?.attempts, 2);
     assert.equal(retaken?.progress_done, 0);
-    assert.deepEqual(await store.jobs.items('job_1', 0, 10), []);
+    assert.deepEqual(await store.jobs.itemBatches('job_1', 0, 10), []);
     const outcome = { status: 'succeeded' as const, result: '[1]', error: null, finished_at: at(50), progress_done: 3 };
     assert.equal(await store.jobs.finish('job_1', owner, outcome), false, 'the old owner writes nothing');
     assert.equal(await store.jobs.finish('job_1', 'p9', outcome), true);
@@ -109,12 +116,12 @@ export function jobsStoreSuite(make: () => Backend): void {
     await job(store, 'job_new', a.id, 30);
     const now = Date.parse(at(40));
     await store.jobs.claim('job_old', 'p1', now, now + 30_000, at(40));
-    await store.jobs.addItems('job_old', 'p1', [{ seq: 1, index: 0, item: '1' }], 1);
+    await store.jobs.addItems('job_old', 'p1', batchOf([{ seq: 1, index: 0, item: '1' }]), 1);
     assert.equal(await store.jobs.release('job_old', 'p1'), true);
     assert.equal((await store.jobs.find('job_old'))!.status, 'queued');
     assert.equal(await store.jobs.purge(at(10)), 1);
     assert.equal(await store.jobs.find('job_old'), undefined);
-    assert.deepEqual(await store.jobs.items('job_old', 0, 10), []);
+    assert.deepEqual(await store.jobs.itemBatches('job_old', 0, 10), []);
     assert.ok(await store.jobs.find('job_new'));
   });
 }

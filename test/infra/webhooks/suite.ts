@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { PACKAGE_DIR } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
+import { batchOf } from '../../../src/domain/jobs/items.js';
 import { rowView, WebhookDelivery } from '../../../src/domain/webhooks/delivery.js';
 import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
@@ -71,7 +72,7 @@ export async function finishedRow(
   assert.ok(await store.jobs.claim(id, 'engine', Date.parse(at), Date.parse(at) + MINUTE, at));
   // Completed in reverse: the view orders them by index.
   const done = items.map((item, index) => ({ seq: items.length - index, index, item: JSON.stringify(item) })).reverse();
-  if (done.length > 0) assert.ok(await store.jobs.addItems(id, 'engine', done, done.length));
+  if (done.length > 0) assert.ok(await store.jobs.addItems(id, 'engine', batchOf(done), done.length));
   const status = opts.status ?? 'succeeded';
   if (status === 'cancelled') assert.ok(await store.jobs.cancel(id, accountId, at));
   else if (status !== 'running') {

@@ -1,0 +1,133 @@
+import type { JobItemBatch } from '../../infra/store/jobs.js';
+
+/**
+ * A job's completed items as they are stored and streamed. Items that complete together are
+ * written as one batch: consecutive sequence numbers, kept as the very NDJSON lines a stream sends
+ * (`{"seq":S,"index":I,"item":…}`, each ended by a newline). One row per write instead of one per
+ * item (a 1000-port scan's thousand inserts cost it more than its streams and views together),
+ * and a stream that is not resuming mid-batch sends what it read without touching it.
+ */
+
+/** One completed item: `seq` its completion order from 1, `index` its place in the result. */
+export interface JobItemRecord {
+  seq: number;
+  index: number;
+  /** The item as JSON text. */
+  item: string;
+}
+
+const SEQ = '{"seq":';
+const INDEX = ',"index":';
+const ITEM = ',"item":';
+
+/** The stream line of one item, without its newline. JSON text holds no raw newline; this makes sure of it. */
+export function itemLine(seq: number, index: number, item: string): string {
+  const text = item.includes('\n') ? JSON.stringify(JSON.parse(item)) : item;
+  return `${SEQ}${seq}${INDEX}${index}${ITEM}${text}}`;
+}
+
+/**
+ * Gathers items, completed one after another, into the next batch to write. An item's text is
+ * asked for when its batch is taken, not when it is added (see JobOperation.run).
+ */
+export class ItemBatcher {
+  #last = 0;
+  #pending: { index: number; text: () => string }[] = [];
+
+  /** The sequence number of the last item added (0 before the first). */
+  get seq(): number {
+    return this.#last;
+  }
+
+  /** Adds the next item (its seq is the next number). */
+  add(index: number, text: () => string): void {
+    this.#last++;
+    this.#pending.push({ index, text });
+  }
+
+  /** The items added since the last take, as one batch; null when there are none. */
+  take(): JobItemBatch | null {
+    const pending = this.#pending;
+    if (pending.length === 0) return null;
+    this.#pending = [];
+    const first = this.#last - pending.length + 1;
+    let lines = '';
+    for (let i = 0; i < pending.length; i++) lines += `${itemLine(first + i, pending[i]!.index, pending[i]!.text())}\n`;
+    return { first_seq: first, last_seq: this.#last, lines };
+  }
+}
+
+/** A batch's lines with seq > afterSeq, each without its newline. */
+function linesAfter(batch: JobItemBatch, afterSeq: number): string[] {
+  const lines = batch.lines.split('\n');
+  lines.pop(); // after the last newline
+  return afterSeq < batch.first_seq ? lines : lines.slice(afterSeq - batch.first_seq + 1);
+}
+
+/** The NDJSON text of the items with seq > afterSeq: the stored lines as they are, unless a batch straddles afterSeq. */
+export function ndjsonAfter(batches: readonly JobItemBatch[], afterSeq: number): string {
+  let text = '';
+  for (const b of batches) {
+    if (b.last_seq <= afterSeq) continue;
+    text += afterSeq < b.first_seq ? b.lines : linesAfter(b, afterSeq).map((l) => `${l}\n`).join('');
+  }
+  return text;
+}
+
+/** The items with seq > afterSeq as Server-Sent Events (`id` = seq, `event: item`). */
+export function sseAfter(batches: readonly JobItemBatch[], afterSeq: number): string {
+  let text = '';
+  for (const b of batches) {
+    if (b.last_seq <= afterSeq) continue;
+    const first = Math.max(b.first_seq, afterSeq + 1);
+    linesAfter(b, afterSeq).forEach((line, i) => (text += `id: ${first + i}\nevent: item\ndata: ${line}\n\n`));
+  }
+  return text;
+}
+
+/** Reads the unsigned integer of `line` at `from` up to `end`; NaN when it is not one. */
+function uintAt(line: string, from: number, end: number): number {
+  if (end <= from || end - from > 15) return NaN;
+  let n = 0;
+  for (let i = from; i < end; i++) {
+    const d = line.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return NaN;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/** One stored line back into its item; a line this module did not write is an error, not a guess. */
+function parseLine(line: string): JobItemRecord {
+  const indexAt = line.indexOf(INDEX, SEQ.length);
+  const itemAt = indexAt < 0 ? -1 : line.indexOf(ITEM, indexAt + INDEX.length);
+  const seq = uintAt(line, SEQ.length, indexAt);
+  const index = itemAt < 0 ? NaN : uintAt(line, indexAt + INDEX.length, itemAt);
+  if (!line.startsWith(SEQ) || !line.endsWith('}') || Number.isNaN(seq) || Number.isNaN(index)) {
+    throw new Error(`a stored job item line is malformed: ${JSON.stringify(line.slice(0, 80))}`);
+  }
+  return { seq, index, item: line.slice(itemAt + ITEM.length, -1) };
+}
+
+/** The items of the batches with seq > afterSeq, in seq order. */
+export function itemsOf(batches: readonly JobItemBatch[], afterSeq = 0): JobItemRecord[] {
+  const items: JobItemRecord[] = [];
+  for (const b of batches) if (b.last_seq > afterSeq) for (const line of linesAfter(b, afterSeq)) items.push(parseLine(line));
+  return items;
+}
+
+/** The items so far in input order (a running bulk call's `result`), parsed. */
+export function resultSoFar(batches: readonly JobItemBatch[]): unknown[] {
+  return itemsOf(batches)
+    .sort((a, b) => a.index - b.index)
+    .map((i) => JSON.parse(i.item) as unknown);
+}
+
+/** The items as one batch (tests and tools that write items directly); seqs must run on without a gap. */
+export function batchOf(items: readonly JobItemRecord[]): JobItemBatch {
+  if (items.length === 0) throw new RangeError('batchOf: at least one item');
+  items.forEach((it, i) => {
+    if (it.seq !== items[0]!.seq + i) throw new RangeError('batchOf: the items\' seqs must be consecutive');
+  });
+  return { first_seq: items[0]!.seq, last_seq: items[items.length - 1]!.seq, lines: items.map((i) => `${itemLine(i.seq, i.index, i.item)}\n`).join('') };
+}
