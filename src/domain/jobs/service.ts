@@ -165,7 +165,8 @@ export class JobService implements JobRunner {
       created_at: this.#clock().toISOString(),
     });
     await this.#d.queue.enqueue(row.id);
-    return this.view(row);
+    // What view() would read back for a job nothing has run yet: no items, no delivery attempts.
+    return jobViewOf(row, this.#d.operations(row.endpoint)?.items !== undefined ? [] : null);
   }
 
   /** The account's job: undefined for a malformed id (no query), another account's, an unknown or an expired one. */

@@ -110,8 +110,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
   };
   return {
     async create(job) {
-      await db.insertInto('jobs').values({ ...job, status: 'queued', progress_done: 0, attempts: 0 }).execute();
-      return (await find(job.id))!;
+      return asJob(await db.insertInto('jobs').values({ ...job, status: 'queued', progress_done: 0, attempts: 0 }).returningAll().executeTakeFirstOrThrow());
     },
     find,
     async list(accountId, { status, before, limit }) {
@@ -178,10 +177,12 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         }))
         .where('id', '=', id)
         .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)])]))
+        .returningAll()
         .executeTakeFirst();
-      if (!changed(r)) return undefined;
-      await db.deleteFrom('job_item_batches').where('job_id', '=', id).execute();
-      return find(id);
+      if (!r) return undefined;
+      // The items of an earlier run (its process died, or gave the job back) go; a first run has none.
+      if (Number(r.attempts) > 1) await db.deleteFrom('job_item_batches').where('job_id', '=', id).execute();
+      return asJob(r);
     },
     async renew(id, owner, leaseUntil) {
       const r = await db
