@@ -3,7 +3,7 @@ import fastJson from 'fast-json-stringify';
 import type { Static, TSchema } from 'typebox';
 import { ValidationError } from '../errors.js';
 import { ResolveError, type Dialer, type ResolveOptions } from '../infra/net/dialer.js';
-import type { JobOperation } from '../domain/jobs/service.js';
+import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/service.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';
 import { ok } from './reply.js';
@@ -107,22 +107,22 @@ export function jobOperation(op: AnyOperation, deps: RouteDeps): JobOperation {
       const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;
       if (!report || !writeItem) return writeData((await op.run(deps, body, { signal: ctx.signal })).data);
-      // Each item is written once, when it is first asked for: by the job's next batch write, or
-      // by the result (those texts in order when `data` holds exactly the items reported, the same
-      // objects; else `data` written whole). Not as it completes: writing it there, in the middle
-      // of the probe's own callbacks, cost a 1000-port scan some 8 ms of CPU more than after it.
+      // Each item is written once, when the job's next batch write asks for it: not as it
+      // completes, in the middle of the probe's own callbacks, where it cost a 1000-port scan some
+      // 8 ms of CPU more. When `data` holds exactly the items reported (the same objects, each
+      // reported once) the result is those items, already written; else `data` is written whole.
       const reported: unknown[] = [];
-      const texts: (string | undefined)[] = [];
-      const textOf = (index: number): string => (texts[index] ??= writeItem(reported[index]));
+      let reports = 0;
       const { data } = await op.run(deps, body, {
         signal: ctx.signal,
         onItem: (index, item) => {
           reported[index] = item;
-          report(index, () => textOf(index));
+          reports++;
+          report(index, () => writeItem(item));
         },
       });
-      if (Array.isArray(data) && data.length === reported.length && data.every((item, i) => item === reported[i])) return `[${data.map((_, i) => textOf(i)).join(',')}]`;
-      return writeData(data);
+      const itemsOnly = Array.isArray(data) && data.length > 0 && data.length === reports && data.every((item, i) => item === reported[i]);
+      return itemsOnly ? RESULT_IS_ITEMS : writeData(data);
     },
   };
 }
@@ -144,13 +144,9 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
         const webhookUrl = webhookUrlOf(rawWebhook);
         await op.precheck?.(deps, body);
         if (webhookUrl !== null && deps.jobWebhooks) await deps.jobWebhooks.checkUrl(webhookUrl);
-        const job = await deps.jobs.create({
-          accountId: accountOf(request).id,
-          endpoint: op.path,
-          body,
-          webhookUrl,
-          total: op.items?.(body),
-        });
+        // The response's 'close' comes once it is written (or its client is gone): the job starts then.
+        const answered = new Promise((resolve) => reply.raw.once('close', resolve));
+        const job = await deps.jobs.create({ accountId: accountOf(request).id, endpoint: op.path, body, webhookUrl, total: op.items?.(body) }, answered);
         reply.code(202).header('location', `/api/jobs/${job.id}`).header('preference-applied', 'respond-async');
         return ok(job, `job ${job.id} queued: ${op.path}`);
       }

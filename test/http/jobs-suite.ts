@@ -162,6 +162,9 @@ export function jobEngineSuite(engine: JobEngine): void {
       assert.deepEqual(items.map((i) => i.index).sort((x, y) => x - y), ports.map((_, i) => i));
       assert.deepEqual(untimed(items.sort((x, y) => x.index - y.index).map((i) => i.item)), untimed(sync.data));
       assert.equal((lines.at(-1) as unknown as JobView).status, 'succeeded');
+      assert.deepEqual((lines.at(-1) as unknown as JobView).result, done.result);
+      // The result is exactly the items: stored once, with them, not a second time with the job.
+      assert.equal((await s.store.jobs.find(job.id))?.result, null);
     });
 
     test('an IP lookup as a job answers exactly the synchronous data', async (t) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from 'typebox';
+import { RESULT_IS_ITEMS } from '../../src/domain/jobs/service.js';
 import { defineOperation, jobOperation, prefersRespondAsync, webhookUrlOf } from '../../src/http/operation.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import { ValidationError } from '../../src/errors.js';
@@ -47,7 +48,8 @@ test('a job of a bulk operation: every item reported once, written as the synchr
   const seen: [number, string][] = [];
   const result = await job.run({ fail: false }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item()]) });
   assert.deepEqual(seen, [[2, '{"port":2,"state":"open"}'], [0, '{"port":0,"state":"open"}'], [1, '{"port":1,"state":"open"}']]);
-  assert.equal(result, '[{"port":0,"state":"open"},{"port":1,"state":"open"},{"port":2,"state":"open"}]');
+  // The data is exactly the items reported: the result is those items in input order, not written again.
+  assert.equal(result, RESULT_IS_ITEMS);
   seen.length = 0;
   await assert.rejects(job.run({ fail: true }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item()]) }), /late failure/);
   assert.deepEqual(seen.map(([i]) => i), [2, 0, 1]);
@@ -72,6 +74,17 @@ test('a job whose final data is not exactly the items it reported is written fro
   });
   const result = await jobOperation(op, {} as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined });
   assert.equal(result, '[{"port":1,"open":true},{"port":2,"open":true}]');
+  // The same objects, but one item reported twice and another never: the data decides.
+  const twice = defineOperation({
+    ...op,
+    async run(_deps, _body, ctx) {
+      const data = [{ port: 1, open: true }, { port: 2, open: false }];
+      ctx.onItem?.(0, data[0]);
+      ctx.onItem?.(0, data[0]);
+      return { data, message: 'ok' };
+    },
+  });
+  assert.equal(await jobOperation(twice, {} as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined }), '[{"port":1,"open":true},{"port":2,"open":false}]');
   const single = defineOperation({ ...op, path: '/x/one', items: undefined, data: Item, async run() { return { data: { port: 7, open: false, hidden: 1 }, message: 'ok' }; } });
   assert.equal(await jobOperation(single, {} as RouteDeps).run({}, { signal: new AbortController().signal }), '{"port":7,"open":false}');
 });

@@ -116,11 +116,14 @@ export function itemsOf(batches: readonly JobItemBatch[], afterSeq = 0): JobItem
   return items;
 }
 
-/** The items so far in input order (a running bulk call's `result`), parsed. */
-export function resultSoFar(batches: readonly JobItemBatch[]): unknown[] {
-  return itemsOf(batches)
-    .sort((a, b) => a.index - b.index)
-    .map((i) => JSON.parse(i.item) as unknown);
+/**
+ * The items in input order as a JSON array, their texts as stored (not parsed and written again):
+ * a running bulk or range call's result so far, and a succeeded one's whole result when that is
+ * exactly its items (JobService.run keeps no second copy of it then).
+ */
+export function resultTextOf(batches: readonly JobItemBatch[]): string {
+  const items = itemsOf(batches).sort((a, b) => a.index - b.index);
+  return `[${items.map((i) => i.item).join(',')}]`;
 }
 
 /** The items as one batch (tests and tools that write items directly); seqs must run on without a gap. */

@@ -6,7 +6,7 @@ import type { JobQueue, JobRunner } from '../../infra/jobs/queue.js';
 import { runAsOwner } from '../../infra/net/owner.js';
 import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from '../../infra/store/jobs.js';
 import type { MaybePromise } from '../../maybe-promise.js';
-import { ItemBatcher, resultSoFar } from './items.js';
+import { ItemBatcher, resultTextOf } from './items.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
 
 /**
@@ -14,6 +14,13 @@ import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type 
  * queue hands it over (it is the queue's JobRunner). Plain TypeScript: the operations it runs
  * and the error body of a failure come from the HTTP layer as functions.
  */
+
+/**
+ * What a bulk or range call's run returns when its `data` is exactly the items it reported, each
+ * once: the job's result is then those items in input order, already stored with the job, and is
+ * not written a second time.
+ */
+export const RESULT_IS_ITEMS: unique symbol = Symbol('the result is the items in input order');
 
 /** What the service runs for an endpoint. */
 export interface JobOperation {
@@ -24,7 +31,7 @@ export interface JobOperation {
    * range call, as it completes, through `onItem`: its place in `data`, and its JSON text when
    * asked for (written then, once, not in the middle of the probe).
    */
-  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, json: () => string) => void }): Promise<string>;
+  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, json: () => string) => void }): Promise<string | typeof RESULT_IS_ITEMS>;
 }
 
 export interface JobServiceDeps {
@@ -154,7 +161,8 @@ export class JobService implements JobRunner {
     return this.#d.repo.purge(this.#cutoff());
   }
 
-  async create(req: NewJobRequest): Promise<JobView> {
+  /** `answered` settles once the creating request's answer is out (JobQueue.enqueue). */
+  async create(req: NewJobRequest, answered?: Promise<unknown>): Promise<JobView> {
     const row = await this.#d.repo.create({
       id: newJobId(),
       account_id: req.accountId,
@@ -164,7 +172,7 @@ export class JobService implements JobRunner {
       progress_total: req.total ?? 1,
       created_at: this.#clock().toISOString(),
     });
-    await this.#d.queue.enqueue(row.id);
+    await this.#d.queue.enqueue(row.id, answered);
     // What view() would read back for a job nothing has run yet: no items, no delivery attempts.
     return jobViewOf(row, this.#d.operations(row.endpoint)?.items !== undefined ? [] : null);
   }
@@ -253,19 +261,27 @@ export class JobService implements JobRunner {
    * (the synchronous answer's text), not parsed to be written again.
    */
   async viewText(row: JobRecord): Promise<string> {
-    if (row.result === null) return JSON.stringify(await this.view(row));
-    const { result: _stored, ...rest } = await this.view({ ...row, result: 'null' });
-    return `${JSON.stringify(rest).slice(0, -1)},"result":${row.result}}`;
+    const result = await this.#resultText(row);
+    const { result: _none, ...rest } = await this.#view(row, null);
+    return `${JSON.stringify(rest).slice(0, -1)},"result":${result}}`;
   }
 
   /** The job as the API shows it. */
   async view(row: JobRecord): Promise<JobView> {
-    const op = this.#d.operations(row.endpoint);
-    let result: unknown = row.result === null ? null : JSON.parse(row.result);
-    if (row.result === null && op?.items !== undefined) {
-      // A bulk or range call's items so far, in input order.
-      result = resultSoFar(await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE));
-    }
+    return this.#view(row, JSON.parse(await this.#resultText(row)) as unknown);
+  }
+
+  /**
+   * The job's `result` as JSON text: the stored text; else, for a bulk or range call, its items
+   * (so far) in input order, which is its result once it succeeded (RESULT_IS_ITEMS); else null.
+   */
+  async #resultText(row: JobRecord): Promise<string> {
+    if (row.result !== null) return row.result;
+    if (this.#d.operations(row.endpoint)?.items === undefined) return 'null';
+    return resultTextOf(await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE));
+  }
+
+  async #view(row: JobRecord, result: unknown): Promise<JobView> {
     const view = jobViewOf(row, result);
     if (row.webhook_url !== null && this.#d.webhooks) {
       const attempts = await this.#d.webhooks.attemptsOf(row.id);
@@ -283,10 +299,11 @@ export class JobService implements JobRunner {
   async run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void> {
     const { repo } = this.#d;
     const op = this.#d.operations(job.endpoint);
-    const finish = async (outcome: { result: string } | { error: JobError }, done: number): Promise<void> => {
+    const finish = async (outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError }, done: number): Promise<void> => {
       const ok = await repo.finish(job.id, owner, {
         status: 'result' in outcome ? 'succeeded' : 'failed',
-        result: 'result' in outcome ? outcome.result : null,
+        // RESULT_IS_ITEMS: the items written are the result (#resultText), kept once.
+        result: 'result' in outcome && outcome.result !== RESULT_IS_ITEMS ? outcome.result : null,
         error: 'error' in outcome ? JSON.stringify(outcome.error) : null,
         finished_at: this.#clock().toISOString(),
         progress_done: done,
@@ -327,7 +344,7 @@ export class JobService implements JobRunner {
     };
 
     setMaxListeners(0, signal);
-    let outcome: { result: string } | { error: JobError };
+    let outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError };
     try {
       const body = JSON.parse(job.body) as unknown;
       const result = await runAsOwner(this.#d.ownerKey(job.account_id), () => op.run(body, { signal, ...(op.items ? { onItem } : {}) }));

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../accounts/service.js';
 import { JOB_ITEMS_PAGE, jobViewOf } from '../jobs/service.js';
-import { resultSoFar } from '../jobs/items.js';
+import { resultTextOf } from '../jobs/items.js';
 import type { JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
 import { ValidationError } from '../../errors.js';
 import type { JobRecord } from '../../infra/store/jobs.js';
@@ -117,8 +117,8 @@ export function rowView(store: Store): (row: JobRecord) => Promise<JobView> {
   return async (row) => {
     let result: unknown = row.result === null ? null : JSON.parse(row.result);
     if (row.result === null) {
-      const items = resultSoFar(await store.jobs.itemBatches(row.id, 0, JOB_ITEMS_PAGE));
-      if (items.length > 0) result = items;
+      const batches = await store.jobs.itemBatches(row.id, 0, JOB_ITEMS_PAGE);
+      if (batches.length > 0) result = JSON.parse(resultTextOf(batches));
     }
     return jobViewOf(row, result);
   };

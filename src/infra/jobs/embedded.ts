@@ -57,10 +57,12 @@ export class EmbeddedJobQueue implements JobQueue {
     return this.#runs.size;
   }
 
-  async enqueue(): Promise<void> {
-    // On a timer, not at once: the run's first turn (a scan opens hundreds of sockets in it)
-    // comes after the creating request's 202 has been written, not before.
-    setTimeout(() => this.#kick(), 0);
+  async enqueue(_id: string, answered?: Promise<unknown>): Promise<void> {
+    // Not at once: the run's first turn (a scan opens hundreds of sockets in it) comes after the
+    // creating request's 202 has been written, not before; without word of it, on a timer.
+    const kick = (): void => this.#kick();
+    if (answered) void answered.then(kick, kick);
+    else setTimeout(kick, 0);
   }
 
   start(runner: JobRunner): void {

@@ -23,8 +23,12 @@ export interface JobRunner {
 }
 
 export interface JobQueue {
-  /** A job was created (its row is committed): run it when a worker is free. */
-  enqueue(id: string): Promise<void>;
+  /**
+   * A job was created (its row is committed): run it when a worker is free. `answered` settles
+   * once the creating request's answer is out: a queue that runs the job in this process starts
+   * it no sooner (a scan's first burst of sockets would hold the 202 back).
+   */
+  enqueue(id: string, answered?: Promise<unknown>): Promise<void>;
   /** Starts taking jobs (none with 0 workers: this process accepts jobs only). */
   start(runner: JobRunner): void;
   /** The job was cancelled in the database: stop its run if one is in this process (its sockets close at once). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ItemBatcher, batchOf, itemLine, itemsOf, ndjsonAfter, resultSoFar, sseAfter } from '../../../src/domain/jobs/items.js';
+import { ItemBatcher, batchOf, itemLine, itemsOf, ndjsonAfter, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
 
 /** Items 1-5 completed out of input order, written in two batches (1-3, 4-5). */
 const ITEMS = [
@@ -31,9 +31,9 @@ test('NDJSON and SSE after any seq: whole batches as stored, a straddled batch f
   for (const l of ndjsonAfter(BATCHES, 0).trimEnd().split('\n')) assert.deepEqual(Object.keys(JSON.parse(l) as object), ['seq', 'index', 'item']);
 });
 
-test('the result so far is the items in input order', () => {
-  assert.deepEqual(resultSoFar(BATCHES), [{ p: 1 }, [2], 'three', null, { p: 5 }]);
-  assert.deepEqual(resultSoFar([]), []);
+test('the result so far is the items in input order, their texts as stored', () => {
+  assert.equal(resultTextOf(BATCHES), '[{"p":1},[2],"three",null,{"p":5}]');
+  assert.equal(resultTextOf([]), '[]');
 });
 
 test('an item text with a newline between its tokens is written on one line; a stored line that is not ours is an error, not a guess', () => {
