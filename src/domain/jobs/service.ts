@@ -61,6 +61,66 @@ export const JOB_ID_RE = /^job_[0-9A-Za-z]{24}$/;
 export const JOB_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 /** How long a completed item waits for others to be written with it. */
 export const JOB_ITEM_FLUSH_MS = 20;
+
+/**
+ * A run's items on their way to the database: an item waits JOB_ITEM_FLUSH_MS for those completing
+ * with it, then they are written as one batch (one write per item, a synchronous one on SQLite,
+ * would cost a 1000-port scan more than the scan itself); whatever completed while a write was in
+ * flight goes in the next. After a failed write nothing more is written (a later batch would leave
+ * a gap in the seqs).
+ */
+class ItemWriter {
+  readonly #batcher = new ItemBatcher();
+  readonly #write: (batch: JobItemBatch) => Promise<void>;
+  #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> | null = null;
+  #error: unknown = null;
+  #ending = false;
+
+  constructor(write: (batch: JobItemBatch) => Promise<void>) {
+    this.#write = write;
+  }
+
+  /** Items added so far. */
+  get seq(): number {
+    return this.#batcher.seq;
+  }
+
+  add(index: number, text: () => string): void {
+    this.#batcher.add(index, text);
+    if (this.#writing !== null || this.#timer !== undefined || this.#ending) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#writing = this.#drain();
+    }, JOB_ITEM_FLUSH_MS);
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      for (let batch = this.#next(); batch !== null; batch = this.#next()) await this.#write(batch);
+    } catch (err) {
+      this.#error = err;
+    }
+    this.#writing = null;
+  }
+
+  #next(): JobItemBatch | null {
+    return this.#ending || this.#error !== null ? null : this.#batcher.take();
+  }
+
+  /**
+   * The run is over: waits for a write in flight and returns the items not written yet, as one
+   * batch for the job's last write (null when there are none). Throws what a write threw.
+   */
+  async end(): Promise<JobItemBatch | null> {
+    this.#ending = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#writing;
+    if (this.#error !== null) throw this.#error;
+    return this.#batcher.take();
+  }
+}
 /** Item batches fetched per query by streams and views (a job has at most 1000 items, so one read). */
 export const JOB_ITEMS_PAGE = 1000;
 const DAY_MS = 86_400_000;
@@ -299,7 +359,7 @@ export class JobService implements JobRunner {
   async run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void> {
     const { repo } = this.#d;
     const op = this.#d.operations(job.endpoint);
-    const finish = async (outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError }, done: number): Promise<void> => {
+    const finish = async (outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError }, done: number, last: JobItemBatch | null = null): Promise<void> => {
       const ok = await repo.finish(job.id, owner, {
         status: 'result' in outcome ? 'succeeded' : 'failed',
         // RESULT_IS_ITEMS: the items written are the result (#resultText), kept once.
@@ -307,7 +367,7 @@ export class JobService implements JobRunner {
         error: 'error' in outcome ? JSON.stringify(outcome.error) : null,
         finished_at: this.#clock().toISOString(),
         progress_done: done,
-      });
+      }, last);
       if (!ok) return;
       // Only a job with a webhook has an event to build its view for (a 1000-item result read back and parsed).
       if (job.webhook_url === null) this.#changed(job.id);
@@ -315,33 +375,12 @@ export class JobService implements JobRunner {
     };
     if (!op) return finish({ error: this.#d.errorBody(new Error(`no operation ${job.endpoint}`)) }, 0);
 
-    // Items are written in batches: whatever completed while the last write was in flight goes in the next.
-    const items = new ItemBatcher();
-    let writing: Promise<void> | null = null;
-    let writeError: unknown = null;
-    const write = async (): Promise<void> => {
-      try {
-        // After a failed write nothing more is written: a later batch would leave a gap in the seqs.
-        for (let batch = writeError === null ? items.take() : null; batch !== null; batch = items.take()) {
-          await repo.addItems(job.id, owner, batch, batch.last_seq);
-          this.#changed(job.id);
-        }
-      } catch (err) {
-        writeError = err;
-      }
-      writing = null;
-    };
-    // The wait before the next write, cut short when the run ends (its last items go at once).
-    let flushSoon: (() => void) | null = null;
-    const onItem = (index: number, item: () => string): void => {
-      items.add(index, item);
-      // A short wait gathers the items completing together into one write: one write per item
-      // (a synchronous one, on SQLite) would cost a 1000-port scan more than the scan itself.
-      writing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => ((flushSoon = null), resolve()), JOB_ITEM_FLUSH_MS);
-        flushSoon = () => (clearTimeout(timer), (flushSoon = null), resolve());
-      }).then(write);
-    };
+    // Items are written in batches as they complete; the last of them go with the outcome.
+    const items = new ItemWriter(async (batch) => {
+      await repo.addItems(job.id, owner, batch, batch.last_seq);
+      this.#changed(job.id);
+    });
+    const onItem = (index: number, item: () => string): void => items.add(index, item);
 
     setMaxListeners(0, signal);
     let outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError };
@@ -352,13 +391,13 @@ export class JobService implements JobRunner {
     } catch (err) {
       outcome = { error: this.#d.errorBody(err) };
     }
-    while (writing !== null) {
-      (flushSoon as (() => void) | null)?.();
-      await writing;
-    }
-    // Cancelled, taken over or shutting down: whoever aborted it decides what the job becomes.
+    // Cancelled, taken over or shutting down: whoever aborted it decides what the job becomes (a
+    // write that failed meanwhile included).
+    const last = await items.end().catch((err: unknown) => {
+      if (signal.aborted) return null;
+      throw err;
+    });
     if (signal.aborted) return;
-    if (writeError !== null) throw writeError;
-    await finish(outcome, 'result' in outcome ? job.progress_total : items.seq);
+    await finish(outcome, 'result' in outcome ? job.progress_total : items.seq, last);
   }
 }

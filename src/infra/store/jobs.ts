@@ -72,8 +72,11 @@ export interface JobRepository {
   renew(id: string, owner: string, leaseUntil: number): Promise<boolean>;
   /** Adds a batch of items and sets progress, while `owner` holds the running job; false otherwise. */
   addItems(id: string, owner: string, batch: JobItemBatch, done: number): Promise<boolean>;
-  /** Records the outcome while `owner` holds the running job; false otherwise (nothing written). */
-  finish(id: string, owner: string, outcome: JobOutcome): Promise<boolean>;
+  /**
+   * Records the outcome, with the run's last items when given (one transaction), while `owner`
+   * holds the running job; false otherwise (nothing written).
+   */
+  finish(id: string, owner: string, outcome: JobOutcome, items?: JobItemBatch | null): Promise<boolean>;
   /** Gives a running job back to the queue (its process is shutting down). */
   release(id: string, owner: string): Promise<boolean>;
   /** Cancels the account's job while it is queued or running: true for exactly one caller. */
@@ -206,14 +209,15 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         return true;
       });
     },
-    async finish(id, owner, outcome) {
-      const r = await db
-        .updateTable('jobs')
-        .set({ ...outcome, lease_owner: null, lease_until: null })
-        .where('id', '=', id)
-        .where(heldBy(owner))
-        .executeTakeFirst();
-      return changed(r);
+    async finish(id, owner, outcome, items) {
+      const update = (q: Kysely<DatabaseSchema>) =>
+        q.updateTable('jobs').set({ ...outcome, lease_owner: null, lease_until: null }).where('id', '=', id).where(heldBy(owner)).executeTakeFirst();
+      if (!items) return changed(await update(db));
+      return db.transaction().execute(async (trx) => {
+        if (!changed(await update(trx))) return false;
+        await trx.insertInto('job_item_batches').values({ job_id: id, ...items }).execute();
+        return true;
+      });
     },
     async release(id, owner) {
       const r = await db

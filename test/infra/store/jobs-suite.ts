@@ -100,8 +100,11 @@ export function jobsStoreSuite(make: () => Backend): void {
     assert.equal(retaken?.progress_done, 0);
     assert.deepEqual(await store.jobs.itemBatches('job_1', 0, 10), []);
     const outcome = { status: 'succeeded' as const, result: '[1]', error: null, finished_at: at(50), progress_done: 3 };
-    assert.equal(await store.jobs.finish('job_1', owner, outcome), false, 'the old owner writes nothing');
-    assert.equal(await store.jobs.finish('job_1', 'p9', outcome), true);
+    const last = batchOf([{ seq: 1, index: 0, item: '1' }]);
+    assert.equal(await store.jobs.finish('job_1', owner, outcome, last), false, 'the old owner writes nothing');
+    assert.deepEqual(await store.jobs.itemBatches('job_1', 0, 10), [], 'not even its last items');
+    assert.equal(await store.jobs.finish('job_1', 'p9', outcome, last), true);
+    assert.deepEqual(await store.jobs.itemBatches('job_1', 0, 10), [last], 'the last items go with the outcome');
     const done = (await store.jobs.find('job_1'))!;
     assert.equal(done.status, 'succeeded');
     assert.equal(done.result, '[1]');
