@@ -37,6 +37,8 @@ export class EmbeddedJobQueue implements JobQueue {
   #timer: NodeJS.Timeout | undefined;
   #pumping = false;
   #again = false;
+  /** The last look left claimable jobs behind (workers busy, an account at its limit, or none made yet). */
+  #backlog = true;
   #closed = false;
 
   constructor(repo: JobRepository, opts: EmbeddedQueueOptions) {
@@ -97,14 +99,24 @@ export class EmbeddedJobQueue implements JobQueue {
     try {
       do {
         this.#again = false;
-        if (this.#closed || this.#runs.size >= this.#workers) break;
+        if (this.#closed || this.#runs.size >= this.#workers) {
+          // No look made: whatever asked for this one waits for a worker.
+          this.#backlog = true;
+          break;
+        }
         const candidates = await this.#repo.claimable(Date.now(), EMBEDDED_CANDIDATES);
+        this.#backlog = false;
         for (const c of candidates) {
-          if (this.#closed || this.#runs.size >= this.#workers) break;
+          if (this.#closed || this.#runs.size >= this.#workers) {
+            this.#backlog = true;
+            break;
+          }
           if (this.#runs.has(c.id)) continue;
           const release = await this.#runner!.admit(c);
-          if (release === null) continue;
-          const now = Date.now();
+          if (release === null) {
+            this.#backlog = true;
+            continue;
+          }
           let job;
           try {
             job = await this.#runs.claim(c.id);
@@ -120,6 +132,7 @@ export class EmbeddedJobQueue implements JobQueue {
         }
       } while (this.#again);
     } catch (err) {
+      this.#backlog = true;
       this.#onError(err);
     } finally {
       this.#pumping = false;
@@ -127,6 +140,10 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   #launch(job: Parameters<JobRunner['run']>[0], release: () => void): void {
-    this.#runs.start(job, this.#runner!, release, () => this.#kick());
+    // A worker (and the account's slot) is free again: another look, when the last one left jobs
+    // behind. New jobs kick a look of their own, and the poll finds other processes' jobs.
+    this.#runs.start(job, this.#runner!, release, () => {
+      if (this.#backlog) this.#kick();
+    });
   }
 }

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import { EmbeddedJobQueue } from '../../../src/infra/jobs/embedded.js';
+import type { JobRunner } from '../../../src/infra/jobs/queue.js';
+import type { JobRecord } from '../../../src/infra/store/jobs.js';
+import type { Store } from '../../../src/infra/store/store.js';
+import { pollUntil } from '../net/fixtures/connect-spy.js';
+import { sqliteBackend } from '../store/backends.js';
+
+/**
+ * The embedded queue on a real SQLite store, with a runner whose runs end on cue, and no poll (an
+ * hour): whatever starts a job here is the queue's own kicks, not the poll's next look.
+ */
+
+const HOUR_MS = 3_600_000;
+const turns = async (n = 20) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+async function setup(t: TestContext) {
+  const backend = sqliteBackend();
+  const store: Store = await backend.open();
+  t.after(async () => {
+    await store.close();
+    await backend.drop();
+  });
+  const account = await store.accounts.create({ name: 'a', email: 'a@example.com', plan: 'pro', created_at: new Date().toISOString() });
+  let looks = 0;
+  const repo = {
+    ...store.jobs,
+    claimable: (...args: Parameters<Store['jobs']['claimable']>) => {
+      looks++;
+      return store.jobs.claimable(...args);
+    },
+  };
+  const started: string[] = [];
+  const ends = new Map<string, () => void>();
+  const runner: JobRunner = {
+    admit: () => () => undefined,
+    run: (job: JobRecord) => {
+      started.push(job.id);
+      return new Promise<void>((resolve) => ends.set(job.id, resolve));
+    },
+  };
+  let n = 0;
+  const create = async () => {
+    const id = `job_${String(++n).padStart(24, '0')}`;
+    await store.jobs.create({ id, account_id: account.id, endpoint: '/port/scan', body: '{}', webhook_url: null, progress_total: 1, created_at: new Date(Date.now() + n).toISOString() });
+    return id;
+  };
+  const queue = new EmbeddedJobQueue(repo, { workers: 1, pollMs: HOUR_MS });
+  t.after(async () => {
+    for (const end of ends.values()) end();
+    await queue.close();
+  });
+  return { queue, runner, create, started, end: (id: string) => ends.get(id)!(), looks: () => looks };
+}
+
+test('one worker: jobs left behind start one after another as runs end; a run that left nothing behind makes no look', async (t) => {
+  const q = await setup(t);
+  const [a, b, c] = [await q.create(), await q.create(), await q.create()];
+  q.queue.start(q.runner);
+  await pollUntil(() => q.started.length === 1);
+  assert.deepEqual(q.started, [a]);
+  q.end(a);
+  await pollUntil(() => q.started.length === 2);
+  q.end(b);
+  await pollUntil(() => q.started.length === 3);
+  assert.deepEqual(q.started, [a, b, c], 'oldest first, each when the one before ended');
+  // The look that started c saw c alone: its end needs no look (new jobs kick their own).
+  const looks = q.looks();
+  q.end(c);
+  await turns();
+  assert.equal(q.looks(), looks);
+  const d = await q.create();
+  await q.queue.enqueue(d);
+  await pollUntil(() => q.started.length === 4);
+  assert.equal(q.started[3], d);
+});
+
+test("a new job starts once its creating request's answer is out, not before", async (t) => {
+  const q = await setup(t);
+  q.queue.start(q.runner);
+  const id = await q.create();
+  let answer!: () => void;
+  await q.queue.enqueue(id, new Promise<void>((resolve) => (answer = resolve)));
+  await turns();
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(q.started, [], 'still answering');
+  answer();
+  await pollUntil(() => q.started.length === 1);
+  assert.deepEqual(q.started, [id]);
+});
