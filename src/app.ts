@@ -158,6 +158,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tuning: { keepMs: deps.config.jobTtlDays * 86_400_000, ...deps.webhookTuning },
     // While the database is away every poll fails: one line per message per WEBHOOK_ERROR_REPEAT_MS.
     onError: withoutRepeats((err) => app.log.warn({ err }, 'webhook delivery: the database could not be updated; the delivery is retried'), WEBHOOK_ERROR_REPEAT_MS),
+    // Started when the app is ready: its first sweep builds events with the job service's view, wired below.
+    start: false,
   });
   app.addHook('onClose', () => webhooks.queue.close());
   const routeDeps: RouteDeps = {
@@ -211,7 +213,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   routeDeps.jobs = jobs;
   // Events queued after the fact (the webhook sweep) show the job exactly as the API does.
   webhooks.delivery.viewOf = (row) => jobs.view(row);
-  app.addHook('onReady', async () => jobs.start());
+  app.addHook('onReady', async () => {
+    webhooks.queue.start();
+    jobs.start();
+  });
   app.addHook('onClose', async () => jobs.close());
   if (deps.recordUsage !== false) registerUsageRecording(app, recorder);
   await registerOpenApi(app, { dataNotes: geoNotes(geo) });

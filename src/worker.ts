@@ -27,7 +27,7 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   const store = await openStore(config.databaseUrl);
   const geo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
   await geo.load();
-  // The app's routes are built but never listened on: onReady starts the job queue; webhook delivery runs from the start.
+  // The app's routes are built but never listened on: onReady starts the job queue and webhook delivery.
   const app = await buildApp({ config, store, geo });
   await app.ready();
   const engine = config.redisUrl === undefined ? 'embedded queue (polling the database; set REDIS_URL for BullMQ)' : `BullMQ on ${withoutPassword(config.redisUrl)}`;

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { AccountService } from '../../src/domain/accounts/service.js';
+import { newJobId } from '../../src/domain/jobs/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
+import { openSqliteStore } from '../../src/infra/store/sqlite.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
-import { build } from '../helpers/build.js';
+import { build, tempDir } from '../helpers/build.js';
 import { connectSpy, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { startReceiver } from '../infra/webhooks/receiver.js';
 import { waitFor } from '../infra/webhooks/suite.js';
@@ -98,4 +104,34 @@ test('a webhook_url in a forbidden range is a 403 at job creation, and nothing c
     assert.equal(body.details.address, address);
   }
   assert.deepEqual(spy.calls, []);
+});
+
+test("an event the sweep queues at start shows the job as the API does: a bulk job cancelled before its first item has result [], not null", async (t) => {
+  const receiver = await startReceiver((_req, res) => {
+    res.writeHead(200);
+    res.end();
+  });
+  t.after(() => receiver.close());
+  const store = await openSqliteStore(join(tempDir(t), 'netdiag.db'));
+  const { account, token } = await new AccountService(store).createAccount({ email: 'a@example.com', name: 'A', plan: 'pro' });
+  // Left by a process that died before queuing its event: cancelled a minute ago, no items, no delivery.
+  const at = new Date(Date.now() - 60_000).toISOString();
+  const id = newJobId();
+  await store.jobs.create({ id, account_id: account.id, endpoint: '/port/scan-range', body: '{"host":"127.0.0.1","ports":"1-2"}', webhook_url: `${receiver.url}/hook`, progress_total: 2, created_at: at });
+  assert.ok(await store.jobs.cancel(id, account.id, at));
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', ...LOOPBACK_ENV });
+  const app = await buildApp({ config, store, logger: false, webhookTuning: { ...FAST, sweepGraceMs: 0 } });
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  await app.ready();
+  await waitFor(async () => receiver.received.length, (n) => n >= 1);
+  const secret = ((await app.inject({ url: '/api/webhooks/secret', headers: { authorization: `Bearer ${token}` } })).json() as { data: { secret: string } }).data.secret;
+  const event = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as { type: string; data: JobView };
+  assert.equal(event.type, 'job.cancelled');
+  const shown = (await app.inject({ url: `/api/jobs/${id}`, headers: { authorization: `Bearer ${token}` } })).json() as { data: JobView };
+  const { webhook_deliveries: _attempts, ...view } = shown.data;
+  assert.deepEqual(event.data, view);
+  assert.deepEqual(event.data.result, []);
 });

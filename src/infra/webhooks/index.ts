@@ -22,8 +22,9 @@ export interface Webhooks {
 }
 
 /**
- * Delivery over the one dialer, with its queue in the database; started, so every process that
- * builds it (API instance or worker) sends due deliveries. Close the queue on shutdown.
+ * Delivery over the one dialer, with its queue in the database; started unless `start` is false
+ * (the app starts it once everything it uses is wired), so every process that builds it (API
+ * instance or worker) sends due deliveries. Close the queue on shutdown.
  */
 export function createWebhooks(opts: {
   store: Store;
@@ -32,6 +33,7 @@ export function createWebhooks(opts: {
   clock?: Clock;
   tuning?: WebhookTuning;
   onError?: (err: unknown) => void;
+  start?: boolean;
 }): Webhooks {
   const t = opts.tuning ?? {};
   const delivery = new WebhookDelivery({
@@ -57,6 +59,6 @@ export function createWebhooks(opts: {
     ...(t.sweepGraceMs !== undefined ? { sweepGraceMs: t.sweepGraceMs } : {}),
     ...(opts.onError ? { onError: opts.onError } : {}),
   });
-  queue.start();
+  if (opts.start !== false) queue.start();
   return { delivery, queue };
 }
