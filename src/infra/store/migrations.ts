@@ -10,6 +10,17 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
       ? db.schema.createTable(table).addColumn('id', 'serial', (c) => c.primaryKey())
       : db.schema.createTable(table).addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 
+  /** A job's items a row each (0007); replaced by job_item_batches in 0010. */
+  const jobItemsTable = (db: Kysely<unknown>) =>
+    db.schema
+      .createTable('job_items')
+      .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('idx', 'integer', (c) => c.notNull())
+      .addColumn('item', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('job_items_pk', ['job_id', 'seq'])
+      .execute();
+
   return {
     '0001_accounts_tokens': {
       async up(db) {
@@ -178,14 +189,7 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.createIndex('jobs_account_created').on('jobs').columns(['account_id', 'created_at', 'id']).execute();
         await db.schema.createIndex('jobs_status_created').on('jobs').columns(['status', 'created_at']).execute();
         await db.schema.createIndex('jobs_created').on('jobs').column('created_at').execute();
-        await db.schema
-          .createTable('job_items')
-          .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
-          .addColumn('seq', 'integer', (c) => c.notNull())
-          .addColumn('idx', 'integer', (c) => c.notNull())
-          .addColumn('item', 'text', (c) => c.notNull())
-          .addPrimaryKeyConstraint('job_items_pk', ['job_id', 'seq'])
-          .execute();
+        await jobItemsTable(db);
       },
       async down(db) {
         await db.schema.dropTable('job_items').execute();
@@ -264,14 +268,7 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
       },
       async down(db) {
         // The items are not carried back: a job streamed after the downgrade shows only its result.
-        await db.schema
-          .createTable('job_items')
-          .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
-          .addColumn('seq', 'integer', (c) => c.notNull())
-          .addColumn('idx', 'integer', (c) => c.notNull())
-          .addColumn('item', 'text', (c) => c.notNull())
-          .addPrimaryKeyConstraint('job_items_pk', ['job_id', 'seq'])
-          .execute();
+        await jobItemsTable(db);
         await db.schema.dropTable('job_item_batches').execute();
       },
     },
