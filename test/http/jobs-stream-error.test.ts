@@ -16,7 +16,8 @@ import { tempDir } from '../helpers/build.js';
 /**
  * A job's stream cut by the database going away: it ends with a last line saying so, the error
  * body a request would get then (API.md: 503 service_unavailable), and the response ends
- * cleanly. SQLite never goes away by itself: a wrapper of its job store fails on cue.
+ * cleanly. SQLite never goes away by itself: a wrapper of its job store fails on cue. And, on the
+ * same job, a finished job's stream resumed mid-way still ends with its whole result.
  */
 
 const UNAVAILABLE = {
@@ -81,14 +82,16 @@ async function start(t: TestContext): Promise<Running> {
   const at = new Date(now).toISOString();
   await real.jobs.create({ id: jobId, account_id: account.id, endpoint: '/port/scan-range', body: '{"host":"127.0.0.1","ports":"1-2"}', webhook_url: null, progress_total: 2, created_at: at });
   assert.ok(await real.jobs.claim(jobId, 'elsewhere', now, now + 60_000, at));
-  assert.ok(await real.jobs.addItems(jobId, 'elsewhere', batchOf(ITEMS.map((item, i) => ({ seq: i + 1, index: i, item: JSON.stringify(item) }))), 2));
+  // Two writes, a batch each, as a run writes items that complete apart.
+  for (const [i, item] of ITEMS.entries()) assert.ok(await real.jobs.addItems(jobId, 'elsewhere', batchOf([{ seq: i + 1, index: i, item: JSON.stringify(item) }]), i + 1));
   return {
     url,
     token,
     jobId,
     failAfterOneRead: () => (readsLeft = 1),
     finish: async () => {
-      const outcome = { status: 'succeeded' as const, result: JSON.stringify(ITEMS), error: null, finished_at: new Date().toISOString(), progress_done: 2 };
+      // Its result is exactly its items: kept once, with them (result null), as JobService.run keeps it.
+      const outcome = { status: 'succeeded' as const, result: null, error: null, finished_at: new Date().toISOString(), progress_done: 2 };
       assert.ok(await real.jobs.finish(jobId, 'elsewhere', outcome));
     },
   };
@@ -127,4 +130,15 @@ test('without a failure the stream still ends with the finished job (the wrapper
   const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.equal(lines.length, 3);
   assert.equal((lines.at(-1) as unknown as JobView).status, 'succeeded');
+});
+
+test('a finished job streamed from the middle of its items ends with the whole job: every item in its result', async (t) => {
+  const s = await start(t);
+  await s.finish();
+  const res = await fetch(`${s.url}/api/jobs/${s.jobId}`, { headers: { authorization: `Bearer ${s.token}`, accept: 'text/event-stream', 'last-event-id': '1' } });
+  const events = (await res.text()).split('\n\n');
+  assert.deepEqual(events.filter((e) => e.includes('event: item')).map((e) => /^id: (\d+)$/m.exec(e)?.[1]), ['2'], 'only the items after the id');
+  const job = JSON.parse(/^data: (.*)$/m.exec(events.find((e) => e.includes('event: job'))!)![1]!) as JobView;
+  assert.equal(job.status, 'succeeded');
+  assert.deepEqual(job.result, ITEMS);
 });

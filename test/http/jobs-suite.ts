@@ -200,8 +200,11 @@ export function jobEngineSuite(engine: JobEngine): void {
       assert.deepEqual(last, ((await (await s.api(`/api/jobs/${job.id}`)).json()) as Ok<JobView>).data);
 
       const resumed = await s.api(`/api/jobs/${job.id}`, { headers: { accept: 'text/event-stream', 'last-event-id': '2' } });
-      const again = (await resumed.text()).split('\n\n').filter((e) => e.includes('event: item'));
+      const resumedEvents = (await resumed.text()).split('\n\n');
+      const again = resumedEvents.filter((e) => e.includes('event: item'));
       assert.deepEqual(again.map((e) => /^id: (\d+)$/m.exec(e)?.[1]), ['3', '4']);
+      // Its last line is still the whole job: every item in its result, not only those resent.
+      assert.deepEqual(JSON.parse(/^data: (.*)$/m.exec(resumedEvents.find((e) => e.includes('event: job'))!)![1]!), last);
     });
 
     test('refused before the 202 exactly as synchronously: validation, forbidden target, bad webhook_url; no job made', async (t) => {

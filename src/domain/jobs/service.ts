@@ -318,10 +318,11 @@ export class JobService implements JobRunner {
 
   /**
    * `view` as JSON text, for a stream's last line: a finished job's result goes in as stored
-   * (the synchronous answer's text), not parsed to be written again.
+   * (the synchronous answer's text, or its items' texts), not parsed to be written again.
+   * `batches`: all of the job's items, when the stream has just read them.
    */
-  async viewText(row: JobRecord): Promise<string> {
-    const result = await this.#resultText(row);
+  async viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
+    const result = await this.#resultText(row, batches);
     const { result: _none, ...rest } = await this.#view(row, null);
     return `${JSON.stringify(rest).slice(0, -1)},"result":${result}}`;
   }
@@ -335,10 +336,10 @@ export class JobService implements JobRunner {
    * The job's `result` as JSON text: the stored text; else, for a bulk or range call, its items
    * (so far) in input order, which is its result once it succeeded (RESULT_IS_ITEMS); else null.
    */
-  async #resultText(row: JobRecord): Promise<string> {
+  async #resultText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
     if (row.result !== null) return row.result;
     if (this.#d.operations(row.endpoint)?.items === undefined) return 'null';
-    return resultTextOf(await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE));
+    return resultTextOf(batches ?? (await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE)));
   }
 
   async #view(row: JobRecord, result: unknown): Promise<JobView> {

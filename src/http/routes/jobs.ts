@@ -7,6 +7,7 @@ import type { Static } from 'typebox';
 import { planLimits } from '../../domain/accounts/plans.js';
 import { ndjsonAfter, sseAfter } from '../../domain/jobs/items.js';
 import { JOB_ITEMS_PAGE, type JobService } from '../../domain/jobs/service.js';
+import type { JobItemBatch } from '../../infra/store/jobs.js';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { AppError, ConflictError, RateLimitError } from '../../errors.js';
@@ -114,17 +115,23 @@ async function* streamLines(
       // The job's status first: when it is finished, every item is already written.
       const row = await jobs.find(accountId, id);
       if (!row) return;
-      for (;;) {
+      const finished = FINISHED_STATUSES.has(row.status);
+      // Once it has finished, the read starts at the first item: the same batches give the items
+      // not sent yet and the result in the last line (one read of them, not two).
+      const read: JobItemBatch[] = [];
+      for (let from = finished ? 0 : after; ; ) {
         // One write per page of batches, not per item: a 1000-port scan is a thousand lines.
-        const batches = await jobs.itemBatches(id, after, JOB_ITEMS_PAGE);
+        const batches = await jobs.itemBatches(id, from, JOB_ITEMS_PAGE);
         if (batches.length === 0) break;
+        if (finished) read.push(...batches);
         const chunk = kind === 'sse' ? sseAfter(batches, after) : ndjsonAfter(batches, after);
-        after = batches[batches.length - 1]!.last_seq;
-        yield chunk;
+        from = batches[batches.length - 1]!.last_seq;
+        after = Math.max(after, from);
+        if (chunk !== '') yield chunk;
         if (batches.length < JOB_ITEMS_PAGE || signal.aborted) break;
       }
-      if (FINISHED_STATUSES.has(row.status)) {
-        const job = await jobs.viewText(row);
+      if (finished) {
+        const job = await jobs.viewText(row, read);
         yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
         return;
       }
