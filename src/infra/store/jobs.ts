@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
 import type { JobStatus } from '../../domain/jobs/types.js';
 import type { DatabaseSchema, JobsTable } from './schema.js';
 
@@ -111,6 +111,19 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
     const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? asJob(row) : undefined;
   };
+  /**
+   * A write of a run after its claim: updates the job while `owner` holds it, with `batch` added
+   * in the same transaction; false when it is not held (nothing written).
+   */
+  const heldUpdate = async (id: string, owner: string, set: Updateable<JobsTable>, batch: JobItemBatch | null): Promise<boolean> => {
+    const update = (q: Kysely<DatabaseSchema>) => q.updateTable('jobs').set(set).where('id', '=', id).where(heldBy(owner)).executeTakeFirst();
+    if (batch === null) return changed(await update(db));
+    return db.transaction().execute(async (trx) => {
+      if (!changed(await update(trx))) return false;
+      await trx.insertInto('job_item_batches').values({ job_id: id, ...batch }).execute();
+      return true;
+    });
+  };
   return {
     async create(job) {
       return asJob(await db.insertInto('jobs').values({ ...job, status: 'queued', progress_done: 0, attempts: 0 }).returningAll().executeTakeFirstOrThrow());
@@ -188,45 +201,16 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
       return asJob(r);
     },
     async renew(id, owner, leaseUntil) {
-      const r = await db
-        .updateTable('jobs')
-        .set({ lease_until: leaseUntil })
-        .where('id', '=', id)
-        .where(heldBy(owner))
-        .executeTakeFirst();
-      return changed(r);
+      return heldUpdate(id, owner, { lease_until: leaseUntil }, null);
     },
     async addItems(id, owner, batch, done) {
-      return db.transaction().execute(async (trx) => {
-        const r = await trx
-          .updateTable('jobs')
-          .set({ progress_done: done })
-          .where('id', '=', id)
-          .where(heldBy(owner))
-          .executeTakeFirst();
-        if (!changed(r)) return false;
-        await trx.insertInto('job_item_batches').values({ job_id: id, ...batch }).execute();
-        return true;
-      });
+      return heldUpdate(id, owner, { progress_done: done }, batch);
     },
     async finish(id, owner, outcome, items) {
-      const update = (q: Kysely<DatabaseSchema>) =>
-        q.updateTable('jobs').set({ ...outcome, lease_owner: null, lease_until: null }).where('id', '=', id).where(heldBy(owner)).executeTakeFirst();
-      if (!items) return changed(await update(db));
-      return db.transaction().execute(async (trx) => {
-        if (!changed(await update(trx))) return false;
-        await trx.insertInto('job_item_batches').values({ job_id: id, ...items }).execute();
-        return true;
-      });
+      return heldUpdate(id, owner, { ...outcome, lease_owner: null, lease_until: null }, items ?? null);
     },
     async release(id, owner) {
-      const r = await db
-        .updateTable('jobs')
-        .set({ status: 'queued', lease_owner: null, lease_until: null })
-        .where('id', '=', id)
-        .where(heldBy(owner))
-        .executeTakeFirst();
-      return changed(r);
+      return heldUpdate(id, owner, { status: 'queued', lease_owner: null, lease_until: null }, null);
     },
     async cancel(id, accountId, at) {
       const r = await db
