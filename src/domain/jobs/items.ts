@@ -27,6 +27,17 @@ export function itemLine(seq: number, index: number, item: string): string {
 }
 
 /**
+ * An item its text function could not write (the answer's serializer refused it): the job fails,
+ * as the synchronous call would answer a 500, instead of its write failing as a database's would.
+ */
+export class ItemTextError extends Error {
+  constructor(cause: unknown) {
+    super('a completed item could not be written as JSON', { cause });
+    this.name = 'ItemTextError';
+  }
+}
+
+/**
  * Gathers items, completed one after another, into the next batch to write. An item's text is
  * asked for when its batch is taken, not when it is added (see JobOperation.run).
  */
@@ -45,14 +56,18 @@ export class ItemBatcher {
     this.#pending.push({ index, text });
   }
 
-  /** The items added since the last take, as one batch; null when there are none. */
+  /** The items added since the last take, as one batch; null when there are none. Throws ItemTextError. */
   take(): JobItemBatch | null {
     const pending = this.#pending;
     if (pending.length === 0) return null;
     this.#pending = [];
     const first = this.#last - pending.length + 1;
     let lines = '';
-    for (let i = 0; i < pending.length; i++) lines += `${itemLine(first + i, pending[i]!.index, pending[i]!.text())}\n`;
+    try {
+      for (let i = 0; i < pending.length; i++) lines += `${itemLine(first + i, pending[i]!.index, pending[i]!.text())}\n`;
+    } catch (err) {
+      throw new ItemTextError(err);
+    }
     return { first_seq: first, last_seq: this.#last, lines };
   }
 }

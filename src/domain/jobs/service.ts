@@ -6,7 +6,7 @@ import type { JobQueue, JobRunner } from '../../infra/jobs/queue.js';
 import { runAsOwner } from '../../infra/net/owner.js';
 import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from '../../infra/store/jobs.js';
 import type { MaybePromise } from '../../maybe-promise.js';
-import { ItemBatcher, resultTextOf } from './items.js';
+import { ItemBatcher, ItemTextError, resultTextOf } from './items.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
 
 /**
@@ -74,6 +74,7 @@ class ItemWriter {
   readonly #write: (batch: JobItemBatch) => Promise<void>;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | null = null;
+  #written = 0;
   #error: unknown = null;
   #ending = false;
 
@@ -81,9 +82,9 @@ class ItemWriter {
     this.#write = write;
   }
 
-  /** Items added so far. */
-  get seq(): number {
-    return this.#batcher.seq;
+  /** The seq of the last item written (0 before the first write). */
+  get written(): number {
+    return this.#written;
   }
 
   add(index: number, text: () => string): void {
@@ -97,7 +98,10 @@ class ItemWriter {
 
   async #drain(): Promise<void> {
     try {
-      for (let batch = this.#next(); batch !== null; batch = this.#next()) await this.#write(batch);
+      for (let batch = this.#next(); batch !== null; batch = this.#next()) {
+        await this.#write(batch);
+        this.#written = batch.last_seq;
+      }
     } catch (err) {
       this.#error = err;
     }
@@ -110,7 +114,8 @@ class ItemWriter {
 
   /**
    * The run is over: waits for a write in flight and returns the items not written yet, as one
-   * batch for the job's last write (null when there are none). Throws what a write threw.
+   * batch for the job's last write (null when there are none). Throws what a write threw, and
+   * ItemTextError for an item that could not be written as JSON.
    */
   async end(): Promise<JobItemBatch | null> {
     this.#ending = true;
@@ -392,13 +397,18 @@ export class JobService implements JobRunner {
     } catch (err) {
       outcome = { error: this.#d.errorBody(err) };
     }
-    // Cancelled, taken over or shutting down: whoever aborted it decides what the job becomes (a
-    // write that failed meanwhile included).
-    const last = await items.end().catch((err: unknown) => {
-      if (signal.aborted) return null;
-      throw err;
-    });
+    let last: JobItemBatch | null = null;
+    try {
+      last = await items.end();
+    } catch (err) {
+      // A write the database refused is thrown (the job runs again once its lease lapses), unless
+      // the run was aborted; an item the answer's serializer refused fails the job, as the
+      // synchronous call answers 500.
+      if (!signal.aborted && !(err instanceof ItemTextError)) throw err;
+      if (err instanceof ItemTextError) outcome = { error: this.#d.errorBody(err.cause) };
+    }
+    // Cancelled, taken over or shutting down: whoever aborted it decides what the job becomes.
     if (signal.aborted) return;
-    await finish(outcome, 'result' in outcome ? job.progress_total : items.seq, last);
+    await finish(outcome, 'result' in outcome ? job.progress_total : (last?.last_seq ?? items.written), last);
   }
 }

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import { JobService, type JobOperation } from '../../../src/domain/jobs/service.js';
+import type { JobError } from '../../../src/domain/jobs/types.js';
+import type { JobQueue } from '../../../src/infra/jobs/queue.js';
+import type { Store } from '../../../src/infra/store/store.js';
+import { sqliteBackend } from '../../infra/store/backends.js';
+
+/**
+ * JobService.run on a real SQLite store, with an operation of the test's own: what a run leaves
+ * in the database when an item cannot be written as JSON (the answer's serializer refuses it).
+ */
+
+const idleQueue: JobQueue = { enqueue: async () => undefined, start: () => undefined, cancel: async () => undefined, close: async () => undefined };
+const errorBody = (err: unknown): JobError => ({ success: false, error: 'internal_error', message: err instanceof Error ? err.message : String(err) });
+
+async function setup(t: TestContext, op: JobOperation) {
+  const backend = sqliteBackend();
+  const store: Store = await backend.open();
+  t.after(async () => {
+    await store.close();
+    await backend.drop();
+  });
+  const account = await store.accounts.create({ name: 'a', email: 'a@example.com', plan: 'pro', created_at: new Date().toISOString() });
+  const jobs = new JobService({
+    repo: store.jobs,
+    queue: idleQueue,
+    operations: () => op,
+    errorBody,
+    slots: { tryAcquire: () => () => undefined, close: async () => undefined },
+    concurrentProbes: () => 8,
+    ownerKey: (id) => `a:${id}`,
+    ttlDays: 7,
+  });
+  const view = await jobs.create({ accountId: account.id, endpoint: '/x/range', body: {}, webhookUrl: null, total: 3 });
+  const now = Date.now();
+  const job = (await store.jobs.claim(view.id, 'me', now, now + 60_000, new Date(now).toISOString()))!;
+  return { store, jobs, job };
+}
+
+test('an item its serializer refuses fails the job with the error body (as the synchronous call answers 500), instead of leaving it running to be run again', async (t) => {
+  const op: JobOperation = {
+    items: () => 3,
+    async run(_body, ctx) {
+      ctx.onItem!(0, () => '{"n":0}');
+      // The first write goes alone: the next items complete after it.
+      await new Promise((r) => setTimeout(r, 60));
+      ctx.onItem!(1, () => {
+        throw new Error('"port" is required!');
+      });
+      ctx.onItem!(2, () => '{"n":2}');
+      return '[]';
+    },
+  };
+  const { store, jobs, job } = await setup(t, op);
+  await jobs.run(job, 'me', new AbortController().signal);
+  const row = (await store.jobs.find(job.id))!;
+  assert.equal(row.status, 'failed');
+  assert.equal(row.lease_owner, null);
+  assert.deepEqual(JSON.parse(row.error!), errorBody(new Error('"port" is required!')));
+  // What was written before stays, and the progress says so.
+  assert.equal(row.progress_done, 1);
+  assert.deepEqual((await jobs.view(row)).result, [{ n: 0 }]);
+});
