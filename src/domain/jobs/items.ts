@@ -100,9 +100,12 @@ export function sseAfter(batches: readonly JobItemBatch[], afterSeq: number): st
   return text;
 }
 
+/** Digits a stored seq or index may have: any more would not be an exact number. */
+const MAX_DIGITS = 15;
+
 /** Reads the unsigned integer of `line` at `from` up to `end`; NaN when it is not one. */
 function uintAt(line: string, from: number, end: number): number {
-  if (end <= from || end - from > 15) return NaN;
+  if (end <= from || end - from > MAX_DIGITS) return NaN;
   let n = 0;
   for (let i = from; i < end; i++) {
     const d = line.charCodeAt(i) - 48;

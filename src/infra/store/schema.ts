@@ -101,7 +101,7 @@ export interface JobsTable {
   attempts: number;
 }
 
-/** One completed item of a bulk or range job; `seq` is its completion order (the SSE id). */
+/** A bulk or range job's items that completed together: seqs first_seq..last_seq (completion order, the SSE ids) as NDJSON lines (src/domain/jobs/items.ts). */
 export interface JobItemBatchesTable {
   job_id: string;
   first_seq: number;
