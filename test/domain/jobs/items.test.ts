@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { DNS_BULK_MAX_DOMAINS } from '../../../src/domain/dns/defaults.js';
+import { IP_BULK_MAX } from '../../../src/domain/ip/defaults.js';
+import { JOB_ITEMS_PAGE } from '../../../src/domain/jobs/service.js';
+import { MAX_PORTS_PER_SCAN } from '../../../src/domain/ports/defaults.js';
+import { PROXY_BULK_MAX } from '../../../src/domain/proxy/defaults.js';
 import { ItemBatcher, batchOf, itemLine, itemsOf, ndjsonAfter, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
 
 /** Items 1-5 completed out of input order, written in two batches (1-3, 4-5). */
@@ -57,4 +62,10 @@ test('the batcher numbers items as they are added and asks for their text only w
   b.add(1, text(1, '"b"'));
   assert.deepEqual(b.take(), { first_seq: 3, last_seq: 3, lines: '{"seq":3,"index":1,"item":"b"}\n' });
   assert.equal(b.take(), null);
+});
+
+test("every bulk or range call's items fit in one read of a job's batches (views and streams read one page)", () => {
+  for (const [name, max] of Object.entries({ MAX_PORTS_PER_SCAN, PROXY_BULK_MAX, IP_BULK_MAX, DNS_BULK_MAX_DOMAINS })) {
+    assert.ok(max <= JOB_ITEMS_PAGE, `${name} (${max}) > JOB_ITEMS_PAGE (${JOB_ITEMS_PAGE})`);
+  }
 });
