@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+import { scanAsJob, scanSync } from './job-calls.js';
 import { cpuMicros, startServer, type ChildServer } from './lib.js';
 import { median } from './stats.js';
 
@@ -19,32 +19,14 @@ const LOOPBACK = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '1
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
 const WARMUP = 3;
 const checkouts = (process.env.AB ?? process.cwd()).split(',');
-const body = JSON.stringify({ host: '127.0.0.1', ports: '1-1000', timeout: 1 });
 
 const servers: ChildServer[] = [];
 for (const c of checkouts) {
   const [dir, ...env] = c.split('|');
   servers.push(await startServer(`file://${dir}/bench/servers/netdiag.ts`, { ...LOOPBACK, ...Object.fromEntries(env.map((e) => e.split('='))) }));
 }
-const headers = (s: ChildServer, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${s.info.token}`, 'content-type': 'application/json', ...extra });
-
-async function sync(s: ChildServer): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(`${s.url}/api/port/scan-range`, { method: 'POST', headers: headers(s), body });
-  const { data } = (await res.json()) as { data: unknown[] };
-  if (res.status !== 200 || data.length !== 1000) throw new Error(`sync scan: ${res.status}`);
-  return performance.now() - t0;
-}
-
-async function job(s: ChildServer): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(`${s.url}/api/port/scan-range`, { method: 'POST', headers: headers(s, { prefer: 'respond-async' }), body });
-  const { id } = ((await res.json()) as { data: { id: string } }).data;
-  const stream = await fetch(`${s.url}/api/jobs/${id}`, { headers: { authorization: `Bearer ${s.info.token}`, accept: 'application/x-ndjson' } });
-  const last = JSON.parse((await stream.text()).trim().split('\n').at(-1)!) as { status: string; result: unknown[] };
-  if (last.status !== 'succeeded' || last.result.length !== 1000) throw new Error(`job: ${last.status}`);
-  return performance.now() - t0;
-}
+const sync = (s: ChildServer) => scanSync(s.url, s.info.token!);
+const job = (s: ChildServer) => scanAsJob(s.url, s.info.token!);
 
 const figures = checkouts.map(() => ({ sync: [] as number[], job: [] as number[], cpuSync: 0, cpuJob: 0 }));
 try {

@@ -11,6 +11,7 @@ import { openPostgresStore } from '../src/infra/store/postgres.js';
 import type { Store } from '../src/infra/store/store.js';
 import { silentPorts } from '../test/fixtures/silent-ports.js';
 import { freePort } from '../test/helpers/free-port.js';
+import { scanAsJob, scanSync } from './job-calls.js';
 import { cpuMicros, startServer } from './lib.js';
 import { median } from './stats.js';
 
@@ -53,23 +54,8 @@ async function jobVsSync(): Promise<void> {
   const server = await startServer('./servers/netdiag.ts', LOOPBACK);
   const { url: base, info } = server;
   const token = info.token!;
-  const body = { host: '127.0.0.1', ports: '1-1000', timeout: 1 };
-  const sync = async () => {
-    const t0 = performance.now();
-    const res = await post(base, token, '/api/port/scan-range', body);
-    const data = ((await res.json()) as { data: unknown[] }).data;
-    if (res.status !== 200 || data.length !== 1000) throw new Error(`sync scan: ${res.status}`);
-    return performance.now() - t0;
-  };
-  const job = async () => {
-    const t0 = performance.now();
-    const res = await post(base, token, '/api/port/scan-range', body, { prefer: 'respond-async' });
-    const { id } = ((await res.json()) as { data: { id: string } }).data;
-    const stream = await fetch(`${base}/api/jobs/${id}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' } });
-    const last = JSON.parse((await stream.text()).trim().split('\n').at(-1)!) as { status: string; result: unknown[] };
-    if (last.status !== 'succeeded' || last.result.length !== 1000) throw new Error(`job: ${last.status}`);
-    return performance.now() - t0;
-  };
+  const sync = () => scanSync(base, token);
+  const job = () => scanAsJob(base, token);
   /** Wall time and the server's CPU time (µs, from /proc) of one call. */
   const measured = async (call: () => Promise<number>) => {
     const cpu0 = cpuMicros(server.child.pid);
