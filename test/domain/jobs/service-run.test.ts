@@ -3,8 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { JobService, type JobOperation } from '../../../src/domain/jobs/service.js';
 import type { JobError } from '../../../src/domain/jobs/types.js';
 import type { JobQueue } from '../../../src/infra/jobs/queue.js';
-import type { Store } from '../../../src/infra/store/store.js';
-import { sqliteBackend } from '../../infra/store/backends.js';
+import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
 
 /**
  * JobService.run on a real SQLite store, with an operation of the test's own: what a run leaves
@@ -15,13 +14,7 @@ const idleQueue: JobQueue = { enqueue: async () => undefined, start: () => undef
 const errorBody = (err: unknown): JobError => ({ success: false, error: 'internal_error', message: err instanceof Error ? err.message : String(err) });
 
 async function setup(t: TestContext, op: JobOperation) {
-  const backend = sqliteBackend();
-  const store: Store = await backend.open();
-  t.after(async () => {
-    await store.close();
-    await backend.drop();
-  });
-  const account = await store.accounts.create({ name: 'a', email: 'a@example.com', plan: 'pro', created_at: new Date().toISOString() });
+  const { store, account } = await sqliteStoreWithAccount(t);
   const jobs = new JobService({
     repo: store.jobs,
     queue: idleQueue,

@@ -5,7 +5,7 @@ import type { JobRunner } from '../../../src/infra/jobs/queue.js';
 import type { JobRecord } from '../../../src/infra/store/jobs.js';
 import type { Store } from '../../../src/infra/store/store.js';
 import { pollUntil } from '../net/fixtures/connect-spy.js';
-import { sqliteBackend } from '../store/backends.js';
+import { sqliteStoreWithAccount } from '../store/backends.js';
 
 /**
  * The embedded queue on a real SQLite store, with a runner whose runs end on cue, and no poll (an
@@ -18,13 +18,7 @@ const turns = async (n = 20) => {
 };
 
 async function setup(t: TestContext) {
-  const backend = sqliteBackend();
-  const store: Store = await backend.open();
-  t.after(async () => {
-    await store.close();
-    await backend.drop();
-  });
-  const account = await store.accounts.create({ name: 'a', email: 'a@example.com', plan: 'pro', created_at: new Date().toISOString() });
+  const { store, account } = await sqliteStoreWithAccount(t);
   let looks = 0;
   const repo = {
     ...store.jobs,

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { openPostgresStore } from '../../../src/infra/store/postgres.js';
 import { openSqliteStore } from '../../../src/infra/store/sqlite.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { TestContext } from 'node:test';
+import type { Account, Store } from '../../../src/infra/store/store.js';
 
 /** A database of each backend for the shared suites: a fresh one per call, removed by `drop`. */
 export interface Backend {
@@ -24,6 +25,18 @@ export function sqliteBackend(): Backend {
     open: () => openSqliteStore(join(dir, 'store.db')),
     drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** A fresh SQLite store, closed and removed when the test ends, with one pro account in it. */
+export async function sqliteStoreWithAccount(t: TestContext): Promise<{ store: Store; account: Account }> {
+  const backend = sqliteBackend();
+  const store = await backend.open();
+  t.after(async () => {
+    await store.close();
+    await backend.drop();
+  });
+  const account = await store.accounts.create({ name: 'a', email: 'a@example.com', plan: 'pro', created_at: new Date().toISOString() });
+  return { store, account };
 }
 
 /** A schema of its own in TEST_DATABASE_URL, so parallel test files never see each other. */
