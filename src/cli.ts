@@ -40,7 +40,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'account suspend': {
     usage: 'account suspend --email E',
-    summary: "refuse the account's tokens (401) until resumed",
+    summary: "refuse the account's tokens (403) until resumed",
     flags: ['email'],
     required: ['email'],
     run: (svc, f) => svc.setStatus(f.email!, 'suspended'),

@@ -231,3 +231,15 @@ test('netdiag account reset-password prints a one-time link at NETDIAG_PUBLIC_UR
   assert.match(link, /^https:\/\/netdiag\.example\.com\/set-password\?token=[A-Za-z0-9_-]{43}$/);
   assert.equal((await cli(env, 'account', 'reset-password', '--email', 'nobody@example.com')).code, 2);
 });
+
+test('netdiag --help: a suspended account is refused with 403 (API.md: forbidden), not 401', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'help-403.db')}` };
+  for (const argv of [['--help'], ['account', '--help'], ['account', 'suspend', '--help']]) {
+    const r = await cli(env, ...argv);
+    assert.equal(r.code, 0, argv.join(' '));
+    const line = r.out.split('\n').find((l) => l.includes("refuse the account's tokens"));
+    assert.ok(line, `${argv.join(' ')} describes account suspend: ${r.out}`);
+    assert.match(line, /\(403\)/, line);
+    assert.doesNotMatch(line, /401/, line);
+  }
+});
