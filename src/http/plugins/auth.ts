@@ -370,31 +370,12 @@ export function registerAccess(
       (err) => refused(request, reply, err, done),
     );
   };
-  /**
-   * A token this process has not seen before costs a store lookup (a database round trip on
-   * PostgreSQL): only while its address still has anonymous budget left. An address that is
-   * already limited gets its 429 without one, so guessing tokens from it costs the database
-   * nothing. (A valid token not seen since start, from an address that has spent its anonymous
-   * budget on bad ones, waits for the window like them.)
-   */
-  const tokenAccessWith = (admitWith: typeof admit): AccessHook => (request, reply, done) => {
-    const header = request.headers.authorization;
-    if (!limiter || !header || deps.accounts.isFamiliar(header)) return verify(request, reply, done, admitWith);
-    const policy = policyOf(ANONYMOUS_LIMITS);
-    limiter.peek(clientKey(request.ip), policy.limits, request.receivedAt).then(
-      (windows) => {
-        const spent = windows.find((w) => w.remaining === 0);
-        if (!spent) return verify(request, reply, done, admitWith);
-        const decision = decide(false, windows.map((w) => w.used), policy.limits, request.receivedAt);
-        setRateHeaders(reply, decision, policy);
-        done(rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, request.receivedAt, true));
-      },
-      // The limiter could not say: the lookup decides, as it would without this check.
-      () => verify(request, reply, done, admitWith),
-    );
-  };
-  const tokenAccess = tokenAccessWith(admit);
-  const uncountedAccess = tokenAccessWith(admitUncounted);
+  // Every well-formed token is looked up, whatever its address spent without one: a request with
+  // a valid token is judged by its account's windows alone (API.md), so an office behind one NAT
+  // address is not locked out by one misconfigured script there. A refused token goes down the
+  // anonymous path, limited per address; a header that is no well-formed token is refused unread.
+  const tokenAccess: AccessHook = (request, reply, done) => verify(request, reply, done);
+  const uncountedAccess: AccessHook = (request, reply, done) => verify(request, reply, done, admitUncounted);
   const publicAccess: AccessHook = (request, reply, done) => limitAnonymous(request, reply, null, done, PUBLIC_KEY_SUFFIX);
 
   app.addHook('onRequest', (request, reply, done) => {
