@@ -5,7 +5,7 @@ import type { Static } from 'typebox';
 import type { DnsLookupResult } from '../../src/http/schemas/dns.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { startDnsServer, type DnsFixture, type FixtureRecord } from '../fixtures/dns-server.js';
+import { closedUdpPort, startDnsServer, type DnsFixture, type FixtureRecord } from '../fixtures/dns-server.js';
 import { EXAMPLE_ZONE } from '../fixtures/example-zone.js';
 
 /**
@@ -399,5 +399,19 @@ describe('POST /api/dns/lookup: bad input → 400 naming the field and the rule,
     const data = await lookup(built, { domain: '_dmarc.example.test', type: 'TXT' });
     assert.equal(data.domain, '_dmarc.example.test');
     assert.equal(data.status, 'NXDOMAIN');
+  });
+});
+
+describe('POST /api/dns/lookup: a resolver that cannot be reached is UNREACHABLE, not TIMEOUT', () => {
+  test('a closed UDP port on loopback: UNREACHABLE; a server answering REFUSED: REFUSED', async (t) => {
+    const port = await closedUdpPort();
+    const unreachable = await lookup(await app(t, `127.0.0.1:${port}`), { domain: 'example.test' });
+    assert.equal(unreachable.status, 'UNREACHABLE');
+    assert.deepEqual(unreachable.records, []);
+    assert.equal(unreachable.resolver, `127.0.0.1:${port}`);
+    const refusing = await startDnsServer({ behaviours: { '*': 'REFUSED' } });
+    t.after(() => refusing.close());
+    const refused = await lookup(await app(t, `127.0.0.1:${refusing.port}`), { domain: 'example.test' });
+    assert.equal(refused.status, 'REFUSED');
   });
 });

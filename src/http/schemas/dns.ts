@@ -56,7 +56,7 @@ const DnsRecord = Type.Object({
 export const DnsLookupResult = Type.Object({
   domain: Type.String({ description: 'the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name' }),
   type: Type.Enum([...DNS_RECORD_TYPES], { description: 'the record type asked, uppercase' }),
-  status: Type.String({ description: 'NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … or TIMEOUT' }),
+  status: Type.String({ description: 'NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route)' }),
   records: Type.Array(DnsRecord),
   resolver: Type.String({ description: 'the server that answered, ip or ip:port' }),
   response_time: Type.Number({ description: 'ms' }),

@@ -37,6 +37,8 @@ export interface StubResolverOptions {
 
 /** Answers worth asking the next server about, the way stub resolvers (glibc, musl) fail over. */
 const FAILOVER_RCODES = new Set(['SERVFAIL', 'REFUSED', 'NOTIMP', 'FORMERR']);
+/** No response at all from the server asked: the next one is tried, and any response code beats these. */
+const NO_RESPONSE: ReadonlySet<string> = new Set<DnsStatus>(['TIMEOUT', 'UNREACHABLE']);
 
 
 function checkName(name: string): string {
@@ -127,7 +129,7 @@ export class StubResolver implements DnsClient {
         answer = {
           name,
           type,
-          status: 'TIMEOUT',
+          status: err.reason === 'unreachable' ? 'UNREACHABLE' : 'TIMEOUT',
           records: [],
           resolver: formatServer(server),
           responseTimeMs: 0,
@@ -136,9 +138,9 @@ export class StubResolver implements DnsClient {
           error: err.message,
         };
       }
-      // A real response code beats a timeout when the retry does not do better.
-      if (best === null || best.status === 'TIMEOUT' || answer.status !== 'TIMEOUT') best = answer;
-      if (answer.status !== 'TIMEOUT' && !FAILOVER_RCODES.has(answer.status)) break;
+      // A real response code beats a timeout (or an unreachable server) when the retry does not do better.
+      if (best === null || NO_RESPONSE.has(best.status) || !NO_RESPONSE.has(answer.status)) best = answer;
+      if (!NO_RESPONSE.has(answer.status) && !FAILOVER_RCODES.has(answer.status)) break;
     }
     return { ...best!, responseTimeMs: round2(performance.now() - started) };
   }

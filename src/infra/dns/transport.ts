@@ -5,15 +5,28 @@ import { decodeBounded, NameBudgetError } from './decode.js';
 import { DNS_MAX_TCP_MESSAGE_BYTES } from './defaults.js';
 import type { DnsServer } from './types.js';
 
-/** Why an exchange with one server gave no answer. `timeout` is kept apart: it becomes TIMEOUT. */
+/**
+ * Errors that say the server could not be reached at all (ICMP port or host unreachable on a
+ * connected UDP socket, a refused or unroutable TCP connect): they become UNREACHABLE.
+ */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
+
+/** Why an exchange with one server gave no answer: `unreachable` becomes UNREACHABLE, the others TIMEOUT. */
 export class DnsTransportError extends Error {
   constructor(
-    readonly reason: 'timeout' | 'network' | 'malformed',
+    readonly reason: 'timeout' | 'unreachable' | 'network' | 'malformed',
     message: string,
   ) {
     super(message);
     this.name = 'DnsTransportError';
   }
+}
+
+/** A socket error of an exchange with `server`: unreachable when its code says so. */
+function socketError(server: DnsServer, transport: 'UDP' | 'TCP', err: NodeJS.ErrnoException): DnsTransportError {
+  const code = err.code ?? err.message;
+  const reason = err.code !== undefined && UNREACHABLE_CODES.has(err.code) ? 'unreachable' : 'network';
+  return new DnsTransportError(reason, `${formatServer(server)} over ${transport}: ${code}${reason === 'unreachable' ? ' (unreachable)' : ''}`);
 }
 
 export interface Expected {
@@ -70,9 +83,8 @@ export function exchangeUdp(server: DnsServer, message: Buffer, expected: Expect
       () => finish(new DnsTransportError('timeout', `no answer from ${formatServer(server)} over UDP within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    socket.on('error', (err: NodeJS.ErrnoException) =>
-      finish(new DnsTransportError('network', `${formatServer(server)} over UDP: ${err.code ?? err.message}`)),
-    );
+    // A connected UDP socket is told of the ICMP error an earlier datagram drew (ECONNREFUSED).
+    socket.on('error', (err: NodeJS.ErrnoException) => finish(socketError(server, 'UDP', err)));
     socket.on('message', (buf) => {
       // Anyone can send a datagram: one that cannot be read is ignored like a stray one.
       const packet = decode(buf);
@@ -80,7 +92,7 @@ export function exchangeUdp(server: DnsServer, message: Buffer, expected: Expect
     });
     socket.connect(server.port, server.host, () => {
       socket.send(message, (err) => {
-        if (err) finish(new DnsTransportError('network', `${formatServer(server)} over UDP: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
+        if (err) finish(socketError(server, 'UDP', err as NodeJS.ErrnoException));
       });
     });
   });
@@ -107,9 +119,7 @@ export function exchangeTcp(server: DnsServer, message: Buffer, expected: Expect
       () => finish(new DnsTransportError('timeout', `no answer from ${formatServer(server)} over TCP within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    socket.on('error', (err: NodeJS.ErrnoException) =>
-      finish(new DnsTransportError('network', `${formatServer(server)} over TCP: ${err.code ?? err.message}`)),
-    );
+    socket.on('error', (err: NodeJS.ErrnoException) => finish(socketError(server, 'TCP', err)));
     socket.on('close', () => finish(new DnsTransportError('network', `${formatServer(server)} closed the TCP connection without an answer`)));
     socket.on('connect', () => socket.write(message));
     socket.on('data', (chunk: Buffer) => {

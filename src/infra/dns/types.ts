@@ -52,7 +52,10 @@ export type DnsRecord =
 /** The record shape for one type, e.g. DnsRecordOf<'MX'> = MxRecord. */
 export type DnsRecordOf<T extends DnsRecordType> = Extract<DnsRecord, { type: T }>;
 
-/** The response code of the answer, or TIMEOUT when no server gave a usable answer in time. */
+/**
+ * The response code of the answer; TIMEOUT when no server gave a usable answer in time;
+ * UNREACHABLE when the last server asked could not be reached at all (port or host unreachable).
+ */
 export type DnsStatus =
   | 'NOERROR'
   | 'FORMERR'
@@ -66,7 +69,8 @@ export type DnsStatus =
   | 'NOTAUTH'
   | 'NOTZONE'
   | `RCODE_${number}`
-  | 'TIMEOUT';
+  | 'TIMEOUT'
+  | 'UNREACHABLE';
 
 export interface DnsAnswer<T extends DnsRecordType = DnsRecordType> {
   /** The name asked, lowercase, without the trailing dot. */
@@ -85,7 +89,7 @@ export interface DnsAnswer<T extends DnsRecordType = DnsRecordType> {
   /** The transport of the answer: "tcp" after a truncated UDP answer. */
   transport: 'udp' | 'tcp' | 'cache';
   cached: boolean;
-  /** Why there is no answer (TIMEOUT): the last attempt's failure. Null otherwise. */
+  /** Why there is no answer (TIMEOUT, UNREACHABLE): the last attempt's failure. Null otherwise. */
   error: string | null;
 }
 
