@@ -6,6 +6,7 @@ import { field, refusal, render } from './render.js';
 import { clearSessionCookie, safeNext, setSessionCookie } from './session.js';
 import type { ClientMeta } from '../../domain/accounts/logins.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts/passwords.js';
+import { clientKey } from '../plugins/auth.js';
 
 function metaOf(request: FastifyRequest): ClientMeta {
   const ua = request.headers['user-agent'];
@@ -39,7 +40,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
     const next = field(request.body, 'next', 512);
     try {
       const now = deps.now();
-      await throttle.attempt(`login-ip:${request.ip}`, LOGIN_LIMITS.perAddress, now, 'sign-in');
+      await throttle.attempt(`login-ip:${clientKey(request.ip)}`, LOGIN_LIMITS.perAddress, now, 'sign-in');
       if (email) await throttle.attempt(`login-email:${email}`, LOGIN_LIMITS.perEmail, now, 'sign-in');
       const signedIn = await deps.logins.login(email, password, metaOf(request));
       setSessionCookie(request, reply, signedIn);
@@ -78,7 +79,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
     const token = field(request.body, 'token', 100);
     const password = field(request.body, 'password', 1_024);
     try {
-      await throttle.attempt(`link-ip:${request.ip}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'password link');
+      await throttle.attempt(`link-ip:${clientKey(request.ip)}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'password link');
       if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
       const signedIn = await deps.logins.setPasswordWithLink(token, password, metaOf(request));
       setSessionCookie(request, reply, signedIn);
@@ -133,7 +134,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
     const password = field(request.body, 'password', 1_024);
     if (!invite && deps.logins.signupMode !== 'open') return closedPage(request, reply);
     try {
-      await throttle.attempt(`signup-ip:${request.ip}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'sign-up');
+      await throttle.attempt(`signup-ip:${clientKey(request.ip)}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'sign-up');
       if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
       const signedIn = await deps.logins.signUp({ email, name, password, ...(invite ? { invite } : {}) }, metaOf(request));
       setSessionCookie(request, reply, signedIn);

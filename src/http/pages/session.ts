@@ -48,11 +48,16 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
   reply.clearCookie(sessionCookieName(request), { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
 }
 
-/** The path a login goes back to: only a path of this site, never another origin. */
+/**
+ * A plain local path: `/`, then printable ASCII only (no space, no control character, nothing a
+ * Location header cannot carry), never `//host` or a backslash (`/\\host` is another origin to
+ * a browser).
+ */
+const LOCAL_PATH = /^\/(?!\/)[!-[\]-~]*$/;
+
+/** The path a page goes back to: only a plain local path of this site, else the overview. */
 export function safeNext(next: unknown): string {
-  if (typeof next !== 'string' || next.length > 512 || next[0] !== '/') return '/';
-  // `//host` and `/\host` are other origins to a browser; whitespace has no place in a path.
-  if (next[1] === '/' || next[1] === '\\' || /\s/.test(next)) return '/';
+  if (typeof next !== 'string' || next.length > 512 || !LOCAL_PATH.test(next)) return '/';
   return next;
 }
 
