@@ -91,7 +91,7 @@ export class DialerWebhookTransport implements WebhookTransport {
       // Checked again at every attempt: the name may point somewhere else by now.
       const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal);
       socket = await this.#connect(target.addresses, portOf(url), req.timeoutMs, signal, req.owner);
-      if (url.protocol === 'https:') socket = await this.#tls(socket, target.hostname, signal);
+      if (url.protocol === 'https:') socket = await this.#tls(socket, target.hostname ?? hostOf(url), signal);
       const status = await this.#post(socket, url, req, signal);
       if (status >= 200 && status < 300) return done(status, null);
       if (status >= 300 && status < 400) return done(status, `redirect (${status}) not followed`);
@@ -122,11 +122,18 @@ export class DialerWebhookTransport implements WebhookTransport {
     throw last;
   }
 
-  #tls(raw: net.Socket, hostname: string | null, signal: AbortSignal): Promise<net.Socket> {
+  /**
+   * TLS over the dialer's socket, the certificate verified against `host`: the URL's name, or its
+   * IP literal. Without `host` node:tls checks the certificate against "localhost", so a
+   * certificate for DNS:localhost passed for https://127.0.0.2/. An IP is never sent as SNI
+   * (RFC 6066 3): the certificate must name the address itself.
+   */
+  #tls(raw: net.Socket, host: string, signal: AbortSignal): Promise<net.Socket> {
     return new Promise((resolve, reject) => {
       const secure = tls.connect({
         socket: raw,
-        ...(hostname !== null ? { servername: hostname } : {}),
+        host,
+        ...(net.isIP(host) === 0 ? { servername: host } : {}),
         ALPNProtocols: ['http/1.1'],
         ...(this.#ca !== undefined ? { ca: this.#ca } : {}),
       });
