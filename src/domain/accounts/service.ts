@@ -31,14 +31,27 @@ export interface Authenticated {
   tokenId: number;
 }
 
-/** The token of an `Authorization` value, or UnauthorizedError saying what is wrong with it. */
-function tokenOf(authorization: string): string {
+/**
+ * The token of an `Authorization` value, or UnauthorizedError saying what is wrong with it. Every
+ * spelling of one token (`Bearer` and any number of spaces, the scheme in any case) gives the
+ * same token: memos on the request path are keyed by it, never by the header as sent.
+ */
+export function bearerToken(authorization: string | undefined): string {
+  if (!authorization) throw new UnauthorizedError();
   // RFC 9110: the scheme word is case-insensitive and 1*SP separates it from the token.
   const match = /^bearer +(\S+)$/i.exec(authorization);
   if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
   const token = match[1]!;
   if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
   return token;
+}
+
+/**
+ * A copy of a token that holds no reference to the header it was cut from (V8 keeps a substring
+ * as a slice of its parent): a memo keeps the token's bytes only, however long the header was.
+ */
+export function detachedToken(token: string): string {
+  return Buffer.from(token, 'latin1').toString('latin1');
 }
 
 /** A plan name in any case ("Free") as its canonical name, or the ValidationError listing them. */
@@ -51,9 +64,10 @@ export function planOf(name: string): PlanName {
 /** Accounts and tokens: plain domain logic over the store interface. */
 export class AccountService {
   /**
-   * Token hashes of recently presented `Authorization` header values: parsing and SHA-256 are the
-   * largest cost of authenticating a request whose account is cached. Bounded, and only headers
-   * whose token matched an account are kept (the lookup by hash still decides every request).
+   * Hashes of recently presented tokens, keyed by the token (never by the header as sent, so every
+   * spelling of one token shares an entry): SHA-256 is the largest cost of authenticating a
+   * request whose account is cached. Bounded, and only tokens that matched an account are kept
+   * (the lookup by hash still decides every request).
    */
   private readonly hashes = new Map<string, string>();
 
@@ -211,36 +225,31 @@ export class AccountService {
   }
 
   /**
-   * Whether this exact `Authorization` value was seen before with a known token: then checking
-   * it needs no lookup by a new hash (the store may still ask its database, e.g. after a
-   * revocation elsewhere). An unfamiliar value is a guess until the store has answered.
-   */
-  isFamiliar(authorization: string): boolean {
-    return this.hashes.has(authorization);
-  }
-
-  /**
    * `authenticate` for the request hot path: the answer comes back at once when the store has
    * the token in memory (a promise only when it must ask the database), and a refusal is thrown
    * where it is found, synchronously or as the promise's rejection.
    */
   verify(authorization: string | undefined, now?: number): MaybePromise<Authenticated> {
-    if (!authorization) throw new UnauthorizedError();
-    // A header seen before with a known token needs neither parsing nor hashing again.
-    const memo = this.hashes.get(authorization);
-    const hash = memo ?? hashToken(tokenOf(authorization));
+    return this.verifyToken(bearerToken(authorization), now);
+  }
+
+  /** `verify` of a token already taken out of its header (`bearerToken`). */
+  verifyToken(token: string, now?: number): MaybePromise<Authenticated> {
+    // A token seen before needs no hashing again.
+    const memo = this.hashes.get(token);
+    const hash = memo ?? hashToken(token);
     const found = this.store.tokens.findByHash(hash);
     const at = now ?? this.clock().getTime();
     const newHash = memo === undefined ? hash : undefined;
-    return isPromise(found) ? found.then((f) => this.accept(authorization, newHash, f, at)) : this.accept(authorization, newHash, found, at);
+    return isPromise(found) ? found.then((f) => this.accept(token, newHash, f, at)) : this.accept(token, newHash, found, at);
   }
 
-  /** The checks after the lookup; `newHash` is the header's token hash when the memo does not have it yet. */
-  private accept(authorization: string, newHash: string | undefined, found: { token: Token; account: Account } | undefined, now: number): Authenticated {
+  /** The checks after the lookup; `newHash` is the token's hash when the memo does not have it yet. */
+  private accept(token: string, newHash: string | undefined, found: { token: Token; account: Account } | undefined, now: number): Authenticated {
     if (!found) throw new UnauthorizedError('the API token is not known');
     if (newHash !== undefined) {
       if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
-      this.hashes.set(authorization, newHash);
+      this.hashes.set(detachedToken(token), newHash);
     }
     if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
     if (found.token.expires_at !== null && Date.parse(found.token.expires_at) <= now) {

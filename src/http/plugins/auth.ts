@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 type HookDone = (err?: Error) => void;
 import { PLANS, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
-import type { AccountService, Authenticated } from '../../domain/accounts/service.js';
+import { bearerToken, detachedToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
 import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
 import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
@@ -61,7 +61,7 @@ export function accountKey(id: number): string {
   return key;
 }
 
-/** `Authorization` values whose account is remembered for an early consume (see admitEarly); beyond this the memory is dropped. */
+/** Tokens whose account is remembered for an early consume (see admitEarly); beyond this the memory is dropped. */
 const PRESUMED_MAX_ENTRIES = 10_000;
 
 /** No recorded usage: an anonymous client's key, which nothing records. */
@@ -277,14 +277,16 @@ export function registerAccess(
   };
 
   /**
-   * The account each `Authorization` value last authenticated as, when that took a wait (on
+   * The account each token (parsed from `Authorization`, so one entry whatever its spelling) last
+   * authenticated as, when that took a wait (on
    * PostgreSQL every check does: the auth cache's fence). Only a guess, for `admitEarly`; the
    * check decides. A refusal forgets the value, so a revoked token is guessed at most once more.
    */
   const presumed = new Map<string, Account>();
-  const presume = (header: string, account: Account): void => {
-    if (presumed.size >= PRESUMED_MAX_ENTRIES && !presumed.has(header)) presumed.clear();
-    presumed.set(header, account);
+  const presume = (token: string, account: Account): void => {
+    if (presumed.has(token)) return void presumed.set(token, account);
+    if (presumed.size >= PRESUMED_MAX_ENTRIES) presumed.clear();
+    presumed.set(detachedToken(token), account);
   };
 
   /** Takes back one admitted consume; a limiter that cannot is not asked, and a failure is not the request's. */
@@ -315,7 +317,7 @@ export function registerAccess(
    * with the account and plan the check found. Until the check answers, a token revoked a moment
    * ago holds a place in its account's windows, which the refund frees.
    */
-  const admitEarly = (request: FastifyRequest, reply: FastifyReply, auth: Promise<Authenticated>, header: string, guess: Account, done: HookDone): void => {
+  const admitEarly = (request: FastifyRequest, reply: FastifyReply, auth: Promise<Authenticated>, token: string, guess: Account, done: HookDone): void => {
     const policy = policyOf(planLimits(guess.plan));
     const key = accountKey(guess.id);
     const now = request.receivedAt;
@@ -330,7 +332,7 @@ export function registerAccess(
     whenReady(
       auth,
       (a) => {
-        presume(header, a.account);
+        presume(token, a.account);
         if (a.account.id === guess.id && a.account.plan === guess.plan) {
           return whenReady(early, (d) => decided(request, reply, a, policy, d, done), done);
         }
@@ -338,7 +340,7 @@ export function registerAccess(
         admit(request, reply, a, done);
       },
       (err: unknown) => {
-        presumed.delete(header);
+        presumed.delete(token);
         giveBack(early, key, now);
         refused(request, reply, err, done);
       },
@@ -348,23 +350,25 @@ export function registerAccess(
   // Callback hooks: with a cached token and the in-process limiter nothing here waits, and a
   // request then costs no promise at all (an async hook costs several, on every request).
   const verify = (request: FastifyRequest, reply: FastifyReply, done: HookDone, admitWith: typeof admit = admit): void => {
-    const header = request.headers.authorization;
+    let token: string;
     let auth: MaybePromise<Authenticated>;
     try {
-      auth = deps.accounts.verify(header, request.receivedAt);
+      // The token, not the header as sent: every spelling of one token is one key below.
+      token = bearerToken(request.headers.authorization);
+      auth = deps.accounts.verifyToken(token, request.receivedAt);
     } catch (err) {
       return refused(request, reply, err, done);
     }
     // A cached token is answered at once: straight on, with no closures made for a promise.
     if (!isPromise(auth)) return admitWith(request, reply, auth, done);
     // Only what can be taken back is counted before the check.
-    const canGuess = header !== undefined && admitWith === admit && limiter?.refund !== undefined;
-    const guess = canGuess ? presumed.get(header) : undefined;
-    if (guess) return admitEarly(request, reply, auth, header!, guess, done);
+    const canGuess = admitWith === admit && limiter?.refund !== undefined;
+    const guess = canGuess ? presumed.get(token) : undefined;
+    if (guess) return admitEarly(request, reply, auth, token, guess, done);
     whenReady(
       auth,
       (a) => {
-        if (canGuess) presume(header!, a.account);
+        if (canGuess) presume(token, a.account);
         admitWith(request, reply, a, done);
       },
       (err) => refused(request, reply, err, done),
