@@ -9,6 +9,7 @@ import { AppError, InternalError, ServiceUnavailableError } from '../../errors.j
 import { toAppError } from '../plugins/errors.js';
 import type { PageDeps } from './deps.js';
 import { registerPageSecurity } from './security.js';
+import { CSRF_PLUGIN_OPTIONS, registerCsrfCookie } from './cookies.js';
 import { registerSessions } from './session.js';
 import { accountPages } from './account.js';
 import { overviewPages } from './overview.js';
@@ -43,7 +44,8 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
     await pages.register(fastifyCookie);
-    await pages.register(fastifyCsrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
+    registerCsrfCookie(pages);
+    await pages.register(fastifyCsrf, CSRF_PLUGIN_OPTIONS);
     await pages.register(fastifyView, {
       engine: { eta: new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true, autoTrim: false }) },
       root: VIEWS_DIR,

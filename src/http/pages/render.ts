@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { publicBaseUrl, withoutTrailingSlashes, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
+import { csrfToken } from './cookies.js';
 
 /** A page's own data; the layout adds who is signed in, the CSRF token for its forms, and the nav. */
 export interface PageData {
@@ -18,15 +19,15 @@ export function render(request: FastifyRequest, reply: FastifyReply, template: s
   return reply.type('text/html; charset=utf-8').view(template, {
     ...data,
     viewer: request.viewer ?? null,
-    csrf: csrfToken(reply),
+    csrf: formToken(request, reply),
     path: request.url,
   });
 }
 
 /** A CSRF token for the page's forms; '' on an error page reached before the cookies were read. */
-function csrfToken(reply: FastifyReply): string {
+function formToken(request: FastifyRequest, reply: FastifyReply): string {
   try {
-    return reply.generateCsrf();
+    return csrfToken(request, reply);
   } catch {
     return '';
   }

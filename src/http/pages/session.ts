@@ -3,6 +3,7 @@ import type { Account, Session } from '../../infra/store/store.js';
 import type { LoginService, SignedIn } from '../../domain/accounts/logins.js';
 import { SESSION_MAX_MS } from '../../domain/accounts/logins.js';
 import { render } from './render.js';
+import { clearCookie, readCookie, renewCsrf, setCookie } from './cookies.js';
 
 /** Who a page is for. `member` (the default): a signed-in account; `admin`: an admin's; `public`: anyone. */
 export type PageAccess = 'public' | 'member' | 'admin';
@@ -17,35 +18,16 @@ declare module 'fastify' {
   }
 }
 
-/**
- * Over HTTPS the cookie is `__Host-` prefixed and Secure, so no subdomain and no plain-HTTP
- * page can set or read it; over plain HTTP (a laptop, a test) it is a normal cookie.
- */
-const SECURE_COOKIE = '__Host-netdiag_session';
-const PLAIN_COOKIE = 'netdiag_session';
-
-function isHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https';
-}
-
-export function sessionCookieName(request: FastifyRequest): string {
-  return isHttps(request) ? SECURE_COOKIE : PLAIN_COOKIE;
-}
+const SESSION_COOKIE = 'netdiag_session';
 
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): void {
-  reply.setCookie(sessionCookieName(request), signedIn.secret, {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: isHttps(request),
-    maxAge: Math.floor(SESSION_MAX_MS / 1000),
-  });
+  setCookie(request, reply, SESSION_COOKIE, signedIn.secret, Math.floor(SESSION_MAX_MS / 1000));
   // A new CSRF secret with the new session: a token minted before the login is worthless after it.
-  reply.clearCookie('_csrf', { path: '/' });
+  renewCsrf(request, reply);
 }
 
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
-  reply.clearCookie(sessionCookieName(request), { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
+  clearCookie(request, reply, SESSION_COOKIE);
 }
 
 /**
@@ -68,7 +50,7 @@ export function safeNext(next: unknown): string {
 export function registerSessions(app: FastifyInstance, logins: LoginService): void {
   app.decorateRequest('viewer', null);
   app.addHook('onRequest', async (request, reply) => {
-    const secret = request.cookies[sessionCookieName(request)];
+    const secret = readCookie(request, SESSION_COOKIE);
     request.viewer = (await logins.session(secret)) ?? null;
     const access = request.routeOptions.config.page ?? 'member';
     if (access === 'public') return;
