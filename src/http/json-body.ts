@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { InvalidJsonError } from '../errors.js';
+import { InvalidJsonError, ValidationError } from '../errors.js';
 
 /**
  * Where a JSON text first goes wrong, for the 400 a client reads (issue 16): Fastify's parser
@@ -110,20 +110,61 @@ export function jsonSyntaxError(text: string): { at: number; problem: string } |
   }
 }
 
-/** "line 3, column 5: expected "," or "}", found "\"b\""" (lines and columns from 1). */
+/** "line 3, column 5: expected "," or "}", found "\"b\""". */
 export function describeJsonError(text: string): string {
   const error = jsonSyntaxError(text);
   // It is JSON after all: secure-json-parse refused a __proto__ or constructor.prototype key.
   if (!error) return 'the body contains a __proto__ or constructor.prototype key, which is refused';
+  return `${lineAndColumn(text, error.at)}: ${error.problem}`;
+}
+
+/** "line 3, column 5" of offset `at` in `text` (lines and columns from 1). */
+function lineAndColumn(text: string, at: number): string {
   let line = 1;
   let lineStart = 0;
-  for (let k = 0; k < error.at && k < text.length; k++) {
+  for (let k = 0; k < at && k < text.length; k++) {
     if (text[k] === '\n') {
       line++;
       lineStart = k + 1;
     }
   }
-  return `line ${line}, column ${error.at - lineStart + 1}: ${error.problem}`;
+  return `line ${line}, column ${at - lineStart + 1}`;
+}
+
+/**
+ * The deepest nesting of arrays and objects a JSON body may have. No endpoint declares more than
+ * a few levels; a body much deeper cannot be stored (JSON.stringify recurses) and only costs us.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The offset of the first `[` or `{` that opens a level deeper than `max`, or -1: one pass over
+ * the raw text (brackets inside strings are not nesting), before JSON.parse builds anything.
+ * Well-formedness is JSON.parse's business; this only counts.
+ */
+export function tooDeepAt(text: string, max: number): number {
+  if (text.length <= max) return -1;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string, skipped by indexOf to its closing quote: one not escaped by an odd run of
+      // backslashes (the runs between one quote and the next are looked at once: linear).
+      for (;;) {
+        const end = text.indexOf('"', i + 1);
+        if (end < 0) return -1;
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+        i = end;
+        if (slashes % 2 === 0) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return i;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return -1;
 }
 
 type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => void;
@@ -135,6 +176,12 @@ type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | nu
 export function jsonBodyParser(parse: unknown): JsonParser {
   const inner = parse as unknown as JsonParser;
   return (request, body, done) => {
+    // Valid JSON, but nothing can store it (JSON.stringify recurses) and no endpoint needs it.
+    const deep = tooDeepAt(body, MAX_JSON_DEPTH);
+    if (deep >= 0) {
+      done(new ValidationError('body', `arrays and objects nested more than ${MAX_JSON_DEPTH} levels deep (the one opened at ${lineAndColumn(body, deep)}); send the fields the endpoint declares, a few levels at most`));
+      return;
+    }
     inner(request, body, (err, parsed) => {
       if (err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(new InvalidJsonError(describeJsonError(body)));
       else if (err) done(err);

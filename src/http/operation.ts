@@ -127,11 +127,22 @@ export function jobOperation(op: AnyOperation, deps: RouteDeps): JobOperation {
   };
 }
 
+/**
+ * What a job of `op` stores of a validated body: the fields its schema declares, at every level,
+ * as the schema's serializer writes them (a synchronous call ignores the rest; a job must not keep
+ * a megabyte of them per job). Compiled on first use.
+ */
+function declaredFields(op: AnyOperation): (body: Record<string, unknown>) => Record<string, unknown> {
+  let write: ((value: unknown) => string) | undefined;
+  return (body) => JSON.parse((write ??= serializerOf(op.body))(body)) as Record<string, unknown>;
+}
+
 /** A signal that never aborts: operations that ignore client hang-ups need no listener per request. */
 const NEVER = new AbortController().signal;
 
 /** The route of an operation: synchronous, or a job when the client prefers respond-async. */
 export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: AnyOperation): void {
+  const jobBody = declaredFields(op);
   app.post(
     op.path,
     {
@@ -140,8 +151,9 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
     },
     async (request, reply) => {
       if (deps.jobs && prefersRespondAsync(request.headers.prefer)) {
-        const { webhook_url: rawWebhook, ...body } = request.body as Record<string, unknown>;
+        const { webhook_url: rawWebhook, ...sent } = request.body as Record<string, unknown>;
         const webhookUrl = webhookUrlOf(rawWebhook);
+        const body = jobBody(sent);
         await op.precheck?.(deps, body);
         if (webhookUrl !== null && deps.jobWebhooks) await deps.jobWebhooks.checkUrl(webhookUrl);
         // The response's 'close' comes once it is written (or its client is gone): the job starts then.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeJsonError, jsonSyntaxError } from '../../src/http/json-body.js';
+import { describeJsonError, jsonSyntaxError, MAX_JSON_DEPTH, tooDeepAt } from '../../src/http/json-body.js';
 
 test('a JSON syntax error is located by line and column and named', () => {
   const cases: Array<[string, string]> = [
@@ -32,4 +32,16 @@ test('valid JSON has no syntax error, however deep (no recursion)', () => {
   const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
   assert.equal(jsonSyntaxError(deep), undefined);
   assert.match(describeJsonError(`${'['.repeat(200_000)}`), /found the end of the body/);
+});
+
+test('tooDeepAt: the first bracket past the bound, brackets in strings (escaped quotes included) not counted, one pass', () => {
+  assert.equal(tooDeepAt('{"a":[[1]]}', 3), -1);
+  assert.equal(tooDeepAt('{"a":[[1]]}', 2), 6);
+  assert.equal(tooDeepAt('{"a":"[[[\\"[[[","b":[]}', 2), -1, 'an escaped quote does not end the string');
+  assert.equal(tooDeepAt('{"a":"\\\\",[[1]]}', 2), 11, 'an escaped backslash does not escape the quote after it');
+  assert.equal(tooDeepAt('{"a":"never closed [[[[', 1), -1);
+  const depth = 300_000;
+  assert.equal(tooDeepAt(`{"x":${'['.repeat(depth)}${']'.repeat(depth)}}`, MAX_JSON_DEPTH), 5 + MAX_JSON_DEPTH - 1);
+  // Quadratic would take minutes here: a megabyte of escapes and quotes.
+  assert.equal(tooDeepAt(`[${'"\\\\\\"",'.repeat(100_000)}""]`, 1), -1);
 });
