@@ -1,18 +1,53 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../accounts/service.js';
+import { AppError } from '../../errors.js';
 import type { Store, WebhookSecret } from '../../infra/store/store.js';
 import { SECRET_PREFIX } from './signing.js';
 
 /** After a rotation the old secret signs too, for this long (API.md: 24 hours). */
 export const PREVIOUS_SECRET_MS = 86_400_000;
+/** Signatures on one delivery at most (API.md): the current secret and two replaced ones. */
+export const MAX_SIGNING_SECRETS = 3;
 /** Standard Webhooks: `whsec_` + base64 of 24 to 64 random bytes. */
 const SECRET_BYTES = 32;
+/** A rotation that meets a concurrent one reads again and decides again, this many times at most. */
+const ROTATE_TRIES = 5;
 
 export function newWebhookSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;
 }
 
-/** Each account's webhook signing secret: made on first read, rotated with a day's overlap. */
+/** A replaced secret and when it stops signing. */
+interface Replaced {
+  secret: string;
+  until: string;
+}
+
+/** The replaced secrets that still sign at `at`, newest first. */
+function replacedAt(secret: WebhookSecret, at: number): Replaced[] {
+  const all: Array<[string | null | undefined, string | null | undefined]> = [
+    [secret.previous_secret, secret.previous_until],
+    [secret.older_secret, secret.older_until],
+  ];
+  return all.flatMap(([s, until]) => (s && until && Date.parse(until) > at ? [{ secret: s, until }] : []));
+}
+
+/** 409: a rotation now would put a fourth signature on deliveries. */
+export class RotationConflictError extends AppError {
+  constructor(retryAt: string, retryAfterS: number) {
+    super(
+      'conflict',
+      `the webhook secret was rotated twice within 24 hours: a rotation now would need ${MAX_SIGNING_SECRETS + 1} signatures on each delivery (at most ${MAX_SIGNING_SECRETS}); try again at ${retryAt}, when the oldest replaced secret stops signing`,
+      { retry_at: retryAt },
+      { 'retry-after': String(retryAfterS) },
+    );
+  }
+}
+
+/**
+ * Each account's webhook signing secret: made on first read, rotated with a day's overlap. Every
+ * secret replaced within the last 24 hours keeps signing until its own 24 hours end.
+ */
 export class WebhookSecrets {
   constructor(
     private readonly store: Store,
@@ -23,13 +58,29 @@ export class WebhookSecrets {
     return this.store.webhookSecrets.get(accountId, { secret: newWebhookSecret(), created_at: this.clock().toISOString() });
   }
 
-  rotate(accountId: number): Promise<WebhookSecret> {
-    const now = this.clock().getTime();
-    return this.store.webhookSecrets.rotate(
-      accountId,
-      { secret: newWebhookSecret(), created_at: new Date(now).toISOString() },
-      new Date(now + PREVIOUS_SECRET_MS).toISOString(),
-    );
+  /**
+   * A new secret; the current one signs for 24 hours more beside those replaced before it whose
+   * day is not over. RotationConflictError when that would make more than MAX_SIGNING_SECRETS.
+   */
+  async rotate(accountId: number): Promise<WebhookSecret> {
+    for (let i = 0; i < ROTATE_TRIES; i++) {
+      const now = this.clock().getTime();
+      const next = { secret: newWebhookSecret(), created_at: new Date(now).toISOString() };
+      // An account that never had a secret gets this one, with nothing before it.
+      const current = await this.store.webhookSecrets.get(accountId, next);
+      if (current.secret === next.secret) return current;
+      const replaced = replacedAt(current, now);
+      if (replaced.length >= MAX_SIGNING_SECRETS - 1) {
+        const retryAt = replaced.map((r) => r.until).sort()[0]!;
+        throw new RotationConflictError(retryAt, Math.max(1, Math.ceil((Date.parse(retryAt) - now) / 1000)));
+      }
+      const rotated = await this.store.webhookSecrets.rotate(accountId, next, new Date(now + PREVIOUS_SECRET_MS).toISOString(), {
+        expected: current.secret,
+        older: replaced[0] ?? null,
+      });
+      if (rotated !== null) return rotated;
+    }
+    throw new AppError('conflict', 'the webhook secret is being rotated by other requests at this moment; try again in a second', undefined, { 'retry-after': '1' });
   }
 
   /** Until when the previous secret still signs, as of `at`; null when there is none or its overlap is over. */
@@ -37,8 +88,13 @@ export class WebhookSecrets {
     return secret.previous_secret !== null && secret.previous_until !== null && Date.parse(secret.previous_until) > at ? secret.previous_until : null;
   }
 
-  /** The secrets a delivery at `at` is signed with: the current one, and the previous one while it overlaps. */
+  /** Until when each replaced secret still signs, as of `at`, newest first. */
+  replacedValidUntil(secret: WebhookSecret, at: number = this.clock().getTime()): string[] {
+    return replacedAt(secret, at).map((r) => r.until);
+  }
+
+  /** The secrets a delivery at `at` is signed with: the current one, then each replaced one still in its 24 hours. */
   signingSecrets(secret: WebhookSecret, at: number = this.clock().getTime()): string[] {
-    return this.previousValidUntil(secret, at) === null ? [secret.secret] : [secret.secret, secret.previous_secret!];
+    return [secret.secret, ...replacedAt(secret, at).map((r) => r.secret)];
   }
 }

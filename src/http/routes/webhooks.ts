@@ -12,11 +12,15 @@ import { WebhookSecretView } from '../schemas/webhooks.js';
 export async function webhookRoutes(app: FastifyInstance, deps: { secrets: WebhookSecrets; now?: () => number }): Promise<void> {
   const now = deps.now ?? Date.now;
   // The previous secret's overlap only while it lasts: after it, it signs nothing.
-  const view = (secret: WebhookSecret): WebhookSecretView => ({
-    secret: secret.secret,
-    created_at: secret.created_at,
-    previous_valid_until: deps.secrets.previousValidUntil(secret, now()),
-  });
+  const view = (secret: WebhookSecret): WebhookSecretView => {
+    const at = now();
+    return {
+      secret: secret.secret,
+      created_at: secret.created_at,
+      previous_valid_until: deps.secrets.previousValidUntil(secret, at),
+      replaced_valid_until: deps.secrets.replacedValidUntil(secret, at),
+    };
+  };
   app.get(
     '/webhooks/secret',
     { schema: { summary: 'The signing secret of webhook deliveries (made on first read)', tags: ['webhooks'], response: responses(WebhookSecretView) } },
@@ -27,7 +31,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: { secrets: Webho
     '/webhooks/secret/rotate',
     {
       schema: {
-        summary: 'A new signing secret; the old one signs too for 24 hours',
+        summary: 'A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature)',
         tags: ['webhooks'],
         // Nothing to send: no body, or an empty JSON object.
         body: Type.Union([Type.Object({}), Type.Null()], { description: 'none needed: send no body, or {}' }),

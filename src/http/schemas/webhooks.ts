@@ -7,5 +7,9 @@ export const WebhookSecretView = Type.Object({
   previous_valid_until: Nullable(
     Type.String({ description: 'ISO 8601 UTC: until then deliveries carry a second signature by the secret before the last rotation' }),
   ),
+  replaced_valid_until: Type.Array(Type.String(), {
+    description:
+      'ISO 8601 UTC, newest first: until when each secret replaced within the last 24 hours still signs deliveries (at most 2, so at most 3 signatures)',
+  }),
 });
 export type WebhookSecretView = Static<typeof WebhookSecretView>;

@@ -272,6 +272,17 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.dropTable('job_item_batches').execute();
       },
     },
+    '0012_webhook_secret_older': {
+      async up(db) {
+        // A second rotation within a day keeps the first replaced secret signing too (API.md: at most 3 signatures).
+        await db.schema.alterTable('webhook_secrets').addColumn('older_secret', 'text').execute();
+        await db.schema.alterTable('webhook_secrets').addColumn('older_until', 'text').execute();
+      },
+      async down(db) {
+        await db.schema.alterTable('webhook_secrets').dropColumn('older_until').execute();
+        await db.schema.alterTable('webhook_secrets').dropColumn('older_secret').execute();
+      },
+    },
   };
 }
 

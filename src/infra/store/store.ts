@@ -210,13 +210,26 @@ export interface WebhookSecret {
   /** The secret before the last rotation, which still signs until previous_until. */
   previous_secret: string | null;
   previous_until: string | null;
+  /** The secret before that one, while it still signs (until older_until); absent when there is none. */
+  older_secret?: string | null;
+  older_until?: string | null;
 }
 
 export interface WebhookSecretRepository {
   /** The account's secret; `candidate` becomes it when it has none yet (the first writer wins). */
   get(accountId: number, candidate: { secret: string; created_at: string }): Promise<WebhookSecret>;
-  /** Replaces the secret; the current one goes on signing until `previousUntil`. */
+  /** Replaces the secret; the current one goes on signing until `previousUntil` (and nothing older does). */
   rotate(accountId: number, next: { secret: string; created_at: string }, previousUntil: string): Promise<WebhookSecret>;
+  /**
+   * The same, only while the current secret is still `opts.expected` (compare-and-set: null when
+   * another rotation got there first); `opts.older` is kept signing beside the previous one.
+   */
+  rotate(
+    accountId: number,
+    next: { secret: string; created_at: string },
+    previousUntil: string,
+    opts: { expected: string; older: { secret: string; until: string } | null },
+  ): Promise<WebhookSecret | null>;
 }
 
 export interface Store {
