@@ -6,7 +6,7 @@ import { PLANS, planLimits, windowLimitsOf, type PlanLimits, type PlanName } fro
 import { bearerToken, detachedToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
 import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
-import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName } from '../../infra/ratelimit/limiter.js';
+import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../infra/ratelimit/limiter.js';
 import type { Account, UsageRepository } from '../../infra/store/store.js';
 import { pathOf } from '../route-index.js';
 import type { WindowSeed } from '../../infra/ratelimit/memory.js';
@@ -137,6 +137,11 @@ function setRateHeaders(reply: FastifyReply, decision: Decision, policy: Policy)
   reply.header('ratelimit-policy', policy.header);
 }
 
+/** The headers of windows as they stand (`peek`), for an answer that spent nothing. */
+function showWindows(reply: FastifyReply, windows: readonly WindowState[], policy: Policy, now: number): void {
+  setRateHeaders(reply, decide(true, windows.map((w) => w.used), policy.limits, now), policy);
+}
+
 function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, now: number, anonymous: boolean): RateLimitError {
   const w = decision.exceeded!;
   const who = anonymous
@@ -263,17 +268,34 @@ export function registerAccess(
     const policy = policyOf(planLimits(auth.account.plan));
     limiter.peek(accountKey(auth.account.id), policy.limits, request.receivedAt).then(
       (windows) => {
-        setRateHeaders(reply, decide(true, windows.map((w) => w.used), policy.limits, request.receivedAt), policy);
+        showWindows(reply, windows, policy, request.receivedAt);
         done();
       },
       () => done(),
     );
   };
 
-  /** A token that was refused goes down the anonymous path; anything else is a real failure. */
-  const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown, done: HookDone): void => {
-    if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) limitAnonymous(request, reply, err, done);
-    else done(err as Error);
+  /**
+   * A token that was refused goes down the anonymous path (and is forgotten as a guess); anything
+   * else is a real failure (the database cannot be reached: a 503), answered with the headers of
+   * the windows as they stand, counting nothing: the account's when this instance knows the
+   * token's account, else the address's.
+   */
+  const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown, done: HookDone, token?: string): void => {
+    if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) {
+      if (token !== undefined) presumed.delete(token);
+      return limitAnonymous(request, reply, err, done);
+    }
+    if (!limiter) return done(err as Error);
+    const account = token === undefined ? undefined : presumed.get(token);
+    const policy = policyOf(account ? planLimits(account.plan) : ANONYMOUS_LIMITS);
+    limiter.peek(account ? accountKey(account.id) : clientKey(request.ip), policy.limits, request.receivedAt).then(
+      (windows) => {
+        showWindows(reply, windows, policy, request.receivedAt);
+        done(err as Error);
+      },
+      () => done(err as Error),
+    );
   };
 
   /**
@@ -340,9 +362,8 @@ export function registerAccess(
         admit(request, reply, a, done);
       },
       (err: unknown) => {
-        presumed.delete(token);
         giveBack(early, key, now);
-        refused(request, reply, err, done);
+        refused(request, reply, err, done, token);
       },
     );
   };
@@ -371,7 +392,7 @@ export function registerAccess(
         if (canGuess) presume(token, a.account);
         admitWith(request, reply, a, done);
       },
-      (err) => refused(request, reply, err, done),
+      (err) => refused(request, reply, err, done, token),
     );
   };
   // Every well-formed token is looked up, whatever its address spent without one: a request with

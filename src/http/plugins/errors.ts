@@ -55,8 +55,13 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
   });
 }
 
+/** RFC 6750's challenge on every 401; `error="invalid_token"` when the request carried credentials. */
+const BEARER_CHALLENGE = 'Bearer realm="netdiag"';
+const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
+
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
+  if (error.status === 401) reply.header('www-authenticate', reply.request.headers.authorization ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE);
   return reply.code(error.status).send(bodyOf(error));
 }
 
