@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { CONCURRENT_PROBES } from '../../src/domain/accounts/plans.js';
-import { MAX_PORTS_PER_SCAN, SCANS_PER_OWNER_SOCKETS } from '../../src/domain/ports/index.js';
+import { MAX_PORTS_PER_SCAN, SCANS_GLOBAL_SOCKETS, SCANS_PER_OWNER_SOCKETS, SCANS_RESERVED_BELOW } from '../../src/domain/ports/index.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
+import { currentOwner } from '../../src/infra/net/owner.js';
 import { build } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
@@ -35,15 +36,28 @@ interface Item {
   queued_ms: number | null;
 }
 
-test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B's open port is answered before any of A's ports", async (t) => {
+/**
+ * A dialer whose connects to 127.0.0.1 are real and to any other address never complete (no
+ * packet is sent: the socket is never told to connect); those sockets are kept, with the
+ * account (owner) each was dialled for.
+ */
+function silentDialer() {
   const silent: net.Socket[] = [];
+  const silentBy = new Map<string, number>();
   const connectFn: ConnectFn = (opts) => {
     if (opts.host === '127.0.0.1') return net.connect(opts);
     const s = new net.Socket();
     silent.push(s);
+    const owner = currentOwner() ?? '';
+    silentBy.set(owner, (silentBy.get(owner) ?? 0) + 1);
     return s;
   };
   const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+  return { silent, silentBy, dialer };
+}
+
+test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B's open port is answered before any of A's ports", async (t) => {
+  const { silent, dialer } = silentDialer();
   const b = await build(t, { plan: 'enterprise', deps: { dialer } });
   const accountB = await b.accounts.createAccount({ email: 'b@example.com', name: 'B', plan: 'free' });
 
@@ -87,4 +101,60 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
   await pollUntil(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
   assert.deepEqual({ active: dialer.stats.active, waiting: dialer.stats.waiting }, { active: 0, waiting: 0 });
   assert.equal(silent.length, SCANS_PER_OWNER_SOCKETS, 'nothing queued was dialled after the hang-up');
+});
+
+test("issue 24: four accounts' 20 scans of 1000 silent ports leave the reserve free; a fifth account's open port is answered before any of their ports", async (t) => {
+  const { silent, silentBy, dialer } = silentDialer();
+  const b = await build(t, { plan: 'enterprise', deps: { dialer } });
+  const flooders = [b.token];
+  for (const n of [2, 3, 4]) flooders.push((await b.accounts.createAccount({ email: `a${n}@example.com`, name: `A${n}`, plan: 'enterprise' })).token);
+  const newcomer = await b.accounts.createAccount({ email: 'b@example.com', name: 'B', plan: 'free' });
+
+  const ports = Array.from({ length: MAX_PORTS_PER_SCAN }, (_, i) => i + 1);
+  const hangUp = new AbortController();
+  const statuses: number[] = [];
+  const scans = flooders.flatMap((token) =>
+    Array.from({ length: A_SCANS / flooders.length }, () =>
+      b
+        .api('/api/port/scan-range', { json: { host: SILENT_HOST, ports, timeout: SILENT_TIMEOUT_S }, signal: hangUp.signal, token })
+        .then((res) => void statuses.push(res.status))
+        .catch((err: unknown) => {
+          if (!hangUp.signal.aborted) throw err;
+        }),
+    ),
+  );
+  let held = 0;
+  // However this test ends, the flooders hang up before the app closes.
+  try {
+    // Every flooder holds its few (each scan asks for 512 at once, so once one has them it has
+    // asked for all it will get while none of its connects ends), and the unreserved part is full.
+    const settled = (): boolean =>
+      silentBy.size === flooders.length && [...silentBy.values()].every((n) => n >= SCANS_RESERVED_BELOW) && silent.length >= SCANS_PER_OWNER_SOCKETS;
+    await pollUntil(settled, 3_000);
+    assert.ok(settled(), `the four accounts' connects started: ${JSON.stringify([...silentBy.values()])}`);
+    held = silent.length;
+    // Only an account's first connects may come out of the reserve: at most its few each.
+    assert.ok(held <= SCANS_PER_OWNER_SOCKETS + (flooders.length - 1) * SCANS_RESERVED_BELOW, `${held} connects`);
+    assert.ok(held < SCANS_GLOBAL_SOCKETS, 'the reserve is not all taken');
+    assert.deepEqual(statuses, [], 'all 20 scans run (5 per account, under the enterprise plan\'s 16)');
+
+    const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: listener.port, timeout: 1 }, token: newcomer.token });
+    const connectsWhenAnswered = silent.length;
+    const answeredWhenAnswered = silent.filter((s) => s.destroyed).length;
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { data: Item };
+    await assertMatchesOpenApi(b.app, 'POST', '/api/port/scan', 200, body);
+    assert.equal(body.data.state, 'open');
+    assert.equal(typeof body.data.queued_ms, 'number');
+    // Order, not time: B's connect started and ended while not one of the flooders' 20,000 ports
+    // had an answer (so it waited for none of their slots), and they started no connect meanwhile.
+    assert.equal(answeredWhenAnswered, 0);
+    assert.equal(connectsWhenAnswered, held);
+  } finally {
+    hangUp.abort();
+    await Promise.all(scans);
+  }
+  await pollUntil(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
+  assert.deepEqual({ active: dialer.stats.active, waiting: dialer.stats.waiting }, { active: 0, waiting: 0 });
+  assert.equal(silent.length, held, 'nothing queued was dialled after the hang-up');
 });

@@ -40,8 +40,17 @@ export const SCAN_CONCURRENCY = 512;
 export const SCANS_GLOBAL_SOCKETS = 768;
 
 /**
- * Of those, the most one owner's (account's) scans hold at once: the other 128 stay free for
- * other accounts, whose first port then never waits for one of these to time out. When several
- * accounts wait, a freed slot goes to the one holding the fewest (infra/net/limiter.ts).
+ * Of those, the most one owner's (account's) scans hold at once. The other 128 are a reserve
+ * that only an account holding fewer than SCANS_RESERVED_BELOW may take, so however many
+ * accounts scan silent ports, another account's first port never waits for one of theirs to
+ * time out. When several accounts wait, a freed slot goes to the one holding the fewest
+ * (infra/net/limiter.ts).
  */
 export const SCANS_PER_OWNER_SOCKETS = 640;
+
+/**
+ * "Few": an account whose scans hold fewer sockets than this may take one of the reserve.
+ * 128 / 4: 32 accounts at once start their first ports at once, and a small scan of ports that
+ * answer keeps 4 connects going through the reserve while the rest of the budget is held.
+ */
+export const SCANS_RESERVED_BELOW = 4;

@@ -13,6 +13,7 @@ import {
   SCAN_CONCURRENCY,
   SCANS_GLOBAL_SOCKETS,
   SCANS_PER_OWNER_SOCKETS,
+  SCANS_RESERVED_BELOW,
 } from './defaults.js';
 import { serviceName } from './services.js';
 import { parsePortSpec } from './port-spec.js';
@@ -62,7 +63,7 @@ export interface PortScannerOptions {
   concurrency?: number;
   /** Connects all scans of this scanner keep in flight together. */
   globalSockets?: number;
-  /** Of those, the most one owner's scans may hold. */
+  /** Of those, the most one owner's scans may hold; the rest is a reserve for owners holding few. */
   perOwnerSockets?: number;
 }
 
@@ -116,6 +117,7 @@ export class PortScanner {
     this.#concurrency = opts.concurrency ?? SCAN_CONCURRENCY;
     this.#global = new ConnectionLimiter(opts.globalSockets ?? SCANS_GLOBAL_SOCKETS, {
       maxPerOwner: opts.perOwnerSockets ?? SCANS_PER_OWNER_SOCKETS,
+      reservedBelow: SCANS_RESERVED_BELOW,
     });
   }
 

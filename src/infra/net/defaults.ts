@@ -14,11 +14,18 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const MAX_GLOBAL_SOCKETS = 1_024;
 
 /**
- * Of those, the most one owner (account) may hold at once. The rest stays free for the others,
- * so an account's first connect never waits behind another account's thousand slow ones; when
- * several wait, a freed slot goes to the one holding the fewest (limiter.ts).
+ * Of those, the most one owner (account) may hold at once. The other 128 are a reserve for
+ * owners holding fewer than RESERVED_BELOW_SOCKETS, so however many accounts flood, an
+ * account's first connect never waits behind their slow ones; when several wait, a freed slot
+ * goes to the one holding the fewest (limiter.ts).
  */
 export const MAX_PER_OWNER_SOCKETS = 896;
+
+/**
+ * "Few": an owner holding fewer sockets than this may take one of the reserve. 128 / 4: 32
+ * accounts at once start their first connects at once, and a light one keeps 4 going.
+ */
+export const RESERVED_BELOW_SOCKETS = 4;
 
 /** Upper bound for a per-request limiter, so one request cannot take the whole budget. */
 export const MAX_PER_REQUEST_SOCKETS = 512;

@@ -34,7 +34,7 @@ import ipaddr from 'ipaddr.js';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config.js';
-import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, MAX_PER_REQUEST_SOCKETS, MAX_PORT, MIN_PORT } from './defaults.js';
+import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, MAX_PER_REQUEST_SOCKETS, MAX_PORT, MIN_PORT, RESERVED_BELOW_SOCKETS } from './defaults.js';
 import { currentOwner } from './owner.js';
 import { parseIpStrict } from './ip-text.js';
 import { ConnectionLimiter } from './limiter.js';
@@ -246,6 +246,7 @@ export class Dialer {
     this.#customConnect = opts.connectFn !== undefined;
     this.#global = new ConnectionLimiter(opts.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS, {
       maxPerOwner: opts.maxPerOwnerSockets ?? MAX_PER_OWNER_SOCKETS,
+      reservedBelow: RESERVED_BELOW_SOCKETS,
     });
     const counters = this.#counters;
     const global = this.#global;

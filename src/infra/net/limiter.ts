@@ -5,10 +5,17 @@
  *
  * Fair, not first come first served: a freed slot goes to the waiting owner that holds the
  * fewest slots (ties: the one waiting longest), so an account waiting for its first connect is
- * served before another account's thousandth. And no owner may hold more than `maxPerOwner`
- * slots, so one account alone never fills the budget: a newcomer finds a free slot at once
- * instead of waiting for someone's connect to time out. Without owners (a per-request limiter)
- * it is a plain FIFO queue.
+ * served before another account's thousandth. No owner may hold more than `maxPerOwner` slots.
+ *
+ * And the slots beyond `maxPerOwner` are a reserve, so that no number of busy owners makes a
+ * newcomer wait for one of their connects to time out: while `maxPerOwner` or more slots are
+ * held in all, a slot goes only to an owner holding fewer than `reservedBelow`. So however many
+ * owners flood, together they leave the `capacity - maxPerOwner` reserved slots free (once each
+ * holds its few: an owner arriving with none is a newcomer too, until its first connects end),
+ * and an owner with nothing in flight is granted at once unless `reserve / reservedBelow` other
+ * owners are each in their first few slots at that moment (and then it is first in line,
+ * holding the fewest). A light owner whose connects answer quickly keeps cycling through the
+ * reserve. Without owners and caps (a per-request limiter) it is a plain FIFO queue.
  */
 
 interface Waiter {
@@ -21,11 +28,19 @@ const NO_OWNER = '';
 export interface ConnectionLimiterOptions {
   /** Slots one owner may hold at once; default: all of them. */
   maxPerOwner?: number;
+  /**
+   * An owner holding fewer slots than this may take one of the reserve (the slots beyond
+   * `maxPerOwner`); default `maxPerOwner`, which makes the reserve anyone's below their cap.
+   */
+  reservedBelow?: number;
 }
 
 export class ConnectionLimiter {
   readonly capacity: number;
   readonly maxPerOwner: number;
+  /** The slots beyond `maxPerOwner`: only an owner holding fewer than `reservedBelow` takes them. */
+  readonly reserve: number;
+  readonly reservedBelow: number;
   #active = 0;
   #waiting = 0;
   /** Waiters by owner; Map order is the order owners started waiting (the tie-break). */
@@ -41,8 +56,14 @@ export class ConnectionLimiter {
     if (!Number.isInteger(maxPerOwner) || maxPerOwner < 1) {
       throw new RangeError(`ConnectionLimiter: maxPerOwner must be a positive integer, got ${maxPerOwner}`);
     }
+    const reservedBelow = opts.reservedBelow ?? maxPerOwner;
+    if (!Number.isInteger(reservedBelow) || reservedBelow < 1) {
+      throw new RangeError(`ConnectionLimiter: reservedBelow must be a positive integer, got ${reservedBelow}`);
+    }
     this.capacity = capacity;
     this.maxPerOwner = Math.min(maxPerOwner, capacity);
+    this.reserve = capacity - this.maxPerOwner;
+    this.reservedBelow = Math.min(reservedBelow, this.maxPerOwner);
   }
 
   get active(): number {
@@ -64,8 +85,9 @@ export class ConnectionLimiter {
    */
   acquire(signal?: AbortSignal, owner: string = NO_OWNER): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    // Free slots while others wait happen only when those others are at their own cap.
-    if (this.#active < this.capacity && this.heldBy(owner) < this.maxPerOwner && !this.#queues.has(owner)) {
+    // Free slots while others wait happen only when those others may not take them (their cap,
+    // or the reserve).
+    if (this.heldBy(owner) < this.#cap() && !this.#queues.has(owner)) {
       this.#take(owner);
       return Promise.resolve(this.#releaser(owner));
     }
@@ -109,13 +131,23 @@ export class ConnectionLimiter {
     else this.#held.delete(owner);
   }
 
-  /** The waiting owner to serve next: the fewest held, below its cap; null when none may take one. */
+  /**
+   * How many slots an owner may already hold and still take one now: `maxPerOwner` below the
+   * reserve, `reservedBelow` within it, 0 when all are held.
+   */
+  #cap(): number {
+    if (this.#active >= this.capacity) return 0;
+    return this.#active < this.maxPerOwner ? this.maxPerOwner : this.reservedBelow;
+  }
+
+  /** The waiting owner to serve next: the fewest held, below the cap; null when none may take one. */
   #next(): string | null {
+    const cap = this.#cap();
     let best: string | null = null;
     let bestHeld = Infinity;
     for (const owner of this.#queues.keys()) {
       const held = this.heldBy(owner);
-      if (held < bestHeld && held < this.maxPerOwner) {
+      if (held < bestHeld && held < cap) {
         best = owner;
         bestHeld = held;
         if (held === 0) break;

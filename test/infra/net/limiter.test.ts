@@ -77,6 +77,88 @@ describe('ConnectionLimiter', () => {
     assert.equal(l.active, 0);
   });
 
+  test('a reserve: however many owners flood (each holding its few), a newcomer holding nothing is granted at once', async () => {
+    // Any number of them, as long as each can hold its few: 6 unreserved slots, 1 each, up to 6
+    // (more, and they are newcomers themselves, first in line like E).
+    for (const flooders of [1, 2, 4, 6]) {
+      const l = new ConnectionLimiter(8, { maxPerOwner: 6, reservedBelow: 1 });
+      const log: string[] = [];
+      const granted: Array<() => void> = [];
+      // Each flooder asks for 30 slots, more than there are. Arriving with none, each is a
+      // newcomer too and may take a reserved slot; once their first connects have timed out (two
+      // rounds of releases here), each holds some and together they hold the 6 unreserved slots.
+      const asked = Array.from({ length: flooders }, (_, f) =>
+        Array.from({ length: 30 }, (_, i) =>
+          take(l, `F${f}`, log, `F${f}.${i}`).then((release) => {
+            granted.push(release);
+            return release;
+          }),
+        ),
+      );
+      for (let round = 0; round < 2; round++) {
+        await ticks();
+        for (const release of granted.splice(0)) release();
+      }
+      await ticks();
+      assert.equal(l.active, 6, `${flooders} flooder(s) hold the 6 unreserved slots`);
+      // No slot is released from here on: the newcomer's grant comes from the reserve.
+      const e = await take(l, 'E', log, 'E0');
+      assert.equal(l.heldBy('E'), 1);
+      assert.equal(l.active, 7);
+      // E holds one now, no longer "few" (reservedBelow 1): its second waits like anyone's...
+      const e1 = take(l, 'E', log, 'E1');
+      await ticks();
+      assert.equal(l.heldBy('E'), 1, 'E waits once it holds its few');
+      // ...while another newcomer still finds the last reserved slot.
+      const g = await take(l, 'G', log, 'G0');
+      assert.equal(l.active, 8);
+      // E's release goes to a waiter that may take a reserved slot (E itself, holding none now),
+      // never to a flooder: the reserve stays the newcomers'.
+      e();
+      (await e1)();
+      g();
+      await ticks();
+      assert.equal(l.active, 6, 'freed reserved slots stay free while only flooders wait');
+      // Drain: every release hands a slot on until everyone was served.
+      await Promise.all(asked.flat().map(async (p) => (await p)()));
+      assert.equal(l.active, 0);
+      assert.equal(l.waiting, 0);
+    }
+  });
+
+  test('a reserve: below it freed slots go to the fewest held, within it only to owners holding few', async () => {
+    const l = new ConnectionLimiter(6, { maxPerOwner: 4, reservedBelow: 1 });
+    const log: string[] = [];
+    const a = await Promise.all([0, 1, 2, 3].map((i) => take(l, 'A', log, `A${i}`)));
+    const a45 = [4, 5].map((i) => take(l, 'A', log, `A${i}`));
+    const b0 = await take(l, 'B', log, 'B0');
+    const b1 = take(l, 'B', log, 'B1');
+    await ticks();
+    assert.deepEqual(log, ['A0', 'A1', 'A2', 'A3', 'B0'], 'A stops at the reserve, B (holding none) takes a reserved slot');
+    // 4 active after this release: the slot is a reserved one, and neither A (3) nor B (1) holds few.
+    a[0]!();
+    await ticks();
+    assert.equal(l.active, 4);
+    assert.deepEqual(log, ['A0', 'A1', 'A2', 'A3', 'B0']);
+    // 3 active: room below the reserve, and the fewest held wins: B (1) before A (2)...
+    a[1]!();
+    await ticks();
+    assert.deepEqual(log.slice(5), ['B1']);
+    // ...then A (1) before B (2), and A again when B's first goes.
+    a[2]!();
+    await ticks();
+    assert.deepEqual(log.slice(5), ['B1', 'A4']);
+    b0();
+    await ticks();
+    assert.deepEqual(log.slice(5), ['B1', 'A4', 'A5']);
+    assert.equal(l.active, 4);
+    (await b1)();
+    a[3]!();
+    for (const p of a45) (await p)();
+    assert.equal(l.active, 0);
+    assert.equal(l.waiting, 0);
+  });
+
   test('an aborted waiter leaves its queue and is never granted', async () => {
     const l = new ConnectionLimiter(1);
     const log: string[] = [];
@@ -98,5 +180,7 @@ describe('ConnectionLimiter', () => {
     assert.throws(() => new ConnectionLimiter(0), RangeError);
     assert.throws(() => new ConnectionLimiter(2, { maxPerOwner: 0 }), RangeError);
     assert.equal(new ConnectionLimiter(2, { maxPerOwner: 5 }).maxPerOwner, 2);
+    assert.throws(() => new ConnectionLimiter(2, { maxPerOwner: 1, reservedBelow: 0 }), RangeError);
+    assert.equal(new ConnectionLimiter(4, { maxPerOwner: 3, reservedBelow: 5 }).reservedBelow, 3);
   });
 });
