@@ -70,6 +70,20 @@ export const SPEED_DOWNLOAD_BYTES = 256 * 1024;
 /** Bytes sent to the judge for the upload half (under the 1 MiB body limit). */
 export const SPEED_UPLOAD_BYTES = 128 * 1024;
 
+/**
+ * The shortest transfer that is timed. Its ends are performance.now() marks taken in callbacks,
+ * each late by up to one event-loop turn (tenths of a millisecond on an idle instance, more
+ * while a bulk of 100 runs), and the upload's interval also has one round trip, measured the
+ * same way, taken off. Under 2 ms those errors are tens of percent and a loopback or LAN
+ * proxy's interval can even come out at or below zero: such a transfer is reported as
+ * TOO_FAST_TO_MEASURE rather than as a made-up figure. With the payloads above, the largest
+ * figures that can be reported are about 524 Mbps up (128 KiB) and 1049 Mbps down (256 KiB).
+ */
+export const SPEED_MIN_TIMED_MS = 2;
+
+/** `speed.download` / `speed.upload` when the transfer took less than SPEED_MIN_TIMED_MS. */
+export const TOO_FAST_TO_MEASURE = 'too fast to measure';
+
 /** Largest judge echo we read; a real one is a few hundred bytes. */
 export const MAX_ECHO_BYTES = 64 * 1024;
 

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
-import { MAX_UPLOAD_ANSWER_BYTES } from './defaults.js';
+import { MAX_UPLOAD_ANSWER_BYTES, SPEED_MIN_TIMED_MS, TOO_FAST_TO_MEASURE } from './defaults.js';
 import { judgeChannel, judgeHeaders, type JudgeLink, type Timeouts } from './detect.js';
 import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
 import { parseUploadReceipt, type JudgeTarget } from './judge-client.js';
@@ -9,15 +9,21 @@ import type { ProxyProtocol, ProxySpeed, StepReport } from './types.js';
 import { round2 } from '../../round.js';
 
 
-/** Mbps of `bytes` moved in `ms`; a floor of 0.01 ms keeps loopback from dividing by zero. */
+/**
+ * Mbps of `bytes` moved in `ms`, or TOO_FAST_TO_MEASURE when `ms` is under SPEED_MIN_TIMED_MS:
+ * a shorter interval (zero or less on loopback) cannot be timed honestly, and a clamped one
+ * would only give a constant that looks like a measurement.
+ */
 export function mbps(bytes: number, ms: number): string {
-  return `${round2((bytes * 8) / (Math.max(ms, 0.01) / 1000) / 1e6)} Mbps`;
+  if (!(ms >= SPEED_MIN_TIMED_MS)) return TOO_FAST_TO_MEASURE;
+  return `${round2((bytes * 8) / (ms / 1000) / 1e6)} Mbps`;
 }
 
 /**
  * Speed through the proxy, both halves on one connection (and tunnel) when it stays open: the judge's fixed download
  * payload (latency = time to its first byte, download = the rest of it), then a fixed upload
- * the judge counts. Whatever finished before the timeout is reported; the rest is null.
+ * the judge counts. Whatever finished before the timeout is reported; the rest is null. A half
+ * that took under SPEED_MIN_TIMED_MS is TOO_FAST_TO_MEASURE instead of a figure.
  */
 export async function measureSpeed(
   ep: ProxyEndpoint,
@@ -90,8 +96,9 @@ export async function measureSpeed(
     if (counted !== upload.length) {
       return { speed, report: report('failed', `the upload did not arrive whole (HTTP ${up.status})`) };
     }
-    // The judge answers once the last byte is in: one round trip of that is latency, not transfer.
-    speed.upload = mbps(upload.length, up.endAt - up.sentAt - latency);
+    // The bytes the judge counted, over the time they took: it answers once the last byte is in,
+    // and one round trip of that is latency, not transfer.
+    speed.upload = mbps(counted, up.endAt - up.sentAt - latency);
     return { speed, report: report('ok', null) };
   } catch (err) {
     if (ac.signal.aborted) return { speed, report: report('timeout', `the speed test did not finish within ${timeouts.speedMs} ms`) };

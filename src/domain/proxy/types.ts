@@ -60,7 +60,10 @@ export interface ProxyLocation {
 }
 
 export interface ProxySpeed {
-  /** `"<number> Mbps"`, null when that half of the test did not finish. */
+  /**
+   * `"<number> Mbps"`, `"too fast to measure"` when the transfer took under SPEED_MIN_TIMED_MS,
+   * null when that half of the test did not finish.
+   */
   download: string | null;
   upload: string | null;
   /** `"<number>ms"`: time to the first byte of a request relayed through the open tunnel. */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { MAX_PROXY_INPUT_LENGTH, PROXY_BULK_MAX } from '../../domain/proxy/index.js';
+import { MAX_PROXY_INPUT_LENGTH, PROXY_BULK_MAX, SPEED_MIN_TIMED_MS, TOO_FAST_TO_MEASURE } from '../../domain/proxy/index.js';
 import { Nullable } from './common.js';
 
 const ProxyInput = Type.String({
@@ -38,8 +38,8 @@ const ProxyLocation = Type.Object({
 });
 
 const ProxySpeed = Type.Object({
-  download: Nullable(Type.String({ description: '"<number> Mbps"' })),
-  upload: Nullable(Type.String({ description: '"<number> Mbps"' })),
+  download: Nullable(Type.String({ description: `"<number> Mbps", or "${TOO_FAST_TO_MEASURE}" when the transfer took under ${SPEED_MIN_TIMED_MS} ms (too short to time honestly); null when it did not finish` })),
+  upload: Nullable(Type.String({ description: `"<number> Mbps" (the bytes the judge counted over the time they took), or "${TOO_FAST_TO_MEASURE}" when that took under ${SPEED_MIN_TIMED_MS} ms; null when it did not finish` })),
   latency: Nullable(Type.String({ description: '"<number>ms": time to first byte through the open tunnel' })),
 });
 

@@ -94,8 +94,9 @@ test("the speed test goes on over the winning try's tunnel: one tunnel to the ju
   assert.equal(r.protocol, 'https');
   assert.equal(r.ssl_support, true);
   assert.equal(r.checks.speed?.status, 'ok', r.checks.speed?.error ?? '');
-  assert.match(r.speed?.download ?? '', /Mbps$/);
-  assert.match(r.speed?.upload ?? '', /Mbps$/);
+  // A figure, or what a transfer too short to time says instead (issue 24: loopback is that fast).
+  assert.match(r.speed?.download ?? '', /Mbps$|^too fast to measure$/);
+  assert.match(r.speed?.upload ?? '', /Mbps$|^too fast to measure$/);
   assert.deepEqual(
     seen.filter((target) => target === `127.0.0.1:${port}`),
     [`127.0.0.1:${port}`],
