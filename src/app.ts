@@ -1,12 +1,12 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import pinoPretty from 'pino-pretty';
-import type { Config, LogFormat } from './config.js';
+import { configuredJudgeUrl, type Config, type LogFormat } from './config.js';
 import { AccountService, type Clock } from './domain/accounts/service.js';
 import type { Store } from './infra/store/store.js';
 import { BODY_LIMIT_BYTES } from './http/limits.js';
 import { registerOpenApi } from './http/openapi.js';
-import { API_PREFIX, accountKey, registerAccess, windowSeedFromUsage } from './http/plugins/auth.js';
+import { API_PREFIX, accountKey, accountLimiterOptions, registerAccess } from './http/plugins/auth.js';
 import { errorResponseOf, registerErrorHandling } from './http/plugins/errors.js';
 import { registerConcurrency } from './http/plugins/concurrency.js';
 import { connectionOptions } from './http/plugins/connection.js';
@@ -15,7 +15,7 @@ import { RouteIndex } from './http/route-index.js';
 import { genReqId, lazyChildLogger, registerObservability } from './http/plugins/observability.js';
 import type { RouteDeps } from './http/routes/deps.js';
 import { usageRoutes } from './http/routes/usage.js';
-import { registerUsageRecording } from './http/plugins/usage.js';
+import { callsRecordedTo, registerUsageRecording } from './http/plugins/usage.js';
 import { UsageService } from './domain/usage/service.js';
 import { createRateLimiter, type RateLimiter } from './infra/ratelimit/index.js';
 import { GroupCommitRecorder } from './infra/usage/group-commit.js';
@@ -30,7 +30,7 @@ import { createDnsClient, type DnsClient } from './infra/dns/index.js';
 import { healthRoutes } from './http/routes/health.js';
 import { proxyRoutes } from './http/routes/proxy.js';
 import { judgeRoutes } from './http/routes/judge.js';
-import { Judge, ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
+import { Judge, JudgeDirectory, ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
 import { createGeoReader, type GeoReader } from './infra/geoip/index.js';
 import { ipRoutes } from './http/routes/ip.js';
 import { userRoutes } from './http/routes/user.js';
@@ -38,6 +38,7 @@ import { ErrorBody } from './http/schemas/common.js';
 import { validatorCompiler } from './http/validation.js';
 import { withoutRepeats } from './repeat-filter.js';
 import { LoginService } from './domain/accounts/logins.js';
+import type { PasswordHasher } from './domain/accounts/passwords.js';
 import { WebhookSecrets } from './domain/webhooks/secrets.js';
 import { createWebhooks, type WebhookTuning } from './infra/webhooks/index.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
@@ -65,6 +66,8 @@ export interface AppDeps {
   limiter?: RateLimiter | null;
   /** false leaves usage recording out, as `limiter: null` leaves limiting out; on by default. */
   recordUsage?: boolean;
+  /** The dashboard's password hasher: Argon2id unless given (tests count its work). */
+  hasher?: PasswordHasher;
   /** Built from the configuration unless given (tests spy on it). */
   dialer?: Dialer;
   /** Built from NETDIAG_DNS_SERVERS unless given. */
@@ -104,6 +107,13 @@ function requestLogger(level: string, format: LogFormat | undefined): FastifyBas
   return pino({ level }, stream) as FastifyBaseLogger;
 }
 
+const checkers = new WeakMap<FastifyInstance, ProxyChecker>();
+
+/** The proxy checker of an app buildApp made (`netdiag worker` asks whether it has a judge). */
+export function proxyCheckerOf(app: FastifyInstance): ProxyChecker {
+  return checkers.get(app)!;
+}
+
 /** Builds the whole service around its collaborators; never listens (tests use inject or port 0). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -133,15 +143,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? (() => new Date());
   const accounts = new AccountService(deps.store, clock);
   // The app closes only the limiter it built itself.
-  const ownLimiter = deps.limiter === undefined ? createRateLimiter(deps.config.redisUrl, windowSeedFromUsage(deps.store.usage), app.log) : undefined;
+  const ownLimiter =
+    deps.limiter === undefined
+      ? createRateLimiter(deps.config.redisUrl, accountLimiterOptions(deps.store.usage, app.log, deps.config.reconcileMs, () => clock().getTime()))
+      : undefined;
   const limiter = ownLimiter ?? deps.limiter ?? null;
-  const recorder = new GroupCommitRecorder(deps.store.usage, app.log);
+  // Written records are no longer "admitted but unrecorded" calls for the limiter (a crash gives those back).
+  const recorder = new GroupCommitRecorder(deps.store.usage, app.log, limiter ? callsRecordedTo(limiter) : undefined);
   const dialer = deps.dialer ?? createDialer(deps.config);
   const dnsClient = deps.dnsClient ?? createDnsClient(deps.config);
   const geo = deps.geo ?? createGeoReader({ cityDb: deps.config.geoipCityDb, asnDb: deps.config.geoipAsnDb });
   const proxy = new ProxyChecker({
     dialer,
-    judgeUrl: deps.config.judgeUrl,
+    // The judge URL set, else this server's own /judge, else (a worker) the one recorded in the database.
+    judges: new JudgeDirectory({ configured: configuredJudgeUrl(deps.config), record: deps.store.judge }),
     // Nonces and the signing secret in the database: every instance behind one judge URL agrees.
     judge: new Judge({ ledger: deps.store.judge, secret: deps.config.judgeSecret }),
     sslTarget: deps.config.sslCheckTarget,
@@ -195,7 +210,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Jobs: state in the database, run by the queue (embedded, or BullMQ with REDIS_URL: NETDIAG_WORKERS in this process).
   const jobQueue =
     deps.jobQueue ??
-    createJobQueue(deps.config, deps.store, { cancelReason: () => new JobCancelledError(), onError: (err) => app.log.error({ err }, 'job queue') });
+    createJobQueue(deps.config, deps.store, {
+      cancelReason: () => new JobCancelledError(),
+      onError: (err) => app.log.error({ err }, 'job queue'),
+      onRecovered: (err) => app.log.warn({ err }, 'job queue: a worker paused past its lock; the job runs again'),
+    });
   const jobs = new JobService({
     repo: deps.store.jobs,
     queue: jobQueue,
@@ -211,6 +230,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onError: (err, what) => app.log.error({ err }, what),
   });
   routeDeps.jobs = jobs;
+  checkers.set(app, proxy);
+  // A suspension (the admin page) stops the account's runs as a DELETE does.
+  accounts.onJobsCancelled = (ids) => jobs.stopped(ids);
   // Events queued after the fact (the webhook sweep) show the job exactly as the API does.
   webhooks.delivery.viewOf = (row) => jobs.view(row);
   app.addHook('onReady', async () => {
@@ -237,7 +259,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerPages(app, {
     config: deps.config,
     accounts,
-    logins: new LoginService(deps.store, accounts, deps.config.signup, clock),
+    logins: new LoginService(deps.store, accounts, deps.config.signup, clock, deps.hasher),
     usage: routeDeps.usage,
     usageRecords: deps.store.usage,
     webhookSecrets,

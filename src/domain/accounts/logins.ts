@@ -3,7 +3,7 @@ import type { SignupMode } from '../../config.js';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, AuthLink, Session, Store } from '../../infra/store/store.js';
 import { DEFAULT_PLAN } from './plans.js';
-import { checkNewPassword, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { ARGON2_HASHER, checkNewPassword, hashPassword, needsRehash, verifyPassword, type PasswordHasher } from './passwords.js';
 import { AccountService, EMAIL_PATTERN, planOf, type Clock } from './service.js';
 
 /** A session lives this long after its last use... */
@@ -68,6 +68,8 @@ export class LoginService {
     private readonly accounts: AccountService,
     private readonly signup: SignupMode,
     private readonly clock: Clock = () => new Date(),
+    /** Every password hash and check of the dashboard goes through it. */
+    private readonly hasher: PasswordHasher = ARGON2_HASHER,
   ) {}
 
   get signupMode(): SignupMode {
@@ -111,10 +113,10 @@ export class LoginService {
   async login(email: string, password: string, meta: ClientMeta): Promise<SignedIn> {
     const account = await this.store.accounts.findByEmail(email.trim().toLowerCase());
     const stored = account ? await this.store.accounts.passwordHash(account.id) : null;
-    const ok = await verifyPassword(stored, password);
+    const ok = await verifyPassword(stored, password, this.hasher);
     if (!account || !ok || stored === null) throw new UnauthorizedError('the e-mail address or the password is wrong');
     if (account.status !== 'active') throw new ForbiddenError('this account is suspended; contact the operator of this service');
-    if (needsRehash(stored)) await this.store.accounts.setPasswordHash(account.id, await hashPassword(password));
+    if (needsRehash(stored)) await this.store.accounts.setPasswordHash(account.id, await hashPassword(password, this.hasher));
     return this.startSession(account, meta);
   }
 
@@ -158,9 +160,9 @@ export class LoginService {
   /** Changes the password after checking the current one; every other session is signed out. */
   async changePassword(account: Account, current: string, next: string, keepSessionId: string): Promise<void> {
     const stored = await this.store.accounts.passwordHash(account.id);
-    if (!(await verifyPassword(stored, current))) throw new ValidationError('current_password', 'is not the password of this account');
+    if (!(await verifyPassword(stored, current, this.hasher))) throw new ValidationError('current_password', 'is not the password of this account');
     checkNewPassword(next, 'new_password');
-    await this.store.accounts.setPasswordHash(account.id, await hashPassword(next));
+    await this.store.accounts.setPasswordHash(account.id, await hashPassword(next, this.hasher));
     await this.logoutEverywhere(account.id, keepSessionId);
   }
 
@@ -196,7 +198,7 @@ export class LoginService {
     if (!link || link.account_id === null) throw new ValidationError('link', 'this link has expired or was used already; ask for a new one');
     const account = await this.store.accounts.findById(link.account_id);
     if (!account) throw new ValidationError('link', 'the account of this link no longer exists');
-    const hash = await hashPassword(password);
+    const hash = await hashPassword(password, this.hasher);
     if (!(await this.store.authLinks.consume(link.hash, this.clock().toISOString()))) {
       throw new ValidationError('link', 'this link has expired or was used already; ask for a new one');
     }
@@ -244,7 +246,7 @@ export class LoginService {
     if (invite?.email && invite.email !== email) throw new ValidationError('email', `this invitation is for ${invite.email}`);
     checkNewPassword(input.password);
     if (await this.store.accounts.findByEmail(email)) throw new ConflictError(`an account with ${email} exists already; log in, or reset its password`);
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await hashPassword(input.password, this.hasher);
     if (invite && !(await this.store.authLinks.consume(invite.hash, this.clock().toISOString()))) {
       throw new ForbiddenError('this invitation has expired or was used already; ask for a new one');
     }

@@ -22,8 +22,22 @@ export function checkNewPassword(password: string, field = 'password'): void {
   if (password.length > MAX_PASSWORD_LENGTH) throw new ValidationError(field, `must be at most ${MAX_PASSWORD_LENGTH} characters`);
 }
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_PARAMS);
+/**
+ * The password hasher: Argon2id by default; tests give one that counts (and holds) its work.
+ * `verify` may throw on a malformed stored hash.
+ */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  verify(phc: string, password: string): Promise<boolean>;
+}
+
+export const ARGON2_HASHER: PasswordHasher = {
+  hash: (password) => hash(password, ARGON2_PARAMS),
+  verify: (phc, password) => verify(phc, password),
+};
+
+export function hashPassword(password: string, hasher: PasswordHasher = ARGON2_HASHER): Promise<string> {
+  return hasher.hash(password);
 }
 
 /** A PHC string's parameters, e.g. `$argon2id$v=19$m=19456,t=2,p=1$salt$hash`. */
@@ -49,15 +63,15 @@ export function needsRehash(phc: string): boolean {
 let decoy: Promise<string> | undefined;
 
 /** Whether `password` matches `phc`; with no hash (unknown account, or no password set) it still does the work of one check. */
-export async function verifyPassword(phc: string | null, password: string): Promise<boolean> {
+export async function verifyPassword(phc: string | null, password: string, hasher: PasswordHasher = ARGON2_HASHER): Promise<boolean> {
   if (password.length > MAX_PASSWORD_LENGTH) return false;
   if (phc === null) {
     decoy ??= hashPassword(`decoy-${Math.random()}`);
-    await verify(await decoy, password).catch(() => false);
+    await hasher.verify(await decoy, password).catch(() => false);
     return false;
   }
   try {
-    return await verify(phc, password);
+    return await hasher.verify(phc, password);
   } catch {
     // A malformed stored hash matches nothing.
     return false;

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../errors.js';
 import type { PageDeps } from './deps.js';
-import { LOGIN_LIMITS, Throttle } from './throttle.js';
+import { LOGIN_LIMITS, type Throttle } from './throttle.js';
 import { field, refusal, render } from './render.js';
 import { clearSessionCookie, safeNext, setSessionCookie } from './session.js';
 import type { ClientMeta } from '../../domain/accounts/logins.js';
@@ -15,8 +15,7 @@ function metaOf(request: FastifyRequest): ClientMeta {
 
 
 /** Sign in and out, set a password with a one-time link, sign up. */
-export async function accountPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
-  const throttle = new Throttle(deps.limiter);
+export async function accountPages(app: FastifyInstance, deps: PageDeps, throttle: Throttle): Promise<void> {
   const csrf = app.csrfProtection;
 
   const loginPage = (request: FastifyRequest, reply: FastifyReply, data: { email?: string; next?: string; error?: string }) =>
@@ -38,11 +37,14 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
     const email = field(request.body, 'email', 320).trim().toLowerCase();
     const password = field(request.body, 'password', 1_024);
     const next = field(request.body, 'next', 512);
+    const client = clientKey(request.ip);
     try {
-      const now = deps.now();
-      await throttle.attempt(`login-ip:${clientKey(request.ip)}`, LOGIN_LIMITS.perAddress, now, 'sign-in');
-      if (email) await throttle.attempt(`login-email:${email}`, LOGIN_LIMITS.perEmail, now, 'sign-in');
-      const signedIn = await deps.logins.login(email, password, metaOf(request));
+      const signedIn = await throttle.hashing(client, async () => {
+        const now = deps.now();
+        await throttle.attempt(`login-ip:${client}`, LOGIN_LIMITS.perAddress, now, 'sign-in');
+        if (email) await throttle.attempt(`login-email:${email}`, LOGIN_LIMITS.perEmail, now, 'sign-in');
+        return deps.logins.login(email, password, metaOf(request));
+      });
       setSessionCookie(request, reply, signedIn);
       return reply.redirect(safeNext(next), 303);
     } catch (err) {
@@ -78,10 +80,13 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
   app.post('/set-password', { config: { page: 'public' }, preHandler: csrf }, async (request, reply) => {
     const token = field(request.body, 'token', 100);
     const password = field(request.body, 'password', 1_024);
+    const client = clientKey(request.ip);
     try {
-      await throttle.attempt(`link-ip:${clientKey(request.ip)}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'password link');
-      if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
-      const signedIn = await deps.logins.setPasswordWithLink(token, password, metaOf(request));
+      const signedIn = await throttle.hashing(client, async () => {
+        await throttle.attempt(`link-ip:${client}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'password link');
+        if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
+        return deps.logins.setPasswordWithLink(token, password, metaOf(request));
+      });
       setSessionCookie(request, reply, signedIn);
       return reply.redirect('/', 303);
     } catch (err) {
@@ -133,10 +138,13 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps): Promis
     const name = field(request.body, 'name', 300);
     const password = field(request.body, 'password', 1_024);
     if (!invite && deps.logins.signupMode !== 'open') return closedPage(request, reply);
+    const client = clientKey(request.ip);
     try {
-      await throttle.attempt(`signup-ip:${clientKey(request.ip)}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'sign-up');
-      if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
-      const signedIn = await deps.logins.signUp({ email, name, password, ...(invite ? { invite } : {}) }, metaOf(request));
+      const signedIn = await throttle.hashing(client, async () => {
+        await throttle.attempt(`signup-ip:${client}`, LOGIN_LIMITS.signupPerAddress, deps.now(), 'sign-up');
+        if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
+        return deps.logins.signUp({ email, name, password, ...(invite ? { invite } : {}) }, metaOf(request));
+      });
       setSessionCookie(request, reply, signedIn);
       return reply.redirect('/tokens?welcome=1', 303);
     } catch (err) {

@@ -18,6 +18,7 @@ import { settingsPages } from './settings.js';
 import { adminPages } from './admin.js';
 import { jobPages } from './jobs.js';
 import { render } from './render.js';
+import { Throttle } from './throttle.js';
 
 /** Form bodies are small: a password change is the largest. */
 export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -79,10 +80,12 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
       return render(request, reply, 'error.eta', { title: status >= 500 ? 'Error' : 'Not possible', status, message });
     });
 
-    await accountPages(pages, deps);
+    // One throttle for every form that hashes a password, so its bound on hashes per client holds across them.
+    const throttle = new Throttle(deps.limiter);
+    await accountPages(pages, deps, throttle);
     await overviewPages(pages, deps);
     await tokenPages(pages, deps);
-    await settingsPages(pages, deps);
+    await settingsPages(pages, deps, throttle);
     await adminPages(pages, deps);
     await jobPages(pages, deps);
   });

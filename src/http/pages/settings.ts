@@ -6,7 +6,8 @@ import type { Session } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
 import { field, pageTime, refusal, render } from './render.js';
 import { clearSessionCookie } from './session.js';
-import { LOGIN_LIMITS, Throttle } from './throttle.js';
+import { LOGIN_LIMITS, type Throttle } from './throttle.js';
+import { clientKey } from '../plugins/auth.js';
 
 /** A session's id as it appears in a form: the SHA-256 hex of its cookie's secret. */
 const SESSION_ID_PATTERN = /^[0-9a-f]{64}$/;
@@ -74,9 +75,8 @@ const DONE: Record<string, string> = {
 };
 
 /** Settings: the password, the signed-in sessions, the webhook signing secret. */
-export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
+export async function settingsPages(app: FastifyInstance, deps: PageDeps, throttle: Throttle): Promise<void> {
   const csrf = app.csrfProtection;
-  const throttle = new Throttle(deps.limiter);
 
   const settingsPage = async (request: FastifyRequest, reply: FastifyReply, notice?: { kind: 'ok' | 'error'; text: string }) => {
     const { account, session } = request.viewer!;
@@ -116,10 +116,12 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps): Promi
     const next = field(request.body, 'new_password', 1_024);
     const again = field(request.body, 'new_password_again', 1_024);
     try {
-      // A stolen session must not become a way to guess the password behind it.
-      await throttle.attempt(`password-change:${account.id}`, LOGIN_LIMITS.perEmail, deps.now(), 'password change');
-      if (next !== again) throw new ValidationError('new_password_again', 'the two new passwords differ');
-      await deps.logins.changePassword(account, current, next, session.id);
+      await throttle.hashing(clientKey(request.ip), async () => {
+        // A stolen session must not become a way to guess the password behind it.
+        await throttle.attempt(`password-change:${account.id}`, LOGIN_LIMITS.perEmail, deps.now(), 'password change');
+        if (next !== again) throw new ValidationError('new_password_again', 'the two new passwords differ');
+        await deps.logins.changePassword(account, current, next, session.id);
+      });
     } catch (err) {
       return settingsPage(request, reply, { kind: 'error', text: asSpoken(refusal(reply, err)) });
     }

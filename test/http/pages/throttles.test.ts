@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LOGIN_LIMITS } from '../../../src/http/pages/throttle.js';
+import { ARGON2_HASHER, type PasswordHasher } from '../../../src/domain/accounts/passwords.js';
+import { HASHES_IN_FLIGHT_PER_CLIENT, LOGIN_LIMITS } from '../../../src/http/pages/throttle.js';
 import { build } from '../../helpers/build.js';
 import { PASSWORD, PageClient, setPassword } from './browserless.js';
 
@@ -80,4 +81,62 @@ test('dashboard: a next that is not a plain local path is ignored (back to the o
   // A page id that no header can carry is a 404 page, not a 500.
   const cancel = await c.post('/jobs/%ED%A0%80/cancel', {});
   assert.ok(cancel.status < 500, `cancel of a non-id: ${cancel.status}`);
+});
+
+/** A hasher that counts the checks of `held` and holds them until released; any other password is really checked. */
+function holdingHasher(held: string, onHold: () => void) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const spy = {
+    heldChecks: 0,
+    release,
+    hasher: {
+      hash: (password: string) => ARGON2_HASHER.hash(password),
+      verify: async (phc: string, password: string) => {
+        if (password !== held) return ARGON2_HASHER.verify(phc, password);
+        spy.heldChecks++;
+        onHold();
+        await released;
+        return false;
+      },
+    } satisfies PasswordHasher,
+  };
+  return spy;
+}
+
+test('dashboard: one client\'s parallel sign-ins hash at most HASHES_IN_FLIGHT_PER_CLIENT passwords at once; the rest are 429s at once, and another client signs in meanwhile', async (t) => {
+  const PARALLEL = 20;
+  let answered = 0;
+  // Every attempt is either answered or held in the hasher: then nothing more happens until the release.
+  let quiet!: () => void;
+  const allPlaced = new Promise<void>((resolve) => (quiet = resolve));
+  const check = () => {
+    if (answered + spy.heldChecks === PARALLEL) quiet();
+  };
+  const spy = holdingHasher('spray', check);
+  t.after(spy.release);
+  const b = await build(t, { env: PROXIED, deps: { hasher: spy.hasher } });
+  await setPassword(b.store, 'tester@example.com', PASSWORD);
+  const sprayer = new PageClient(b.url);
+  await sprayer.get('/login');
+  const sprays = Array.from({ length: PARALLEL }, (_, i) =>
+    sprayer.post('/login', { email: `guess${i}@example.com`, password: 'spray' }, { 'x-forwarded-for': '203.0.113.5' }).then((res) => {
+      answered++;
+      check();
+      return res;
+    }),
+  );
+  await allPlaced;
+  assert.equal(spy.heldChecks, HASHES_IN_FLIGHT_PER_CLIENT, 'hashes started for the sprayer');
+  const owner = new PageClient(b.url);
+  await owner.get('/login', { 'x-forwarded-for': '198.51.100.7' });
+  const ok = await owner.post('/login', { email: 'tester@example.com', password: PASSWORD }, { 'x-forwarded-for': '198.51.100.7' });
+  assert.equal(ok.status, 303, 'another client signs in while the sprayer holds its share');
+  spy.release();
+  const answers = await Promise.all(sprays);
+  const refused = answers.filter((r) => r.status === 429);
+  assert.equal(refused.length, PARALLEL - HASHES_IN_FLIGHT_PER_CLIENT);
+  assert.equal(answers.filter((r) => r.status === 401).length, HASHES_IN_FLIGHT_PER_CLIENT);
+  for (const r of refused) assert.ok(Number(r.headers.get('retry-after')) >= 1, 'Retry-After on each refusal');
+  assert.equal(spy.heldChecks, HASHES_IN_FLIGHT_PER_CLIENT, 'no refused attempt was hashed');
 });
