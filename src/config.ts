@@ -218,6 +218,15 @@ export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'port' | 'host'
   return `http://${host}:${port}`;
 }
 
+/**
+ * The judge URL the operator set (API.md, "Proxy check"): NETDIAG_JUDGE_URL, else
+ * NETDIAG_PUBLIC_URL + /judge; undefined when neither is set (a server then uses its own /judge,
+ * a worker the one an API instance recorded in the database).
+ */
+export function configuredJudgeUrl(config: Pick<Config, 'judgeUrl' | 'publicUrl'>): string | undefined {
+  return config.judgeUrl ?? (config.publicUrl === undefined ? undefined : `${config.publicUrl}/judge`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || DEFAULTS.databaseUrl;
   if (!/^sqlite:.+/.test(databaseUrl) && !/^postgres(ql)?:\/\/.+/.test(databaseUrl)) {

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.js';
+import { buildApp, proxyCheckerOf } from './app.js';
 import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
+import { judgeHealth } from './domain/proxy/index.js';
 import { createGeoReader } from './infra/geoip/index.js';
 import { openStore } from './infra/store/index.js';
 import { exitOnSignals, useProductionRuntime } from './server.js';
@@ -31,8 +32,12 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   const app = await buildApp({ config, store, geo });
   await app.ready();
   const engine = config.redisUrl === undefined ? 'embedded queue (polling the database; set REDIS_URL for BullMQ)' : `BullMQ on ${withoutPassword(config.redisUrl)}`;
-  log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too`);
+  // No HTTP server, so no judge of its own: the one set, else the one an API instance recorded.
+  const judge = await judgeHealth(proxyCheckerOf(app));
+  const judgeSays = judge.error === null ? `judge ${withoutPassword(judge.url!)}` : `${judge.url === null ? 'no judge' : `judge ${withoutPassword(judge.url)} not answering`}: proxy jobs fail (503) until it is fixed`;
+  log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too; ${judgeSays}`);
   app.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
+  if (judge.error !== null) app.log.warn({ judge: judge.url }, judge.error);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>

@@ -416,15 +416,16 @@ describe('each check has its own timeout, and a dead judge is named', () => {
     assert.match(body.data.checks.ssl!.error!, /no TLS handshake through the proxy within 300 ms/);
   });
 
-  test('a judge that is down: the proxy cannot be called working, the error names the judge, nothing is called transparent', async (t) => {
+  test('a judge that is down: the proxy cannot be called working, nor failed (issue 24: a 503 naming the judge), nothing is called transparent', async (t) => {
     const deadJudge = `http://${await closedProxyPort()}/judge`;
     const b = await app(t, { env: { NETDIAG_JUDGE_URL: deadJudge } });
-    const { body } = await check(b, { proxy: f('transparent') });
-    assert.equal(body.data.status, 'failed');
-    assert.match(body.data.error!, /did not relay our request to the judge \(HTTP 5\d\d/);
-    assert.ok(body.data.error!.includes(`the judge ${deadJudge}`), body.data.error!);
-    assert.match(body.data.error!, /check NETDIAG_JUDGE_URL/);
-    assert.equal(body.data.anonymity_level, null);
+    const { status, body } = await check(b, { proxy: f('transparent') });
+    assert.equal(status, 503);
+    assert.equal(body.error, 'service_unavailable');
+    assert.match(body.message, /misconfigured/);
+    assert.match(body.message, /did not relay our request to the judge \(HTTP 5\d\d/);
+    assert.ok(body.message.includes(`the judge ${deadJudge}`), body.message);
+    assert.match(body.message, /NETDIAG_JUDGE_URL/);
   });
 });
 

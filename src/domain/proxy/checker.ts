@@ -19,7 +19,7 @@ import {
 } from './defaults.js';
 import { detectProtocol, dropLink, type JudgeLink, type Timeouts } from './detect.js';
 import { ALL_NONCE_USES, Judge } from './judge.js';
-import { defaultJudgeUrl, JudgeTarget, OwnAddresses } from './judge-client.js';
+import { JudgeDirectory, JudgeUnavailableError, OwnAddresses } from './judge-client.js';
 import { locate } from './location.js';
 import { parseProxy } from './parse.js';
 import { redactProxyInput } from './redact.js';
@@ -31,8 +31,10 @@ import { round2 } from '../../round.js';
 
 export interface ProxyCheckerOptions {
   dialer: Pick<Dialer, 'resolve' | 'connect' | 'limiter'>;
-  /** NETDIAG_JUDGE_URL; unset: this server's own /judge, known once it listens. */
+  /** NETDIAG_JUDGE_URL (or NETDIAG_PUBLIC_URL + /judge); unset: this server's own /judge, known once it listens. */
   judgeUrl?: string | undefined;
+  /** Where the judge comes from; built from `judgeUrl` alone unless given (the app adds the database's record). */
+  judges?: JudgeDirectory;
   /** NETDIAG_SSL_CHECK_TARGET. */
   sslTarget: Destination;
   geo?: GeoLookup | null;
@@ -85,9 +87,8 @@ async function cancellable<T>(work: Promise<T>, signal: AbortSignal | undefined)
 export class ProxyChecker {
   readonly judge: Judge;
   readonly ownAddresses: OwnAddresses;
+  readonly judges: JudgeDirectory;
   readonly #dialer: ProxyCheckerOptions['dialer'];
-  readonly #configuredJudge: string | undefined;
-  #judgeTarget: JudgeTarget | null;
   readonly #sslTarget: Destination;
   readonly #geo: GeoLookup | null;
   readonly #timeouts: Timeouts;
@@ -97,23 +98,25 @@ export class ProxyChecker {
   constructor(opts: ProxyCheckerOptions) {
     this.#dialer = opts.dialer;
     this.judge = opts.judge ?? new Judge();
-    this.#configuredJudge = opts.judgeUrl;
-    this.#judgeTarget = opts.judgeUrl ? new JudgeTarget(opts.judgeUrl) : null;
+    this.judges = opts.judges ?? new JudgeDirectory({ configured: opts.judgeUrl });
     this.#sslTarget = opts.sslTarget;
     this.#geo = opts.geo ?? null;
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
     this.#now = opts.now ?? (() => new Date());
-    this.ownAddresses = new OwnAddresses({ judge: () => this.#judgeTarget, nonces: this.judge });
+    this.ownAddresses = new OwnAddresses({ judge: () => this.judges.current, nonces: this.judge });
   }
 
   get judgeUrl(): string | null {
-    return this.#judgeTarget?.url.href ?? null;
+    return this.judges.current?.url.href ?? null;
   }
 
-  /** The server listens: its own /judge becomes the judge (unless configured), and it learns our address. */
-  listening(bound: { address: string; port: number }): Promise<void> {
-    if (!this.#configuredJudge) this.#judgeTarget = new JudgeTarget(defaultJudgeUrl(bound));
-    return this.ownAddresses.refresh();
+  /**
+   * The server listens: its own /judge becomes the judge (unless configured) and is recorded for
+   * workers; it learns our address. Rejects when the record could not be written.
+   */
+  async listening(bound: { address: string; port: number }): Promise<void> {
+    const recorded = this.judges.listening(bound);
+    await Promise.all([recorded, this.ownAddresses.refresh()]);
   }
 
   /**
@@ -186,12 +189,8 @@ export class ProxyChecker {
       result.checks.protocol.error = resolved.error;
       return result;
     }
-    const judge = this.#judgeTarget;
-    if (!judge) {
-      result.error = 'no judge to check against: the server is not listening yet and NETDIAG_JUDGE_URL is unset';
-      result.checks.protocol.error = result.error;
-      return result;
-    }
+    // No judge is the service's fault: a 503, never a proxy reported failed (API.md, "Proxy check").
+    const judge = await this.judges.target();
 
     const ep = { dialer: this.#dialer, address: resolved.address, spec, limiter };
     const started = performance.now();
@@ -236,14 +235,12 @@ export class ProxyChecker {
       if (earlySsl === null) await dropEarly(early.started);
       if (!detected.ok) {
         const status = TIMEOUT_KINDS.has(detected.kind) ? 'timeout' : 'failed';
-        let error = detected.error;
-        if (detected.kind === 'relay' || detected.kind === 'relay_timeout') {
-          // A proxy that cannot reach the judge may be fine and the judge dead: say so when it is.
-          await (own ?? this.ownAddresses.get());
-          const judgeError = this.ownAddresses.error;
-          if (judgeError !== null) error += `; the judge ${judge.url.href} does not answer us directly either (${judgeError}): check NETDIAG_JUDGE_URL`;
-        }
-        await own;
+        const error = detected.error;
+        // A proxy that did not reach the judge may be fine and the judge dead, or refusing our
+        // nonces: when the judge does not answer us directly either, the service is at fault.
+        await (own ?? this.ownAddresses.get());
+        const judgeError = this.ownAddresses.error;
+        if (judgeError !== null) throw new JudgeUnavailableError(`the judge ${judge.url.href} does not answer this process (${judgeError}), so the proxy's answer (${error}) proves nothing`);
         result.status = status;
         result.error = error;
         result.checks.protocol = { status, error, time: round2(performance.now() - started), tried };

@@ -2,12 +2,13 @@ import ipaddr from 'ipaddr.js';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
+import { ServiceUnavailableError } from '../../errors.js';
 import { MAX_ECHO_BYTES, OWN_ADDRESS_REFRESH_MS, OWN_ADDRESS_RETRY_MS, OWN_ADDRESS_TIMEOUT_MS } from './defaults.js';
 import { normalizeAddress, type Judge } from './judge.js';
 import { echoSigned, uploadSigned } from './judge-signing.js';
 import type { JudgeEcho } from './types.js';
 
-/** Where proxies are sent: NETDIAG_JUDGE_URL, or this server's own /judge once it listens. */
+/** Where proxies are sent: see JudgeDirectory. */
 export class JudgeTarget {
   readonly url: URL;
   /** Hostname or address, IPv6 without brackets. */
@@ -58,6 +59,112 @@ export function defaultJudgeUrl(bound: { address: string; port: number }, interf
   }
   host = normalizeAddress(host);
   return `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/judge`;
+}
+
+/** How long a process that serves no judge keeps the judge URL it read from the database before it reads it again. */
+export const RECORDED_JUDGE_REFRESH_MS = 30_000;
+/** While the database holds no judge URL, it is asked again at most this often. */
+export const RECORDED_JUDGE_RETRY_MS = 2_000;
+/** Retry-After of a check refused for want of a judge: an operator has to act first. */
+export const JUDGE_UNAVAILABLE_RETRY_S = 60;
+
+/** What to set when a process has no judge (in messages and the worker's start warning). */
+export const JUDGE_SETTINGS_HINT =
+  'set NETDIAG_JUDGE_URL (or NETDIAG_PUBLIC_URL, whose /judge is used) to a judge the proxies and this process can reach, or run an API instance (netdiag serve) on this database; NETDIAG_JUDGE_SECRET must be the same on every process, or unset on all of them';
+
+/**
+ * 503: a proxy check cannot be judged here, because this process has no judge it can reach. It
+ * is the service's fault, not the proxy's: a check never reports a proxy `failed` for it.
+ */
+export class JudgeUnavailableError extends ServiceUnavailableError {
+  constructor(reason: string) {
+    super(`proxy checks are unavailable, the service is misconfigured: ${reason}; ${JUDGE_SETTINGS_HINT}`, JUDGE_UNAVAILABLE_RETRY_S);
+  }
+}
+
+/** Where the judge URL of an API instance is kept for the processes that serve none: the database (Store.judge). */
+export interface JudgeUrlRecord {
+  recordUrl(url: string): Promise<void>;
+  recordedUrl(): Promise<string | null>;
+}
+
+/**
+ * The judge every process of a deployment uses (API.md, "Proxy check"): NETDIAG_JUDGE_URL, else
+ * NETDIAG_PUBLIC_URL + /judge (`configured`, either way); else, in a process that listens, its
+ * own /judge; else (`netdiag worker`) the judge an API instance recorded in the database. A
+ * process that listens records the judge it uses there when it starts listening.
+ */
+export class JudgeDirectory {
+  readonly #configured: JudgeTarget | null;
+  readonly #record: JudgeUrlRecord | undefined;
+  readonly #now: () => number;
+  #own: JudgeTarget | null = null;
+  #recorded: JudgeTarget | null = null;
+  #readAt = -Infinity;
+  #reading: Promise<void> | null = null;
+  #readError: string | null = null;
+
+  constructor(opts: { configured?: string | undefined; record?: JudgeUrlRecord | undefined; now?: () => number } = {}) {
+    this.#configured = opts.configured ? new JudgeTarget(opts.configured) : null;
+    this.#record = opts.record;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** The judge known now, without asking the database. */
+  get current(): JudgeTarget | null {
+    return this.#configured ?? this.#own ?? this.#recorded;
+  }
+
+  /** The judge a check sends its proxy to; JudgeUnavailableError when there is none. */
+  async target(): Promise<JudgeTarget> {
+    const known = this.#configured ?? this.#own;
+    if (known) return known;
+    const age = this.#now() - this.#readAt;
+    if (this.#record && age >= (this.#recorded ? RECORDED_JUDGE_REFRESH_MS : RECORDED_JUDGE_RETRY_MS)) await this.#read();
+    if (this.#recorded) return this.#recorded;
+    throw new JudgeUnavailableError(this.#readError ?? 'no judge: no judge URL is set and no API instance has recorded its judge in the database');
+  }
+
+  #read(): Promise<void> {
+    this.#reading ??= this.#record!.recordedUrl()
+      .then((url) => {
+        this.#readError = null;
+        if (url === null) this.#recorded = null;
+        else if (url !== this.#recorded?.url.href) this.#recorded = new JudgeTarget(url);
+      })
+      .catch((err: unknown) => {
+        // A database that does not answer keeps the judge read before, if any.
+        this.#readError = `no judge: the judge URL recorded in the database could not be read (${err instanceof Error ? err.message : String(err)})`;
+      })
+      .finally(() => {
+        this.#readAt = this.#now();
+        this.#reading = null;
+      });
+    return this.#reading;
+  }
+
+  /** This process listens on `bound`: its own /judge is the judge unless one is configured; the one it uses is recorded. */
+  listening(bound: { address: string; port: number }): Promise<void> {
+    if (!this.#configured) this.#own = new JudgeTarget(defaultJudgeUrl(bound));
+    return this.#record ? this.#record.recordUrl(this.current!.url.href) : Promise.resolve();
+  }
+}
+
+/**
+ * Whether a process can judge proxy checks: the judge it would use, and why it cannot when it
+ * cannot (no judge URL, or a judge that does not answer it directly with an echo signed by our
+ * key). `netdiag worker` says so at start.
+ */
+export async function judgeHealth(checker: { judges: JudgeDirectory; ownAddresses: OwnAddresses }): Promise<{ url: string | null; error: string | null }> {
+  let url: string;
+  try {
+    url = (await checker.judges.target()).url.href;
+  } catch (err) {
+    return { url: null, error: err instanceof Error ? err.message : String(err) };
+  }
+  await checker.ownAddresses.refresh();
+  const error = checker.ownAddresses.error;
+  return { url, error: error === null ? null : new JudgeUnavailableError(`the judge ${url} does not answer this process (${error})`).message };
 }
 
 /** A body that is a JSON object, or null for anything else (what a proxy sends is not trusted to be JSON). */
@@ -113,6 +220,8 @@ function directEcho(judge: JudgeTarget, nonce: string, key: Buffer, timeoutMs: n
         const echo = res.statusCode === 200 ? parseEcho(Buffer.concat(chunks), nonce, key) : null;
         if (echo) resolve(echo);
         else if (res.statusCode === 200) reject(new Error('the judge answered with an echo that is not signed with our judge key (is NETDIAG_JUDGE_SECRET the same on every instance?)'));
+        // The judge refuses a nonce it cannot verify with the same 404 as an unknown path.
+        else if (res.statusCode === 404) reject(new Error('the judge answered HTTP 404: it is not a netdiag judge, or it refused our nonce (is NETDIAG_JUDGE_SECRET the same on every process, or unset on all of them?)'));
         else reject(new Error(`the judge answered HTTP ${res.statusCode} without an echo`));
       });
       res.on('error', reject);
@@ -134,6 +243,8 @@ export class OwnAddresses {
   #triedAt = -Infinity;
   #pending: Promise<void> | null = null;
   #lastError: string | null = 'not learned yet';
+  /** The judge URL the addresses (or the error) came from: another judge is asked afresh. */
+  #askedJudge: string | null = null;
   readonly #judge: () => JudgeTarget | null;
   readonly #nonces: Pick<Judge, 'issue' | 'revoke' | 'key'>;
   readonly #timeoutMs: number;
@@ -169,10 +280,14 @@ export class OwnAddresses {
     if (this.#pending) return this.#pending;
     const judge = this.#judge();
     if (!judge) {
-      this.#lastError = 'no judge URL yet (the server is not listening and NETDIAG_JUDGE_URL is unset)';
+      this.#lastError = 'no judge URL yet (the server is not listening, NETDIAG_JUDGE_URL and NETDIAG_PUBLIC_URL are unset, and no API instance recorded one in the database)';
       return Promise.resolve();
     }
     this.#triedAt = this.#now();
+    if (judge.url.href !== this.#askedJudge) {
+      this.#askedJudge = judge.url.href;
+      this.#known = new Set();
+    }
     this.#pending = this.#learn(judge)
       .then((address) => {
         this.#known = new Set([normalizeAddress(address)]);
@@ -202,7 +317,9 @@ export class OwnAddresses {
   /** The known addresses, learning them first when unknown or stale. */
   async get(): Promise<ReadonlySet<string>> {
     const now = this.#now();
+    const judge = this.#judge();
     if (this.#pending) await this.#pending;
+    else if (judge && judge.url.href !== this.#askedJudge) await this.refresh();
     else if (this.#known.size === 0 ? now - this.#triedAt >= OWN_ADDRESS_RETRY_MS : now - this.#learnedAt >= OWN_ADDRESS_REFRESH_MS) {
       await this.refresh();
     }

@@ -222,6 +222,15 @@ export class Judge {
 export class MemoryJudgeLedger implements JudgeRepository {
   readonly #spent = new Map<string, number>();
   #secret: string | null = null;
+  #url: string | null = null;
+
+  async recordUrl(url: string): Promise<void> {
+    this.#url = url;
+  }
+
+  async recordedUrl(): Promise<string | null> {
+    return this.#url;
+  }
 
   async secret(candidate: string): Promise<string> {
     this.#secret ??= candidate;

@@ -9,14 +9,19 @@ import { NotFoundError } from '../../errors.js';
  * serves the speed-test payloads, but only for a nonce of a check that is running, and each
  * use of a nonce (echo, download, upload) once; anything else is the same 404 as an unknown
  * path, so it is no open echo service and a replayed URL gets nothing. When the server starts
- * listening, the proxy checker learns its own judge URL (unless NETDIAG_JUDGE_URL names one)
- * and, through it, our own public address.
+ * listening, the proxy checker learns its own judge URL (unless NETDIAG_JUDGE_URL or
+ * NETDIAG_PUBLIC_URL names one), records the judge it uses in the database for the workers, and
+ * learns our own public address through it.
  */
 export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChecker }): Promise<void> {
   const { judge } = deps.proxy;
   app.addHook('onListen', async () => {
     const bound = app.server.address();
-    if (typeof bound === 'object' && bound) void deps.proxy.listening({ address: bound.address, port: bound.port });
+    if (typeof bound === 'object' && bound) {
+      deps.proxy.listening({ address: bound.address, port: bound.port }).catch((err: unknown) =>
+        app.log.warn({ err }, 'the judge URL could not be recorded in the database: netdiag worker processes without NETDIAG_JUDGE_URL or NETDIAG_PUBLIC_URL have no judge until an instance records one'),
+      );
+    }
   });
 
   const nonceOf = (request: FastifyRequest): string => (request.params as { nonce: string }).nonce;

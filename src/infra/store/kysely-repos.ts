@@ -197,6 +197,8 @@ export function kyselyTokens(
 
 /** The name the judge's signing secret is stored under in `secrets`. */
 export const JUDGE_SECRET_NAME = 'judge';
+/** The name, in `secrets`, of the judge URL an API instance recorded (not a secret: a value every process agrees on). */
+export const JUDGE_URL_NAME = 'judge_url';
 
 const NONCE_USES: readonly NonceUse[] = ['echo', 'download', 'upload'];
 
@@ -231,6 +233,18 @@ export function kyselyJudge(db: Kysely<DatabaseSchema>): JudgeRepository {
     async purge(before) {
       const result = await db.deleteFrom('judge_nonce_uses').where('expires_at', '<=', before).executeTakeFirst();
       return Number(result.numDeletedRows);
+    },
+    async recordUrl(url) {
+      const row = { name: JUDGE_URL_NAME, value: url, created_at: new Date().toISOString() };
+      await db
+        .insertInto('secrets')
+        .values(row)
+        .onConflict((oc) => oc.column('name').doUpdateSet({ value: row.value, created_at: row.created_at }))
+        .execute();
+    },
+    async recordedUrl() {
+      const row = await db.selectFrom('secrets').select('value').where('name', '=', JUDGE_URL_NAME).executeTakeFirst();
+      return row?.value ?? null;
     },
   };
 }

@@ -143,6 +143,13 @@ export interface JudgeRepository {
   spendAll(nonces: ReadonlyArray<{ id: string; expiresAt: number }>): Promise<void>;
   /** Forgets spent uses of nonces that expired at or before `before` (epoch ms); returns the rows removed. */
   purge(before: number): Promise<number>;
+  /**
+   * Records the judge URL an API instance serves (it replaces the one recorded before), for the
+   * processes that serve none (`netdiag worker`) to send proxies to.
+   */
+  recordUrl(url: string): Promise<void>;
+  /** The judge URL an API instance recorded last, or null when none ever did. */
+  recordedUrl(): Promise<string | null>;
 }
 
 export interface Session {
