@@ -43,6 +43,8 @@ export interface Config {
   workers: number;
   /** NETDIAG_JOB_TTL_DAYS: how long jobs and their results are kept. */
   jobTtlDays: number;
+  /** NETDIAG_RECONCILE_S: how soon calls admitted by an instance that died unanswered are given back (Redis). */
+  reconcileMs: number;
 }
 
 export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
@@ -90,6 +92,8 @@ export const DEFAULTS = {
   /** Probe jobs one instance runs at once (API.md, "Jobs and webhooks"). */
   workers: 8,
   jobTtlDays: 7,
+  /** An instance's heartbeat lapses, and each instance reconciles, this often: well within API.md's minute. */
+  reconcileS: 15,
 } as const;
 
 /** The most jobs one instance may run at once: each may hold hundreds of sockets. */
@@ -335,5 +339,6 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: parseSeconds('NETDIAG_SHUTDOWN_GRACE_S', env.NETDIAG_SHUTDOWN_GRACE_S, DEFAULTS.shutdownGraceS, MAX_DURATION_S) * 1000,
     workers: parseCount('NETDIAG_WORKERS', env.NETDIAG_WORKERS, DEFAULTS.workers, 0, MAX_WORKERS, 'jobs'),
     jobTtlDays: parseCount('NETDIAG_JOB_TTL_DAYS', env.NETDIAG_JOB_TTL_DAYS, DEFAULTS.jobTtlDays, 1, MAX_JOB_TTL_DAYS, 'days'),
+    reconcileMs: parseSeconds('NETDIAG_RECONCILE_S', env.NETDIAG_RECONCILE_S, DEFAULTS.reconcileS, MAX_DURATION_S) * 1000,
   });
 }

@@ -10,6 +10,7 @@ import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLim
 import type { Account, UsageRepository } from '../../infra/store/store.js';
 import { pathOf } from '../route-index.js';
 import type { WindowSeed } from '../../infra/ratelimit/memory.js';
+import type { LimiterLog, RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 
 declare module 'fastify' {
@@ -76,6 +77,15 @@ export function windowSeedFromUsage(usage: UsageRepository): WindowSeed {
     const id = ACCOUNT_KEY.exec(key)?.[1];
     return id ? usage.windowCounts(Number(id), now) : NO_CALLS;
   };
+}
+
+/**
+ * What the app's own limiter is built with: windows it has not seen start from the recorded
+ * usage; on Redis, accounts' calls count as unrecorded until their usage records are written,
+ * so the calls of an instance killed before writing them are given back within `reconcileMs`.
+ */
+export function accountLimiterOptions(usage: UsageRepository, log: LimiterLog, reconcileMs: number, now: () => number): RedisRateLimiterOptions {
+  return { seed: windowSeedFromUsage(usage), log, recordsCallsOf: (key) => ACCOUNT_KEY.test(key), reconcileMs, now };
 }
 
 interface Policy {

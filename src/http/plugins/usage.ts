@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { outcomeOf, utcDay } from '../../domain/usage/service.js';
 import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
+import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
+import type { UsageRecord } from '../../infra/store/store.js';
+import { accountKey } from './auth.js';
 import { round2 } from '../../round.js';
 
 /**
@@ -26,4 +29,18 @@ export function registerUsageRecording(app: FastifyInstance, recorder: GroupComm
       () => done(null, payload),
     );
   });
+}
+
+/**
+ * Tells the limiter which admitted calls have their usage records written (the recorder calls it
+ * after each write): a successful or failed record is an admitted call; a rate_limited one never
+ * was, or was refunded.
+ */
+export function callsRecordedTo(limiter: RateLimiter): ((records: readonly UsageRecord[]) => void) | undefined {
+  if (!limiter.recorded) return undefined;
+  return (records) => {
+    const calls: Array<{ key: string; at: number }> = [];
+    for (const r of records) if (r.outcome !== 'rate_limited' && r.at !== undefined) calls.push({ key: accountKey(r.account_id), at: r.at });
+    limiter.recorded!(calls);
+  };
 }

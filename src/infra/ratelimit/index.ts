@@ -1,5 +1,5 @@
-import { MemoryRateLimiter, type WindowSeed } from './memory.js';
-import { RedisRateLimiter, type LimiterLog } from './redis.js';
+import { MemoryRateLimiter } from './memory.js';
+import { RedisRateLimiter, type RedisRateLimiterOptions } from './redis.js';
 import type { RateLimiter } from './limiter.js';
 
 export type { RateLimiter } from './limiter.js';
@@ -8,7 +8,8 @@ export type { RateLimiter } from './limiter.js';
  * Redis when REDIS_URL is set (shared by several instances), else in-process. Either way a
  * window the limiter has not seen (after a restart, or a Redis that restarted empty) starts from
  * the recorded usage, `seed`; while Redis is away each instance limits by itself, seeded the same.
+ * On Redis, the calls of an instance killed before recording them are given back (`recordsCallsOf`).
  */
-export function createRateLimiter(redisUrl: string | undefined, seed?: WindowSeed, log?: LimiterLog): RateLimiter {
-  return redisUrl ? new RedisRateLimiter(redisUrl, { ...(seed ? { seed } : {}), ...(log ? { log } : {}) }) : new MemoryRateLimiter(seed);
+export function createRateLimiter(redisUrl: string | undefined, opts: RedisRateLimiterOptions = {}): RateLimiter {
+  return redisUrl ? new RedisRateLimiter(redisUrl, opts) : new MemoryRateLimiter(opts.seed);
 }

@@ -43,6 +43,13 @@ export interface RateLimiter {
    */
   refund?(key: string, now: number): MaybePromise<void>;
   /**
+   * Calls admitted by `consume` (key, and the clock they were consumed at) whose usage records
+   * are now written. A limiter shared by several instances keeps each instance's admitted calls
+   * that are not yet recorded, so that those of an instance killed before writing them are given
+   * back (API.md: a call admitted and never answered does not stay spent).
+   */
+  recorded?(calls: ReadonlyArray<{ key: string; at: number }>): void;
+  /**
    * A limiter backed by Redis says whether Redis answers ('ok') or each instance is limiting by
    * itself until it does ('degraded'); an in-process one has no such state.
    */

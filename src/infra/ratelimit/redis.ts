@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from './limiter.js';
 import { MemoryRateLimiter, type WindowSeed } from './memory.js';
 import { inNextCheckPhase } from '../../runtime/turns.js';
+import { DEFAULTS } from '../../config.js';
 
 /** Every key of this service starts with this, so one Redis can serve other things too. */
 export const REDIS_KEY_PREFIX = 'netdiag:rl:';
@@ -20,6 +22,19 @@ export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
 export const REDIS_RECONNECT_MS = 500;
 /** While degraded, how often Redis is asked (PING) whether it answers again. */
 export const REDIS_PROBE_MS = 1_000;
+/**
+ * How often each instance looks for instances that died (their heartbeat lapsed) and gives back
+ * the calls they admitted and never recorded; an instance's heartbeat lapses after this long.
+ */
+export const REDIS_RECONCILE_MS = DEFAULTS.reconcileS * 1000;
+/** The ids of the instances that count calls in this Redis (a set). */
+export const REDIS_INSTANCES_KEY = `${REDIS_KEY_PREFIX}instances`;
+/** An instance's calls admitted and not yet recorded: a hash of window key → calls. */
+export const unrecordedKey = (instance: string): string => `${REDIS_KEY_PREFIX}unrecorded:${instance}`;
+/** Present while the instance lives (refreshed well within REDIS_RECONCILE_MS). */
+export const heartbeatKey = (instance: string): string => `${REDIS_KEY_PREFIX}alive:${instance}`;
+/** A safety net: an instance's unrecorded hash outlives its last consume by no more than the longest window's key. */
+const UNRECORDED_TTL_MS = WINDOW_MS.day + 2 * REDIS_KEY_GRACE_MS;
 /** Keys remembered as rebuilt after Redis came back; beyond this the memory is dropped (a key rebuilt twice costs a read). */
 export const REDIS_RESYNC_MAX_KEYS = 100_000;
 
@@ -69,7 +84,10 @@ const MISSING = -1;
 // account's first call of the day here) is reported instead of counted from 0, so that the
 // client seeds all three windows from the recorded usage first. A missing minute or hour key
 // alone is a new window, which starts at 0: asking the database then would cost every active
-// account a lookup every minute.
+// account a lookup every minute. With ARGV[9] = '1' (an account's calls, which usage records),
+// the calls admitted are also counted in KEYS[4], the instance's hash of calls not yet
+// recorded (field: the window key), whose expiry is ARGV[10]: if the instance dies before their
+// records are written, another instance gives them back (RECONCILE).
 const CONSUME = `
 local counts = {}
 for i = 1, 3 do
@@ -87,8 +105,43 @@ for i = 1, 3 do
   counts[i] = redis.call('INCRBY', KEYS[i], k)
   -- INCRBY keeps a key's expiry: only a key it has just made needs one (RAISE makes keys with theirs).
   if counts[i] == k then redis.call('PEXPIRE', KEYS[i], ARGV[3 + i]) end
+  if ARGV[9] == '1' then redis.call('HINCRBY', KEYS[4], KEYS[i], k) end
 end
+if ARGV[9] == '1' then redis.call('PEXPIRE', KEYS[4], ARGV[10]) end
 return {k, counts[1], counts[2], counts[3]}
+`;
+
+// Takes calls whose usage records are written off the instance's unrecorded hash (KEYS[1]):
+// ARGV is window key, calls, window key, calls... A field the hash no longer has (given back
+// meanwhile) is left alone.
+const RECORDED = `
+for i = 1, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    if redis.call('HINCRBY', KEYS[1], ARGV[i], -tonumber(ARGV[i + 1])) <= 0 then redis.call('HDEL', KEYS[1], ARGV[i]) end
+  end
+end
+return 0
+`;
+
+// Gives back the calls of a dead instance (ARGV[1]) that were admitted and never recorded: each
+// window key of its hash (KEYS[1]) that still exists is lowered by them (never below zero); the
+// hash and the instance's entry in the set of instances (KEYS[2]) go. Linear in the dead
+// instance's pending calls, nothing else. Answers the window keys it lowered.
+const RECONCILE = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return {} end
+local pending = redis.call('HGETALL', KEYS[1])
+local lowered = {}
+for i = 1, #pending, 2 do
+  local v = tonumber(redis.call('GET', pending[i]) or '0')
+  local n = math.min(v, tonumber(pending[i + 1]))
+  if n > 0 then
+    redis.call('DECRBY', pending[i], n)
+    lowered[#lowered + 1] = pending[i]
+  end
+end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+return lowered
 `;
 
 // Raises each window to at least the recorded count (creating it when missing): several
@@ -100,6 +153,11 @@ for i = 1, 3 do
 end
 return 1
 `;
+
+/** The windows' key expiries, relative, from the caller's clock (tests run in the past). */
+function expiriesAt(now: number): number[] {
+  return WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
+}
 
 /** A failure of Redis itself (unreachable, timed out), as opposed to one of the usage store while seeding. */
 class RedisUnavailable extends Error {
@@ -127,6 +185,15 @@ export interface RedisRateLimiterOptions {
   /** The recorded usage, which rebuilds windows Redis does not have and seeds the fallback. */
   seed?: WindowSeed;
   log?: LimiterLog;
+  /**
+   * The keys whose admitted calls usage records (accounts): they count as unrecorded until
+   * `recorded` says their records are written, and are given back if this instance dies first.
+   */
+  recordsCallsOf?: (key: string) => boolean;
+  /** REDIS_RECONCILE_MS: heartbeat lapse and reconcile period (tests shorten it). */
+  reconcileMs?: number;
+  /** Epoch ms now, for the windows raised to the recorded usage after a reconcile. */
+  now?: () => number;
 }
 
 /**
@@ -137,11 +204,15 @@ export interface RedisRateLimiterOptions {
  * answers again it goes back to it, and each key's windows are raised to the recorded usage once,
  * so the calls admitted meanwhile count there too.
  */
-// Takes one request back from the three windows it was counted in (never below zero).
+// Takes one request back from the three windows it was counted in (never below zero), and from
+// the instance's calls not yet recorded (KEYS[4]) when it was counted there.
 const REFUND = `
 for i = 1, 3 do
   local n = tonumber(redis.call('GET', KEYS[i]) or '0')
   if n > 0 then redis.call('DECR', KEYS[i]) end
+  if redis.call('HEXISTS', KEYS[4], KEYS[i]) == 1 then
+    if redis.call('HINCRBY', KEYS[4], KEYS[i], -1) <= 0 then redis.call('HDEL', KEYS[4], KEYS[i]) end
+  end
 end
 return 0
 `;
@@ -163,18 +234,32 @@ export class RedisRateLimiter implements RateLimiter {
   private batches = new Map<string, ConsumeBatch[]>();
   private flushScheduled = false;
   private readonly flushSoon = () => this.flushBatches();
+  /** This instance's calls admitted and not yet recorded, in Redis (see CONSUME). */
+  private readonly instance = randomUUID();
+  private readonly unrecorded = unrecordedKey(this.instance);
+  private readonly recordsCallsOf: (key: string) => boolean;
+  private readonly reconcileMs: number;
+  private readonly now: () => number;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private reconciler: NodeJS.Timeout | null = null;
 
   constructor(url: string, opts: RedisRateLimiterOptions = {}) {
     this.seed = opts.seed;
     this.log = opts.log;
+    this.recordsCallsOf = opts.recordsCallsOf ?? (() => false);
+    this.reconcileMs = opts.reconcileMs ?? REDIS_RECONCILE_MS;
+    this.now = opts.now ?? Date.now;
     const { redis, started } = requestPathRedis(url);
     this.redis = redis;
     this.starting = started.then(() => {
       this.starting = null;
     });
-    this.redis.defineCommand('ndConsume', { numberOfKeys: 3, lua: CONSUME });
+    this.redis.defineCommand('ndConsume', { numberOfKeys: 4, lua: CONSUME });
     this.redis.defineCommand('ndRaise', { numberOfKeys: 3, lua: RAISE });
-    this.redis.defineCommand('ndRefund', { numberOfKeys: 3, lua: REFUND });
+    this.redis.defineCommand('ndRefund', { numberOfKeys: 4, lua: REFUND });
+    this.redis.defineCommand('ndRecorded', { numberOfKeys: 1, lua: RECORDED });
+    this.redis.defineCommand('ndReconcile', { numberOfKeys: 3, lua: RECONCILE });
+    if (opts.recordsCallsOf) this.startReconciling();
     this.redis.on('error', (err: unknown) => this.degrade(err));
     this.redis.on('close', () => this.degrade(new Error('connection closed')));
     this.redis.on('ready', () => this.recover());
@@ -222,7 +307,69 @@ export class RedisRateLimiter implements RateLimiter {
     return WINDOWS.map((w) => `${REDIS_KEY_PREFIX}{${key}}:${w}:${windowStart(w, now)}`);
   }
 
-  private async call(name: 'ndConsume' | 'ndRaise' | 'ndRefund', args: Array<string | number>): Promise<number[]> {
+  /**
+   * Heartbeat and reconcile: this instance says it lives (a key that lapses after reconcileMs,
+   * renewed three times as often), and at start and every reconcileMs gives back the unrecorded
+   * calls of every instance whose heartbeat lapsed (killed before their records were written),
+   * then raises those accounts' windows to the recorded usage, so none ends below it.
+   */
+  private startReconciling(): void {
+    const beat = () => {
+      if (this.state !== 'ok') return;
+      this.redis
+        .multi()
+        .set(heartbeatKey(this.instance), '1', 'PX', this.reconcileMs)
+        .sadd(REDIS_INSTANCES_KEY, this.instance)
+        .exec()
+        .catch(() => undefined);
+    };
+    const reconcile = () => void this.reconcile().catch(() => undefined);
+    void (this.starting ?? Promise.resolve()).then(() => {
+      if (this.closing) return;
+      beat();
+      reconcile();
+      this.heartbeat = setInterval(beat, Math.max(1, Math.floor(this.reconcileMs / 3)));
+      this.heartbeat.unref();
+      this.reconciler = setInterval(reconcile, this.reconcileMs);
+      this.reconciler.unref();
+    });
+  }
+
+  /** Gives back the unrecorded calls of the instances whose heartbeat lapsed; O(their pending calls). */
+  async reconcile(): Promise<void> {
+    if (this.starting) await this.starting;
+    if (this.state !== 'ok' || this.closing) return;
+    for (const other of await this.redis.smembers(REDIS_INSTANCES_KEY)) {
+      if (other === this.instance) continue;
+      const lowered = (await this.call('ndReconcile', [unrecordedKey(other), REDIS_INSTANCES_KEY, heartbeatKey(other), other])) as unknown as string[];
+      if (lowered.length === 0) continue;
+      this.log?.info({ instance: other, windows: lowered.length }, 'calls an instance admitted and never answered (it stopped) were given back');
+      // A call whose record was written just before the instance died may have been given back
+      // too: the windows go no lower than the recorded usage.
+      const now = this.now();
+      const keys = new Set<string>();
+      for (const window of lowered) {
+        const key = /\{(.*)\}/.exec(window)?.[1];
+        if (key !== undefined) keys.add(key);
+      }
+      for (const key of keys) await this.raise(key, this.keys(key, now), expiriesAt(now), now);
+    }
+  }
+
+  /**
+   * Calls admitted by `consume` whose usage records are written: off this instance's unrecorded
+   * calls, in one script call.
+   */
+  recorded(calls: ReadonlyArray<{ key: string; at: number }>): void {
+    if (this.state !== 'ok' || calls.length === 0) return;
+    const counts = new Map<string, number>();
+    for (const { key, at } of calls) for (const window of this.keys(key, at)) counts.set(window, (counts.get(window) ?? 0) + 1);
+    const args: Array<string | number> = [this.unrecorded];
+    for (const [window, n] of counts) args.push(window, n);
+    void this.call('ndRecorded', args).catch(() => undefined);
+  }
+
+  private async call(name: 'ndConsume' | 'ndRaise' | 'ndRefund' | 'ndRecorded' | 'ndReconcile', args: Array<string | number>): Promise<number[]> {
     const run = (this.redis as unknown as Record<string, Script>)[name]!;
     try {
       return await run.call(this.redis, ...args);
@@ -259,15 +406,17 @@ export class RedisRateLimiter implements RateLimiter {
   private async consumeShared(batch: ConsumeBatch): Promise<void> {
     const { key, limits, now } = batch;
     const n = batch.nows.length;
-    // Relative expiries, from the caller's clock (tests run in the past).
-    const expiries = WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
+    const expiries = expiriesAt(now);
     const keys = this.keys(key, now);
     if (this.needsResync(key, now)) await this.raise(key, keys, expiries, now);
-    let [admitted, ...after] = await this.call('ndConsume', [...keys, limits.minute, limits.hour, limits.day, ...expiries, 1, n]);
+    const track = this.recordsCallsOf(key) ? 1 : 0;
+    const consume = (check: number) =>
+      this.call('ndConsume', [...keys, this.unrecorded, limits.minute, limits.hour, limits.day, ...expiries, check, n, track, UNRECORDED_TTL_MS]);
+    let [admitted, ...after] = await consume(1);
     if (admitted === MISSING) {
       // Once per key and window: Redis has not seen it (restarted empty, or a new window).
       await this.raise(key, keys, expiries, now);
-      [admitted, ...after] = await this.call('ndConsume', [...keys, limits.minute, limits.hour, limits.day, ...expiries, 0, n]);
+      [admitted, ...after] = await consume(0);
     }
     const k = Number(admitted);
     const before = after.map((c) => Number(c) - k);
@@ -341,7 +490,7 @@ export class RedisRateLimiter implements RateLimiter {
   async refund(key: string, now: number): Promise<void> {
     if (this.state === 'ok') {
       // Counted in Redis or by the fallback, whichever admitted it: a refund that fails is dropped.
-      await this.call('ndRefund', this.keys(key, now)).catch(() => undefined);
+      await this.call('ndRefund', [...this.keys(key, now), this.unrecorded]).catch(() => undefined);
       return;
     }
     this.fallback?.refund(key, now);
@@ -381,6 +530,11 @@ export class RedisRateLimiter implements RateLimiter {
   async close(): Promise<void> {
     this.closing = true;
     if (this.probe) clearInterval(this.probe);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.reconciler) clearInterval(this.reconciler);
+    // What is still unrecorded (records lost to a database outage) is given back by the next
+    // reconcile of another instance, or of the next start.
+    if (this.heartbeat && this.state === 'ok') await this.redis.del(heartbeatKey(this.instance)).catch(() => undefined);
     await this.fallback?.close();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }

@@ -79,6 +79,8 @@ export class GroupCommitRecorder {
   constructor(
     private readonly usage: UsageRepository,
     private readonly log: UsageLog = SILENT,
+    /** Told of every batch once it is in the store (kept records too, when they get there). */
+    private readonly onWritten?: (records: readonly UsageRecord[]) => void,
   ) {}
 
   /** Records waiting in memory for the database (0 unless it is, or was just, unreachable). */
@@ -148,6 +150,7 @@ export class GroupCommitRecorder {
   private async write(records: readonly UsageRecord[]): Promise<Unwritten | null> {
     try {
       await this.usage.record(records);
+      this.onWritten?.(records);
       return null;
     } catch (err) {
       if (!isRefusal(err)) return { rest: records, err };

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { test } from 'node:test';
+import { RedisRateLimiter } from '../../../src/infra/ratelimit/redis.js';
+
+/**
+ * The calls an instance admitted and had not recorded when it went away are given back by the
+ * reconcile of another instance; those it recorded or refunded are not, and neither are the
+ * calls of an instance that lives.
+ */
+
+const redisUrl = process.env.TEST_REDIS_URL;
+if (!redisUrl) {
+  test('unrecorded calls: skipped because TEST_REDIS_URL is unset', { skip: 'TEST_REDIS_URL is unset' }, () => {});
+} else {
+  test('an instance that went away: its unrecorded calls are given back, its recorded and refunded ones are not; a live one keeps its own', async (t) => {
+    // An account of this test's own in the shared Redis, on a day in the past.
+    const key = `acct:${randomInt(1e9, 2e9)}`;
+    const now = Date.UTC(2005, 0, 1, 12, 0, 30) + randomInt(0, 1000) * 86_400_000;
+    const limits = { minute: 100, hour: 1000, day: 10_000 };
+    const recorded = { minute: 0, hour: 0, day: 0 };
+    const opts = { seed: async () => ({ ...recorded }), recordsCallsOf: () => true, reconcileMs: 600_000, now: () => now };
+    const first = new RedisRateLimiter(redisUrl, opts);
+    const second = new RedisRateLimiter(redisUrl, opts);
+    t.after(() => second.close());
+    const used = async (limiter: RedisRateLimiter) => (await limiter.peek(key, limits, now)).map((w) => w.used);
+
+    for (let i = 0; i < 5; i++) assert.equal((await first.consume(key, limits, now)).allowed, true);
+    // Two answered (their records written), one refunded (refused after all): two are left unrecorded.
+    first.recorded([
+      { key, at: now },
+      { key, at: now },
+    ]);
+    recorded.minute = recorded.hour = recorded.day = 2;
+    await first.refund(key, now);
+    for (let i = 0; i < 3; i++) assert.equal((await second.consume(key, limits, now)).allowed, true);
+    assert.deepEqual(await used(second), [7, 7, 7]);
+
+    // The first goes away (a close ends its heartbeat as a kill lets it lapse).
+    await first.close();
+    await second.reconcile();
+    assert.deepEqual(await used(second), [5, 5, 5], "the first's two unrecorded calls were given back; the second's three stay");
+
+    // Another instance reconciles: the second lives, so nothing more is given back.
+    const third = new RedisRateLimiter(redisUrl, opts);
+    t.after(() => third.close());
+    await third.reconcile();
+    assert.deepEqual(await used(third), [5, 5, 5]);
+  });
+}
