@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EMAIL_PATTERN } from './domain/accounts/service.js';
 
 /** One frozen, typed configuration, read from the environment and checked at boot. */
 
@@ -39,6 +40,8 @@ export interface Config {
   signup: SignupMode;
   /** NETDIAG_PUBLIC_URL: where people reach this server (links in invitations); unset, http://localhost:PORT. */
   publicUrl: string | undefined;
+  /** NETDIAG_ADMIN_EMAIL: the e-mail of the admin account the first start makes. */
+  adminEmail: string;
   /** NETDIAG_WORKERS: jobs this instance runs at once; 0 accepts jobs without running any. */
   workers: number;
   /** NETDIAG_JOB_TTL_DAYS: how long jobs and their results are kept. */
@@ -89,6 +92,7 @@ export const DEFAULTS = {
    */
   shutdownGraceS: 90,
   signup: 'invite' as SignupMode,
+  adminEmail: 'admin@localhost',
   /** Probe jobs one instance runs at once (API.md, "Jobs and webhooks"). */
   workers: 8,
   jobTtlDays: 7,
@@ -312,9 +316,15 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl = withoutTrailingSlashes(parsed.toString());
   }
 
+  const adminEmail = env.NETDIAG_ADMIN_EMAIL?.trim().toLowerCase() || DEFAULTS.adminEmail;
+  if (adminEmail.length > 320 || !EMAIL_PATTERN.test(adminEmail)) {
+    throw new ConfigError('NETDIAG_ADMIN_EMAIL', 'must be an e-mail address like ops@example.com', adminEmail);
+  }
+
   return Object.freeze({
     signup: signupRaw as SignupMode,
     publicUrl,
+    adminEmail,
     port: parsePort('PORT', env.PORT?.trim() || String(DEFAULTS.port)),
     host: env.HOST?.trim() || DEFAULTS.host,
     databaseUrl,

@@ -62,7 +62,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
 async function bootstrapFirstAccount(store: Store, config: Config, port: number): Promise<void> {
   const accounts = new AccountService(store);
   if ((await accounts.countAccounts()) > 0) return;
-  const { account, token } = await accounts.createAccount({ email: 'admin@localhost', name: 'Administrator', plan: 'enterprise', isAdmin: true });
+  const { account, token } = await accounts.createAccount({ email: config.adminEmail, name: 'Administrator', plan: 'enterprise', isAdmin: true });
   const base = publicBaseUrl(config, port);
   const link = passwordLinkUrl(base, await new LoginService(store, accounts, config.signup).passwordLink(account.id));
   process.stdout.write(

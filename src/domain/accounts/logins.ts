@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { SignupMode } from '../../config.js';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, AuthLink, Session, Store } from '../../infra/store/store.js';
@@ -55,6 +55,43 @@ export interface SignedIn {
   secret: string;
   session: Session;
   account: Account;
+  /** A device cookie entry for this account (see trustedDevice): this browser has signed in to it. */
+  device: string;
+}
+
+/**
+ * Device cookies (OWASP, "Slow Down Online Guessing Attacks with Device Cookies"): a browser that
+ * signed in to an account carries an entry `<account id>.<nonce>.<mac>`, signed with a key only
+ * the server holds, so its sign-in attempts can be throttled by that entry alone while strangers
+ * meet the account-wide lockout. The key is the account's stored password hash (secret, kept in
+ * the database every instance reads, and new with every password change, which forgets every
+ * device of the account). One cookie holds the entries of a few accounts, newest first.
+ */
+const DEVICE_ENTRY = /^([1-9][0-9]{0,15})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
+export const DEVICE_ENTRIES_MAX = 4;
+/** Longer than DEVICE_ENTRIES_MAX entries can be: a longer cookie is not read at all. */
+const DEVICE_COOKIE_MAX_CHARS = DEVICE_ENTRIES_MAX * 90;
+const DEVICE_SEPARATOR = '~';
+
+function deviceMac(accountId: number, nonce: string, passwordHash: string): string {
+  return createHmac('sha256', passwordHash).update(`netdiag device v1|${accountId}|${nonce}`).digest('base64url');
+}
+
+/** A cookie's well-formed entries (at most DEVICE_ENTRIES_MAX); anything else in it is ignored. */
+function deviceEntries(cookie: string | undefined): Array<{ entry: string; accountId: number; nonce: string; mac: string }> {
+  if (cookie === undefined || cookie.length > DEVICE_COOKIE_MAX_CHARS) return [];
+  return cookie
+    .split(DEVICE_SEPARATOR, DEVICE_ENTRIES_MAX)
+    .map((entry) => ({ entry, m: DEVICE_ENTRY.exec(entry) }))
+    .filter((e): e is { entry: string; m: RegExpExecArray } => e.m !== null)
+    .map(({ entry, m }) => ({ entry, accountId: Number(m[1]), nonce: m[2]!, mac: m[3]! }));
+}
+
+/** The device cookie after a sign-in: the new entry first, the other accounts' entries after it. */
+export function withDevice(cookie: string | undefined, entry: string): string {
+  const accountId = deviceEntries(entry)[0]?.accountId;
+  const others = deviceEntries(cookie).filter((e) => e.accountId !== accountId);
+  return [entry, ...others.map((e) => e.entry)].slice(0, DEVICE_ENTRIES_MAX).join(DEVICE_SEPARATOR);
 }
 
 
@@ -76,7 +113,7 @@ export class LoginService {
     return this.signup;
   }
 
-  private async startSession(account: Account, meta: ClientMeta): Promise<SignedIn> {
+  private async startSession(account: Account, meta: ClientMeta, passwordHash: string): Promise<SignedIn> {
     const now = this.clock().getTime();
     const secret = newSecret();
     const session = await this.store.sessions.create({
@@ -89,7 +126,25 @@ export class LoginService {
       ip: meta.ip,
     });
     await this.purgeSessions(now);
-    return { secret, session, account };
+    const nonce = randomBytes(16).toString('base64url');
+    return { secret, session, account, device: `${account.id}.${nonce}.${deviceMac(account.id, nonce, passwordHash)}` };
+  }
+
+  /**
+   * The device (`<account id>.<nonce>`) a device cookie proves for the account of `email`, or
+   * undefined: no entry of the cookie names that account with a valid signature.
+   */
+  async trustedDevice(email: string, cookie: string | undefined): Promise<string | undefined> {
+    const entries = deviceEntries(cookie);
+    if (entries.length === 0) return undefined;
+    const account = await this.store.accounts.findByEmail(email.trim().toLowerCase());
+    const entry = account && entries.find((e) => e.accountId === account.id);
+    if (!account || !entry) return undefined;
+    const stored = await this.store.accounts.passwordHash(account.id);
+    if (stored === null) return undefined;
+    const expected = Buffer.from(deviceMac(account.id, entry.nonce, stored));
+    const given = Buffer.from(entry.mac);
+    return expected.length === given.length && timingSafeEqual(expected, given) ? `${account.id}.${entry.nonce}` : undefined;
   }
 
   private purgedAt = -Infinity;
@@ -116,8 +171,12 @@ export class LoginService {
     const ok = await verifyPassword(stored, password, this.hasher);
     if (!account || !ok || stored === null) throw new UnauthorizedError('the e-mail address or the password is wrong');
     if (account.status !== 'active') throw new ForbiddenError('this account is suspended; contact the operator of this service');
-    if (needsRehash(stored)) await this.store.accounts.setPasswordHash(account.id, await hashPassword(password, this.hasher));
-    return this.startSession(account, meta);
+    let current = stored;
+    if (needsRehash(stored)) {
+      current = await hashPassword(password, this.hasher);
+      await this.store.accounts.setPasswordHash(account.id, current);
+    }
+    return this.startSession(account, meta, current);
   }
 
   /**
@@ -205,7 +264,7 @@ export class LoginService {
     await this.store.accounts.setPasswordHash(account.id, hash);
     await this.logoutEverywhere(account.id);
     if (account.status !== 'active') throw new ForbiddenError('the password is set, but this account is suspended; contact the operator of this service');
-    return this.startSession(account, meta);
+    return this.startSession(account, meta, hash);
   }
 
   /** An invitation link's secret; the new account gets `plan`, and `email` when the inviter named one. */
@@ -259,6 +318,6 @@ export class LoginService {
       if (await this.store.accounts.findByEmail(email)) throw new ConflictError(`an account with ${email} exists already; log in, or reset its password`);
       throw err;
     }
-    return this.startSession(account, meta);
+    return this.startSession(account, meta, passwordHash);
   }
 }

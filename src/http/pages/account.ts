@@ -4,7 +4,8 @@ import type { PageDeps } from './deps.js';
 import { LOGIN_LIMITS, type Throttle } from './throttle.js';
 import { field, refusal, render } from './render.js';
 import { clearSessionCookie, safeNext, setSessionCookie } from './session.js';
-import type { ClientMeta } from '../../domain/accounts/logins.js';
+import { readCookie, setCookie } from './cookies.js';
+import { withDevice, type ClientMeta } from '../../domain/accounts/logins.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts/passwords.js';
 import { clientKey } from '../plugins/auth.js';
 
@@ -13,6 +14,9 @@ function metaOf(request: FastifyRequest): ClientMeta {
   return { ip: request.ip, userAgent: typeof ua === 'string' ? ua : '' };
 }
 
+/** The device cookie (see LoginService.trustedDevice): a year, renewed at every sign-in. */
+const DEVICE_COOKIE = 'netdiag_device';
+const DEVICE_COOKIE_MAX_AGE_S = 365 * 86_400;
 
 /** Sign in and out, set a password with a one-time link, sign up. */
 export async function accountPages(app: FastifyInstance, deps: PageDeps, throttle: Throttle): Promise<void> {
@@ -37,15 +41,24 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps, throttl
     const email = field(request.body, 'email', 320).trim().toLowerCase();
     const password = field(request.body, 'password', 1_024);
     const next = field(request.body, 'next', 512);
-    const client = clientKey(request.ip);
+    const devices = readCookie(request, DEVICE_COOKIE);
     try {
+      // A browser that signed in to this account before is throttled by its device cookie alone,
+      // so strangers' failures (the e-mail's lockout, the address's window) never stop the owner.
+      const device = email ? await deps.logins.trustedDevice(email, devices) : undefined;
+      const client = device === undefined ? clientKey(request.ip) : `device:${device}`;
       const signedIn = await throttle.hashing(client, async () => {
         const now = deps.now();
-        await throttle.attempt(`login-ip:${client}`, LOGIN_LIMITS.perAddress, now, 'sign-in');
-        if (email) await throttle.attempt(`login-email:${email}`, LOGIN_LIMITS.perEmail, now, 'sign-in');
+        if (device !== undefined) {
+          await throttle.attempt(`login-device:${device}`, LOGIN_LIMITS.perDevice, now, 'sign-in');
+        } else {
+          await throttle.attempt(`login-ip:${client}`, LOGIN_LIMITS.perAddress, now, 'sign-in');
+          if (email) await throttle.attempt(`login-email:${email}`, LOGIN_LIMITS.perEmail, now, 'sign-in');
+        }
         return deps.logins.login(email, password, metaOf(request));
       });
       setSessionCookie(request, reply, signedIn);
+      setCookie(request, reply, DEVICE_COOKIE, withDevice(devices, signedIn.device), DEVICE_COOKIE_MAX_AGE_S);
       return reply.redirect(safeNext(next), 303);
     } catch (err) {
       return loginPage(request, reply, { email, next, error: refusal(reply, err) });

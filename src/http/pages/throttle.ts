@@ -4,13 +4,16 @@ import type { RateLimiter, WindowLimits } from '../../infra/ratelimit/limiter.js
 import { isPromise } from '../../maybe-promise.js';
 
 /**
- * Password guessing is slowed per client address and per e-mail address, in the API's limiter
+ * Password guessing is slowed per client address and per e-mail address (per device cookie for a
+ * browser that signed in to the account before), in the API's limiter
  * (so on Redis every instance counts together), under keys no account key can take. A person
  * who mistypes a few times never meets these; a script trying passwords meets them at once.
  */
 export const LOGIN_LIMITS = {
   perAddress: { minute: 10, hour: 60, day: 300 },
   perEmail: { minute: 5, hour: 20, day: 50 },
+  /** A browser with a device cookie of the account: its own windows instead of the two above. */
+  perDevice: { minute: 5, hour: 20, day: 50 },
   /** Sign-ups and one-time-link forms, per client address. */
   signupPerAddress: { minute: 5, hour: 20, day: 50 },
 } as const satisfies Record<string, WindowLimits>;
