@@ -41,7 +41,7 @@ if (!TEST_DATABASE_URL || !TEST_REDIS_URL) {
       return postgresBackend(dbUrl);
     },
     deps: (store, config) => ({
-      jobQueue: new BullMqJobQueue({ redisUrl, repo: store.jobs, accounts: store.accounts, workers: config.workers, prefix, cancelReason: () => new JobCancelledError() }),
+      jobQueue: new BullMqJobQueue({ redisUrl, repo: store.jobs, workers: config.workers, prefix, cancelReason: () => new JobCancelledError() }),
     }),
   });
 }

@@ -1,17 +1,19 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
-import { createDialer } from '../../src/infra/net/dialer.js';
+import { createDialer, type ConnectFn, type Dialer } from '../../src/infra/net/dialer.js';
 import type { Store } from '../../src/infra/store/store.js';
 import type { Backend } from '../infra/store/backends.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { closedPort, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';
+import { startReceiver, status } from '../infra/webhooks/receiver.js';
 
 /**
  * The job engine's behaviour through the API, run against every backend (SQLite, PostgreSQL)
@@ -120,6 +122,30 @@ async function pollJob(s: Started, id: string, done: (j: JobView) => boolean = (
     assert.ok(Date.now() < deadline, `job ${id} still ${body.data.status}`);
     await sleep(160);
   }
+}
+
+/**
+ * Connects that never complete, recorded by port in the order they were dialled: a one-port scan
+ * holds its job (and worker) until `release(port)` refuses its connect, so a test decides the
+ * order runs end in and sees the order jobs start in. Ports in `real()` really connect.
+ */
+function heldConnects(real: () => readonly number[] = () => []) {
+  const dialled: number[] = [];
+  const sockets = new Map<number, net.Socket>();
+  const fn: ConnectFn = (opts) => {
+    const port = Number(opts.port);
+    if (real().includes(port)) return net.connect(opts);
+    const socket = new net.Socket();
+    dialled.push(port);
+    sockets.set(port, socket);
+    return socket;
+  };
+  return {
+    dialled,
+    closed: (port: number) => sockets.get(port)?.destroyed === true,
+    dialer: (): Dialer => createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: fn }),
+    release: (port: number) => sockets.get(port)!.destroy(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
+  };
 }
 
 /** A port result without its timings, which differ between two scans. */
@@ -362,6 +388,71 @@ export function jobEngineSuite(engine: JobEngine): void {
       await pollUntil(() => hanging.sockets.every((sock) => sock.destroyed), 800);
       assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'closed within a lease renewal');
       assert.equal((await worker.store.jobs.find(job.id))?.status, 'cancelled');
+    });
+
+    test("queued jobs are taken round-robin between accounts: another account's job starts when one run ends, not after a backlog (two instances)", async (t) => {
+      const held = heldConnects();
+      const h = harness(t, engine);
+      const acceptor = await h.start({ env: { NETDIAG_WORKERS: '0' } });
+      const scan = (port: number, token: string) => createJob(acceptor, '/port/scan', { host: '127.0.0.1', port, timeout: 30 }, token);
+      // a and b (enterprise: their work-in-flight limit is not what holds them here) queue three each.
+      for (const port of [1, 2, 3]) await scan(port, acceptor.tokens.a);
+      for (const port of [11, 12, 13]) await scan(port, acceptor.tokens.b);
+      await h.start({ env: { NETDIAG_WORKERS: '1' }, deps: { dialer: held.dialer() } });
+      await h.start({ env: { NETDIAG_WORKERS: '1' }, deps: { dialer: held.dialer() } });
+      await pollUntil(() => held.dialled.length >= 2, 500);
+      assert.deepEqual([...held.dialled].sort((x, y) => x - y), [1, 11], "each account's oldest job first, one per account");
+      // Another account's one job, queued behind both backlogs while both workers are busy.
+      await scan(21, acceptor.tokens.free);
+      held.release(held.dialled[0]!);
+      await pollUntil(() => held.dialled.length >= 3, 500);
+      assert.equal(held.dialled[2], 21, "the other account's job runs next, before either backlog");
+      // The rest run as runs end, every one of them.
+      const released = new Set([held.dialled[0]!]);
+      while (released.size < 7) {
+        const next = held.dialled.find((port) => !released.has(port));
+        assert.ok(next !== undefined, `dialled ${held.dialled.join(',')}`);
+        released.add(next);
+        const before = held.dialled.length;
+        held.release(next);
+        if (before < 7) await pollUntil(() => held.dialled.length > before, 500);
+      }
+      assert.deepEqual([...held.dialled].sort((x, y) => x - y), [1, 2, 3, 11, 12, 13, 21]);
+    });
+
+    test('suspending an account cancels its queued and running jobs at once (error: the 403 body), sends no webhook for them, and starts nothing of it', async (t) => {
+      const receiver = await startReceiver(status(200));
+      t.after(() => receiver.close());
+      const held = heldConnects(() => [receiver.port]);
+      const h = harness(t, engine);
+      const acceptor = await h.start({ env: { NETDIAG_WORKERS: '0' } });
+      await h.start({ env: { NETDIAG_WORKERS: '4' }, deps: { dialer: held.dialer() } });
+      const free = acceptor.tokens.free;
+      const jobs: JobView[] = [];
+      for (const port of [1, 2, 3, 4]) jobs.push(await createJob(acceptor, '/port/scan', { host: '127.0.0.1', port, timeout: 30, webhook_url: `${receiver.url}/free` }, free));
+      // The free plan runs 2 at once: two run, two wait queued.
+      await pollUntil(() => held.dialled.length >= 2, 500);
+      const running = [...held.dialled];
+      assert.equal(running.length, 2);
+      // As `netdiag account suspend` does it: through the account service, from a process running no job.
+      await new AccountService(acceptor.store).setStatus('f@example.com', 'suspended');
+      const refused = await acceptor.api('/api/user', { token: free });
+      assert.equal(refused.status, 403);
+      const body = (await refused.json()) as Err;
+      for (const j of jobs) {
+        const row = (await acceptor.store.jobs.find(j.id))!;
+        assert.equal(row.status, 'cancelled', j.id);
+        assert.deepEqual(JSON.parse(row.error!), body, j.id);
+      }
+      // The worker running two of them stops them (at its next lease renewal, as a cancel elsewhere).
+      await pollUntil(() => running.every((port) => held.closed(port)), 800);
+      assert.ok(running.every((port) => held.closed(port)), "the suspended account's running scans are stopped");
+      // Another account's job and its webhook go through; the suspended account's events would have gone before it.
+      const other = await createJob(acceptor, '/ipv6/validate', { ipv6: '::1', webhook_url: `${receiver.url}/a` });
+      await pollJob(acceptor, other.id);
+      await pollUntil(() => receiver.received.length >= 1, 500);
+      assert.deepEqual(receiver.received.map((r) => r.url), ['/a'], 'no event for the cancelled jobs');
+      assert.deepEqual(held.dialled, running, 'no queued scan of the suspended account started');
     });
 
     test('a job past its time to live is a 404', async (t) => {

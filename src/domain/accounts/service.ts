@@ -23,6 +23,11 @@ const DAY_MS = 86_400_000;
 /** Bound on remembered token hashes; dropped wholesale when full. */
 export const HASH_MEMO_MAX_ENTRIES = 10_000;
 
+/** What every request of a suspended account is answered (403), and the error its cancelled jobs keep. */
+export function suspendedError(email: string): ForbiddenError {
+  return new ForbiddenError(`the account ${email} is suspended; contact the operator of this service`);
+}
+
 /** Raised for an unknown account or token: the CLI answers it with exit code 2. */
 export class NotFound extends Error {}
 
@@ -70,6 +75,12 @@ export class AccountService {
    * (the lookup by hash still decides every request).
    */
   private readonly hashes = new Map<string, string>();
+  /**
+   * Told the ids of the jobs a suspension cancelled, so that their runs in this process stop at
+   * once and other processes are told as for a DELETE (the app wires the job service here); without
+   * it (the CLI) they stop at their next lease renewal.
+   */
+  onJobsCancelled: ((ids: readonly string[]) => Promise<void>) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -152,7 +163,23 @@ export class AccountService {
     if (next === 'suspended' && byId === account.id) {
       throw new ValidationError('status', 'you cannot suspend your own account; another administrator can, or the operator with `netdiag account suspend`');
     }
-    return (await this.store.accounts.update(account.id, { status: next })) ?? account;
+    const updated = (await this.store.accounts.update(account.id, { status: next })) ?? account;
+    if (next === 'suspended') await this.stopWorkOf(updated);
+    return updated;
+  }
+
+  /**
+   * API.md, "Jobs and webhooks": a suspended account's queued and running jobs are cancelled at
+   * once, their error the 403 body its requests get, and its pending webhook deliveries dropped; no
+   * event is sent for the jobs cancelled. (The status is set first: no claim takes its jobs since.)
+   */
+  private async stopWorkOf(account: Account): Promise<void> {
+    const at = this.now();
+    const refusal = suspendedError(account.email);
+    const error = JSON.stringify({ success: false, error: refusal.code, message: refusal.message });
+    const ids = await this.store.jobs.cancelAccount(account.id, at, error);
+    await this.store.webhookDeliveries.dropAccount(account.id, at);
+    if (ids.length > 0) await this.onJobsCancelled?.(ids);
   }
 
   async createToken(email: string, label = '', expiresInDays?: number): Promise<{ token: string; id: number; expires_at: string | null }> {
@@ -256,7 +283,7 @@ export class AccountService {
       throw new UnauthorizedError(`the API token expired at ${found.token.expires_at}; create a new one on the dashboard`);
     }
     if (found.account.status !== 'active') {
-      throw new ForbiddenError(`the account ${found.account.email} is suspended; contact the operator of this service`);
+      throw suspendedError(found.account.email);
     }
     this.store.tokens.touch(found.token.id, now);
     return { account: found.account, tokenId: found.token.id };

@@ -215,6 +215,18 @@ export class JobService implements JobRunner {
     return view;
   }
 
+  /**
+   * Jobs cancelled in the database by something other than a DELETE (their account was
+   * suspended): their runs stop as a DELETE stops them, here at once and elsewhere as told by the
+   * queue; streams see the change. No event is sent for them.
+   */
+  async stopped(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      await this.#d.queue.cancel(id);
+      this.#changed(id);
+    }
+  }
+
   /** The batches of the items completed after `afterSeq`, in completion order (src/domain/jobs/items.ts). */
   itemBatches(id: string, afterSeq: number, limit = JOB_ITEMS_PAGE): Promise<JobItemBatch[]> {
     return this.#d.repo.itemBatches(id, afterSeq, limit);

@@ -1,6 +1,5 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { AccountRepository } from '../store/store.js';
 import type { JobRecord, JobRepository } from '../store/jobs.js';
 import { LeasedRuns, QueueClosingError } from './leased-run.js';
 import type { JobQueue, JobRunner } from './queue.js';
@@ -29,6 +28,8 @@ export const BULLMQ_STALLED_MS = 5_000;
 export const BULLMQ_CONNECT_TIMEOUT_MS = 2_000;
 /** Closing the worker and the queue waits at most this long each: the runs are given back in the database already. */
 export const BULLMQ_CLOSE_TIMEOUT_MS = 2_000;
+/** Candidates a worker's look reads (JobRepository.claimable): more than enough to pass over accounts at their limit. */
+export const BULLMQ_CANDIDATES = 50;
 /** Claimable jobs a sweep re-adds at most; the rest go in the next sweep. */
 export const BULLMQ_SWEEP_BATCH = 1_000;
 /** Looking at a job held by another lease again this long after the lease's end, so it has lapsed by then. */
@@ -39,8 +40,6 @@ const ERROR_MESSAGES_TRACKED = 100;
 export interface BullMqQueueOptions {
   redisUrl: string;
   repo: JobRepository;
-  /** The plan of a job's account (its work-in-flight limit). */
-  accounts: Pick<AccountRepository, 'findById'>;
   /** Jobs run at once by this process; 0 = accept only. */
   workers: number;
   /** Queue name and key prefix: tests use one of their own; every process of a deployment the same. */
@@ -51,8 +50,16 @@ export interface BullMqQueueOptions {
   sweepMs?: number;
   owner?: string;
   onError?: (err: unknown) => void;
+  /**
+   * Where expected recoveries go (a worker that paused past its lock finds the job taken back:
+   * it is simply run again), to be logged below error level; onError unless given.
+   */
+  onRecovered?: (err: unknown) => void;
   cancelReason?: () => Error;
 }
+
+/** BullMQ's words for a lock that lapsed while its worker paused: the job went back to the queue and runs again. */
+const LOST_LOCK = /^(Missing lock for job|Lock mismatch for job|could not renew lock for job) /;
 
 const FRESH = Symbol('fresh');
 /** While Redis is down every connection reports each reconnect: one line per message per this long. */
@@ -98,6 +105,7 @@ export class BullMqJobQueue implements JobQueue {
     if (!Number.isInteger(opts.workers) || opts.workers < 0) throw new RangeError('BullMqJobQueue: workers must be a whole number, 0 or more');
     this.#o = opts;
     const report = opts.onError ?? (() => undefined);
+    const recovered = opts.onRecovered ?? report;
     const lastSeen = new Map<string, number>();
     this.#onError = (err) => {
       const key = err instanceof Error ? err.message : String(err);
@@ -105,7 +113,7 @@ export class BullMqJobQueue implements JobQueue {
       if ((lastSeen.get(key) ?? -Infinity) > now - ERROR_REPEAT_MS) return;
       if (lastSeen.size > ERROR_MESSAGES_TRACKED) lastSeen.clear();
       lastSeen.set(key, now);
-      report(err);
+      (LOST_LOCK.test(key) ? recovered : report)(err);
     };
     this.#runs = new LeasedRuns({ repo: opts.repo, onError: this.#onError, leaseMs: opts.leaseMs, renewMs: opts.renewMs, owner: opts.owner, cancelReason: opts.cancelReason });
     const prefix = opts.prefix ?? BULLMQ_PREFIX;
@@ -218,43 +226,50 @@ export class BullMqJobQueue implements JobQueue {
     throw new DelayedError();
   }
 
+  /**
+   * An entry is a turn to run a job, not an order: the database's round-robin between accounts
+   * (JobRepository.claimable, the embedded queue's look) says which job it runs, its own or one of
+   * an account that has waited longer, so one account's backlog ahead in the queue delays another's
+   * job by one run per worker slot, not by the backlog. The entry stays while its own job may
+   * still run: put back (due now) after running another, delayed while its job's account is at its
+   * limit or its job is held by a live lease elsewhere; done once its job has finished or is gone.
+   */
   async #process(job: Job, token: string | undefined): Promise<void> {
     const id = job.id!;
-    const runner = this.#runner!;
     if (this.#closed) return this.#later(job, token, Date.now());
-    if (this.#runs.has(id)) return;
+    const taken = await this.#takeFairest();
+    if (taken) {
+      const reason = await this.#run(taken.job, taken.release);
+      // Shutting down: given back in the database; the entry back in the queue, due now, for another worker.
+      if (reason instanceof QueueClosingError) return this.#later(job, token, Date.now());
+      if (taken.job.id === id) return;
+      return this.#later(job, token, Date.now());
+    }
     const row = await this.#o.repo.find(id);
     // Finished, cancelled or purged: nothing to run.
     if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
-    // Held by a live lease elsewhere: BullMQ's stalled check and the lease must both agree it is abandoned.
+    // Held by a live lease (here or elsewhere): BullMQ's stalled check and the lease must both agree it is abandoned.
     if (row.status === 'running' && row.lease_until !== null && row.lease_until >= Date.now()) return this.#later(job, token, row.lease_until + LEASE_LAPSE_MARGIN_MS);
-    const account = await this.#o.accounts.findById(row.account_id);
-    const release = await runner.admit({ id, account_id: row.account_id, plan: account?.plan ?? 'free' });
-    if (release === null) {
-      const refusals = this.#refusals.get(id) ?? 0;
-      if (this.#refusals.size >= ADMIT_RETRY_TRACKED) this.#refusals.clear();
-      this.#refusals.set(id, refusals + 1);
-      return this.#later(job, token, Date.now() + Math.min(BULLMQ_ADMIT_RETRY_MS * 2 ** refusals, BULLMQ_ADMIT_RETRY_MAX_MS));
+    // Its account at its limit (or suspended): tried again later, less often the longer it waits.
+    const refusals = this.#refusals.get(id) ?? 0;
+    if (this.#refusals.size >= ADMIT_RETRY_TRACKED) this.#refusals.clear();
+    this.#refusals.set(id, refusals + 1);
+    return this.#later(job, token, Date.now() + Math.min(BULLMQ_ADMIT_RETRY_MS * 2 ** refusals, BULLMQ_ADMIT_RETRY_MAX_MS));
+  }
+
+  /** The first claimable job, in round-robin order, that this process may run now, claimed; undefined when none. */
+  async #takeFairest(): Promise<Awaited<ReturnType<LeasedRuns['take']>>> {
+    const full = new Set<number>();
+    for (const c of await this.#o.repo.claimable(Date.now(), BULLMQ_CANDIDATES)) {
+      if (this.#runs.has(c.id) || full.has(c.account_id)) continue;
+      const taken = await this.#runs.take(c, this.#runner!);
+      if (taken === null) full.add(c.account_id);
+      if (taken) {
+        this.#refusals.delete(c.id);
+        return taken;
+      }
     }
-    this.#refusals.delete(id);
-    let claimed: JobRecord | undefined;
-    try {
-      claimed = await this.#runs.claim(id);
-    } catch (err) {
-      release();
-      throw err;
-    }
-    if (!claimed) {
-      release();
-      // Another claimer was first: look again when its lease could have lapsed.
-      const again = await this.#o.repo.find(id);
-      if (again && again.status === 'running' && again.lease_until !== null) return this.#later(job, token, again.lease_until + LEASE_LAPSE_MARGIN_MS);
-      return;
-    }
-    const reason = await this.#run(claimed, release);
-    if (reason === FRESH) return;
-    // Shutting down: given back in the database; back in the queue, due now, for another worker.
-    if (reason instanceof QueueClosingError) return this.#later(job, token, Date.now());
+    return undefined;
   }
 
   /** Runs a claimed job with a renewed lease; the abort reason, or FRESH when it ran to its end. */

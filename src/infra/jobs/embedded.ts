@@ -106,29 +106,25 @@ export class EmbeddedJobQueue implements JobQueue {
         }
         const candidates = await this.#repo.claimable(Date.now(), EMBEDDED_CANDIDATES);
         this.#backlog = false;
+        // Accounts found at their work-in-flight limit in this look: their later jobs are not asked about.
+        const full = new Set<number>();
         for (const c of candidates) {
           if (this.#closed || this.#runs.size >= this.#workers) {
             this.#backlog = true;
             break;
           }
           if (this.#runs.has(c.id)) continue;
-          const release = await this.#runner!.admit(c);
-          if (release === null) {
+          if (full.has(c.account_id)) {
             this.#backlog = true;
             continue;
           }
-          let job;
-          try {
-            job = await this.#runs.claim(c.id);
-          } catch (err) {
-            release();
-            throw err;
+          // In the order of the look: round-robin between accounts (JobRepository.claimable).
+          const taken = await this.#runs.take(c, this.#runner!);
+          if (taken === null) {
+            full.add(c.account_id);
+            this.#backlog = true;
           }
-          if (!job) {
-            release();
-            continue;
-          }
-          this.#launch(job, release);
+          if (taken) this.#launch(taken.job, taken.release);
         }
       } while (this.#again);
     } catch (err) {

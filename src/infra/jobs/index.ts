@@ -10,6 +10,8 @@ export type { JobQueue, JobRunner } from './queue.js';
 
 export interface JobQueueOptions {
   onError: (err: unknown) => void;
+  /** Expected recoveries (a job run again after its worker paused past its lock): below error level. */
+  onRecovered?: (err: unknown) => void;
   /** The reason a cancelled job's run is aborted with. */
   cancelReason: () => Error;
   /** BullMQ's queue name and key prefix (tests: one of their own). */
@@ -21,15 +23,15 @@ export interface JobQueueOptions {
  * instances and `netdiag worker` processes share it), the embedded queue otherwise; either way
  * NETDIAG_WORKERS jobs at once in this process, and job state in the database.
  */
-export function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, store: Pick<Store, 'jobs' | 'accounts'>, opts: JobQueueOptions): JobQueue {
+export function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, store: Pick<Store, 'jobs'>, opts: JobQueueOptions): JobQueue {
   if (config.redisUrl === undefined) return new EmbeddedJobQueue(store.jobs, { workers: config.workers, cancelReason: opts.cancelReason, onError: opts.onError });
   return new BullMqJobQueue({
     redisUrl: config.redisUrl,
     repo: store.jobs,
-    accounts: store.accounts,
     workers: config.workers,
     cancelReason: opts.cancelReason,
     onError: opts.onError,
+    ...(opts.onRecovered ? { onRecovered: opts.onRecovered } : {}),
     ...opts.bullmq,
   });
 }

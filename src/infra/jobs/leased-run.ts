@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { JobRecord, JobRepository } from '../store/jobs.js';
+import type { ClaimCandidate, JobRecord, JobRepository } from '../store/jobs.js';
 import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobRunner } from './queue.js';
 
 /** Why a run was aborted: the process is closing (its job goes back to the queue). */
@@ -72,6 +72,25 @@ export class LeasedRuns {
   claim(id: string): Promise<JobRecord | undefined> {
     const now = Date.now();
     return this.#repo.claim(id, this.owner, now, now + this.#leaseMs, new Date(now).toISOString());
+  }
+
+  /**
+   * Admits a candidate (one of its account's work-in-flight slots) and claims it for this process:
+   * the job with its slot's release; null when its account is at its limit; undefined when
+   * another claimer was first (or it is no longer claimable).
+   */
+  async take(c: ClaimCandidate, runner: JobRunner): Promise<{ job: JobRecord; release: () => void } | null | undefined> {
+    const release = await runner.admit(c);
+    if (release === null) return null;
+    let job: JobRecord | undefined;
+    try {
+      job = await this.claim(c.id);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (!job) release();
+    return job && { job, release };
   }
 
   /** Runs a claimed job; `after` is called once it is over and no longer counted. */

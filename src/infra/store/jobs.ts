@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { JobStatus } from '../../domain/jobs/types.js';
 import type { DatabaseSchema, JobsTable } from './schema.js';
 
@@ -59,13 +59,18 @@ export interface JobRepository {
   /** The batches holding items with seq > afterSeq, in seq order, at most `limit` batches. */
   itemBatches(jobId: string, afterSeq: number, limit: number): Promise<JobItemBatch[]>;
   /**
-   * Queued jobs and running ones whose lease lapsed before `now` (epoch ms), oldest first: at
-   * most `perAccount` of one account (default JOB_CLAIMABLE_PER_ACCOUNT), `limit` in all.
+   * Queued jobs and running ones whose lease lapsed before `now` (epoch ms) of active accounts,
+   * round-robin between accounts (API.md, "Rate limits"): an account's n-th waiting job comes after
+   * every other account's (n - jobs it has running)-th, so one with jobs running goes after one
+   * with none; between equals, the account that had a job started longest ago (or never) first;
+   * then oldest first. At most `perAccount` of one account (default JOB_CLAIMABLE_PER_ACCOUNT),
+   * `limit` in all.
    */
   claimable(now: number, limit: number, perAccount?: number): Promise<ClaimCandidate[]>;
   /**
-   * Takes the job for `owner` until `leaseUntil` when it is still claimable at `now`; its items
-   * of an earlier run are dropped. Undefined when another claimer was first.
+   * Takes the job for `owner` until `leaseUntil` when it is still claimable at `now` and its
+   * account is active; its items of an earlier run are dropped. Undefined when another claimer
+   * was first (or the account is suspended).
    */
   claim(id: string, owner: string, now: number, leaseUntil: number, startedAt: string): Promise<JobRecord | undefined>;
   /** Extends the lease; false when `owner` no longer holds the running job (cancelled, taken over). */
@@ -81,6 +86,11 @@ export interface JobRepository {
   release(id: string, owner: string): Promise<boolean>;
   /** Cancels the account's job while it is queued or running: true for exactly one caller. */
   cancel(id: string, accountId: number, at: string): Promise<boolean>;
+  /**
+   * Cancels every queued and running job of the account (it was suspended), with `error` (JSON)
+   * as their error: the ids of the jobs cancelled. Their runs lose their leases.
+   */
+  cancelAccount(accountId: number, at: string, error: string): Promise<string[]>;
   /** Deletes jobs (and their items) created before `before` (ISO); returns how many. */
   purge(before: string): Promise<number>;
 }
@@ -152,30 +162,45 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
       return rows.map((r) => ({ first_seq: Number(r.first_seq), last_seq: Number(r.last_seq), lines: r.lines }));
     },
     async claimable(now, limit, perAccount = JOB_CLAIMABLE_PER_ACCOUNT) {
-      // Each account's oldest `perAccount` only: an account with a backlog (and at its limit)
-      // does not fill the page and hide the other accounts' jobs.
-      const rows = await db
-        .selectFrom((eb) =>
-          eb
-            .selectFrom('jobs')
-            .select((eb) => [
-              'jobs.id',
-              'jobs.account_id',
-              'jobs.created_at',
-              eb.fn.agg<number>('row_number').over((ob) => ob.partitionBy('jobs.account_id').orderBy('jobs.created_at').orderBy('jobs.id')).as('rn'),
-            ])
-            .where((eb) =>
-              eb.or([eb('jobs.status', '=', 'queued'), eb.and([eb('jobs.status', '=', 'running'), eb('jobs.lease_until', '<', now)])]),
-            )
-            .as('c'),
+      // Bounded per account, the same SQL on SQLite and PostgreSQL: the accounts with queued jobs
+      // by a skip scan of jobs_status_account_created (one index seek per account), each account's
+      // oldest `perAccount` by a range of it, plus the few running jobs (lapsed leases, and what
+      // each account has running). Never a look at every queued job.
+      const { rows } = await sql<{ id: string; account_id: number | string; plan: string }>`
+        WITH RECURSIVE waiting(account_id) AS (
+          SELECT min(account_id) FROM jobs WHERE status = 'queued'
+          UNION ALL
+          SELECT (SELECT min(q.account_id) FROM jobs q WHERE q.status = 'queued' AND q.account_id > w.account_id)
+          FROM waiting w WHERE w.account_id IS NOT NULL
+        ),
+        heads AS (
+          SELECT w.account_id,
+            (SELECT q.created_at FROM jobs q WHERE q.status = 'queued' AND q.account_id = w.account_id
+              ORDER BY q.created_at, q.id LIMIT 1 OFFSET ${perAccount - 1}) AS upto
+          FROM waiting w WHERE w.account_id IS NOT NULL
+        ),
+        candidates AS (
+          SELECT j.id, j.account_id, j.created_at FROM heads h
+          JOIN jobs j ON j.status = 'queued' AND j.account_id = h.account_id AND (h.upto IS NULL OR j.created_at <= h.upto)
+          UNION ALL
+          SELECT id, account_id, created_at FROM jobs WHERE status = 'running' AND lease_until < ${now}
+        ),
+        ranked AS (
+          SELECT id, account_id, created_at, row_number() OVER (PARTITION BY account_id ORDER BY created_at, id) AS account_rank
+          FROM candidates
+        ),
+        busy AS (
+          SELECT account_id, count(*) AS n FROM jobs WHERE status = 'running' AND lease_until >= ${now} GROUP BY account_id
         )
-        .innerJoin('accounts', 'accounts.id', 'c.account_id')
-        .select(['c.id', 'c.account_id', 'accounts.plan'])
-        .where('c.rn', '<=', perAccount)
-        .orderBy('c.created_at')
-        .orderBy('c.id')
-        .limit(limit)
-        .execute();
+        SELECT r.id, r.account_id, a.plan
+        FROM ranked r
+        JOIN accounts a ON a.id = r.account_id AND a.status = 'active'
+        LEFT JOIN busy b ON b.account_id = r.account_id
+        WHERE r.account_rank <= ${perAccount}
+        ORDER BY r.account_rank + coalesce(b.n, 0),
+          coalesce((SELECT max(s.started_at) FROM jobs s WHERE s.account_id = r.account_id), ''),
+          r.created_at, r.id
+        LIMIT ${limit}`.execute(db);
       return rows.map((r) => ({ id: r.id, account_id: Number(r.account_id), plan: r.plan }));
     },
     async claim(id, owner, now, leaseUntil, startedAt) {
@@ -193,6 +218,8 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         }))
         .where('id', '=', id)
         .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)])]))
+        // Nothing runs for a suspended account, whatever a claimer read before the suspension.
+        .where('account_id', 'in', (eb) => eb.selectFrom('accounts').select('accounts.id').where('accounts.status', '=', 'active'))
         .returningAll()
         .executeTakeFirst();
       if (!r) return undefined;
@@ -221,6 +248,16 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
         .where('status', 'in', ['queued', 'running'])
         .executeTakeFirst();
       return changed(r);
+    },
+    async cancelAccount(accountId, at, error) {
+      const rows = await db
+        .updateTable('jobs')
+        .set({ status: 'cancelled', finished_at: at, error, lease_owner: null, lease_until: null })
+        .where('account_id', '=', accountId)
+        .where('status', 'in', ['queued', 'running'])
+        .returning('id')
+        .execute();
+      return rows.map((r) => r.id);
     },
     async purge(before) {
       // Items first: the same on a backend that would not cascade.

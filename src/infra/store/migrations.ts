@@ -272,6 +272,23 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
         await db.schema.dropTable('job_item_batches').execute();
       },
     },
+    '0011_fair_queues': {
+      async up(db) {
+        // Jobs are taken round-robin between accounts (jobs.ts, claimable): the accounts with queued
+        // jobs found by a skip scan, each one's oldest few, and when each last had a job started.
+        await db.schema.createIndex('jobs_status_account_created').on('jobs').columns(['status', 'account_id', 'created_at', 'id']).execute();
+        await db.schema.createIndex('jobs_account_started').on('jobs').columns(['account_id', 'started_at']).execute();
+        // The same for webhook deliveries (webhook-deliveries.ts, claim): when each account last had one taken.
+        await db.schema.alterTable('webhook_deliveries').addColumn('claimed_at', 'bigint').execute();
+        await db.schema.createIndex('webhook_deliveries_account_claimed').on('webhook_deliveries').columns(['account_id', 'claimed_at']).execute();
+      },
+      async down(db) {
+        await db.schema.dropIndex('webhook_deliveries_account_claimed').execute();
+        await db.schema.alterTable('webhook_deliveries').dropColumn('claimed_at').execute();
+        await db.schema.dropIndex('jobs_account_started').execute();
+        await db.schema.dropIndex('jobs_status_account_created').execute();
+      },
+    },
     '0012_webhook_secret_older': {
       async up(db) {
         // A second rotation within a day keeps the first replaced secret signing too (API.md: at most 3 signatures).

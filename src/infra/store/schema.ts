@@ -76,6 +76,8 @@ export type WebhookDeliveriesTable = NewWebhookDelivery & {
   lease_owner: string | null;
   /** Epoch ms; the claim lapses then, and another instance may take the delivery. */
   lease_until: number | null;
+  /** Epoch ms of its last claim: the account served longest ago goes first (migration 0011). */
+  claimed_at: number | null;
 };
 
 export type WebhookAttemptsTable = WebhookAttemptRecord & { delivery_id: number };

@@ -9,7 +9,8 @@ import type { DatabaseSchema } from './schema.js';
  * is taken by another once the lease lapses.
  */
 
-export type WebhookDeliveryState = 'pending' | 'delivered' | 'failed';
+/** 'dropped': never sent, its account was suspended (API.md, "Jobs and webhooks"). */
+export type WebhookDeliveryState = 'pending' | 'delivered' | 'failed' | 'dropped';
 
 export interface NewWebhookDelivery {
   webhook_id: string;
@@ -42,9 +43,12 @@ export interface WebhookDeliveryRepository {
   /** Queues a job's event; false (and nothing changes) when the job already has one. */
   enqueue(delivery: NewWebhookDelivery): Promise<boolean>;
   /**
-   * Takes up to `limit` due deliveries whose lease is free or lapsed, leased to `owner` until
-   * now + leaseMs; of one account, only as many as keep its live leases (every instance's) at
-   * `perAccount` (default: no cap beyond `limit`), so one account's backlog cannot hold every slot.
+   * Takes up to `limit` due deliveries of active accounts whose lease is free or lapsed, leased
+   * to `owner` until now + leaseMs; of one account, only as many as keep its live leases (every
+   * instance's) at `perAccount` (default: no cap beyond `limit`), so one account's backlog cannot
+   * hold every slot. Round-robin between accounts: an account's n-th due delivery comes after
+   * every other account's (n - leases it holds)-th; between equals, the account that had one
+   * taken longest ago (or never) first; then the one due first.
    */
   claim(owner: string, now: number, leaseMs: number, limit: number, perAccount?: number): Promise<ClaimedWebhookDelivery[]>;
   /**
@@ -52,6 +56,12 @@ export interface WebhookDeliveryRepository {
    * nothing recorded) when `owner` no longer holds the delivery.
    */
   complete(id: number, owner: string, record: WebhookAttemptRecord, next: WebhookAttemptOutcome): Promise<boolean>;
+  /**
+   * The account was suspended: its pending deliveries are dropped (an attempt under way records
+   * nothing), and its jobs cancelled at `cancelledAt` get no event (a dropped one stands in for it,
+   * so the sweep for lost events never queues one). Returns how many pending ones were dropped.
+   */
+  dropAccount(accountId: number, cancelledAt: string): Promise<number>;
   /** Gives a claim back unattempted (shutting down): the delivery is due again at once. */
   release(id: number, owner: string): Promise<void>;
   /** A job's attempts, in order. */
@@ -89,7 +99,8 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
 
     async claim(owner, now, leaseMs, limit, perAccount) {
       // Each account's due deliveries ranked oldest first; an account already holding `held`
-      // live leases gets at most perAccount - held more. Same SQL on SQLite and PostgreSQL.
+      // live leases gets at most perAccount - held more, and comes after those holding fewer.
+      // Same SQL on SQLite and PostgreSQL.
       const { rows: due } = await sql<DueRow>`
         SELECT d.id, d.webhook_id, d.job_id, d.account_id, d.url, d.event_type, d.payload, d.attempts
         FROM (
@@ -98,13 +109,16 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
           FROM webhook_deliveries
           WHERE state = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
         ) d
+        JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
         LEFT JOIN (
           SELECT account_id, count(*) AS held FROM webhook_deliveries
           WHERE state = 'pending' AND lease_until > ${now}
           GROUP BY account_id
         ) h ON h.account_id = d.account_id
         WHERE d.account_rank + coalesce(h.held, 0) <= ${perAccount ?? limit}
-        ORDER BY d.next_attempt_at, d.id
+        ORDER BY d.account_rank + coalesce(h.held, 0),
+          coalesce((SELECT max(c.claimed_at) FROM webhook_deliveries c WHERE c.account_id = d.account_id), -1),
+          d.next_attempt_at, d.id
         LIMIT ${limit}`.execute(db);
       const claimed: ClaimedWebhookDelivery[] = [];
       for (const row of due) {
@@ -112,7 +126,7 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
         // the same attempt count, checked in the update itself.
         const r = await db
           .updateTable('webhook_deliveries')
-          .set({ lease_owner: owner, lease_until: now + leaseMs })
+          .set({ lease_owner: owner, lease_until: now + leaseMs, claimed_at: now })
           .where('id', '=', Number(row.id))
           .where('state', '=', 'pending')
           .where('attempts', '=', Number(row.attempts))
@@ -152,6 +166,40 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
         await trx.insertInto('webhook_attempts').values({ delivery_id: id, ...record }).execute();
         return true;
       });
+    },
+
+    async dropAccount(accountId, cancelledAt) {
+      const r = await db
+        .updateTable('webhook_deliveries')
+        .set({ state: 'dropped', lease_owner: null, lease_until: null })
+        .where('account_id', '=', accountId)
+        .where('state', '=', 'pending')
+        .executeTakeFirst();
+      await db
+        .insertInto('webhook_deliveries')
+        .columns(['webhook_id', 'job_id', 'account_id', 'url', 'event_type', 'payload', 'state', 'next_attempt_at', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('jobs')
+            .select((eb) => [
+              sql<string>`'dropped_' || jobs.id`.as('webhook_id'),
+              'jobs.id',
+              'jobs.account_id',
+              eb.fn.coalesce('jobs.webhook_url', sql.lit('')).as('url'),
+              sql.lit('job.cancelled').as('event_type'),
+              sql.lit('').as('payload'),
+              sql.lit('dropped').as('state'),
+              sql.lit(0).as('next_attempt_at'),
+              sql.lit(cancelledAt).as('created_at'),
+            ])
+            .where('jobs.account_id', '=', accountId)
+            .where('jobs.status', '=', 'cancelled')
+            .where('jobs.finished_at', '=', cancelledAt)
+            .where('jobs.webhook_url', 'is not', null),
+        )
+        .onConflict((oc) => oc.column('job_id').doNothing())
+        .execute();
+      return Number(r.numUpdatedRows);
     },
 
     async release(id, owner) {

@@ -31,7 +31,7 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   const { token } = await new AccountService(store).createAccount({ email: 'o@example.com', name: 'O', plan: 'enterprise' });
   const errors: unknown[] = [];
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
-  const queue = new BullMqJobQueue({ redisUrl, repo: store.jobs, accounts: store.accounts, workers: 2, sweepMs: 200, cancelReason: () => new JobCancelledError(), onError: (err) => errors.push(err) });
+  const queue = new BullMqJobQueue({ redisUrl, repo: store.jobs, workers: 2, sweepMs: 200, cancelReason: () => new JobCancelledError(), onError: (err) => errors.push(err) });
   const app = await buildApp({ config, store, logger: false, jobQueue: queue });
   t.after(() => app.close());
   await app.ready();

@@ -50,10 +50,61 @@ export function jobsStoreSuite(make: () => Backend): void {
     for (let i = 1; i <= 4; i++) await job(store, `job_a${i}`, a.id, i);
     await job(store, 'job_b1', b.id, 9);
     const now = Date.parse(at(10));
-    assert.deepEqual((await store.jobs.claimable(now, 10)).map((c) => c.id), ['job_a1', 'job_a2', 'job_a3', 'job_a4', 'job_b1']);
-    assert.deepEqual((await store.jobs.claimable(now, 10, 2)).map((c) => c.id), ['job_a1', 'job_a2', 'job_b1']);
-    assert.deepEqual((await store.jobs.claimable(now, 3, 2)).map((c) => c.id), ['job_a1', 'job_a2', 'job_b1']);
+    // Round-robin between accounts (API.md, "Rate limits"): b's one job comes after a's first, not after a's backlog.
+    assert.deepEqual((await store.jobs.claimable(now, 10)).map((c) => c.id), ['job_a1', 'job_b1', 'job_a2', 'job_a3', 'job_a4']);
+    assert.deepEqual((await store.jobs.claimable(now, 10, 2)).map((c) => c.id), ['job_a1', 'job_b1', 'job_a2']);
+    assert.deepEqual((await store.jobs.claimable(now, 3, 2)).map((c) => c.id), ['job_a1', 'job_b1', 'job_a2']);
     assert.deepEqual(await store.jobs.claimable(now, 1, 2), [{ id: 'job_a1', account_id: a.id, plan: 'pro' }]);
+  });
+
+  test(`${name} store: claimable jobs go round-robin between accounts: an account with jobs running goes after one with none, then the one served longest ago`, async (t) => {
+    const store = await opened(t);
+    const a = await account(store, 'a@example.com', 'pro');
+    const b = await account(store, 'b@example.com', 'pro');
+    const c = await account(store, 'c@example.com', 'pro');
+    for (let i = 1; i <= 3; i++) await job(store, `job_a${i}`, a.id, i);
+    await job(store, 'job_b1', b.id, 4);
+    await job(store, 'job_b2', b.id, 5);
+    await job(store, 'job_c1', c.id, 9);
+    const now = Date.parse(at(10));
+    assert.ok(await store.jobs.claim('job_a1', 'p1', now, now + 30_000, at(10)));
+    // a runs one: its queued ones rank after b's and c's first; b never ran one, so b2 before a2.
+    assert.deepEqual((await store.jobs.claimable(now, 10)).map((x) => x.id), ['job_b1', 'job_c1', 'job_b2', 'job_a2', 'job_a3']);
+    // a's run ends, b's first starts: a (nothing running, served longest ago) comes before b, then c's.
+    assert.ok(await store.jobs.finish('job_a1', 'p1', { status: 'succeeded', result: '1', error: null, finished_at: at(11), progress_done: 1 }));
+    assert.ok(await store.jobs.claim('job_b1', 'p1', now, now + 30_000, at(12)));
+    assert.deepEqual((await store.jobs.claimable(now, 10)).map((x) => x.id), ['job_c1', 'job_a2', 'job_a3', 'job_b2']);
+    // A running job whose lease lapsed is claimable again and no longer counts as running.
+    assert.deepEqual((await store.jobs.claimable(now + 60_000, 10)).map((x) => x.id), ['job_c1', 'job_a2', 'job_b1', 'job_a3', 'job_b2']);
+  });
+
+  test(`${name} store: a suspended account's jobs are cancelled at once with the error given, and none of its jobs is claimable or claimed`, async (t) => {
+    const store = await opened(t);
+    const a = await account(store, 'a@example.com', 'pro');
+    const b = await account(store, 'b@example.com', 'pro');
+    await job(store, 'job_a1', a.id, 1);
+    await job(store, 'job_a2', a.id, 2);
+    await job(store, 'job_a3', a.id, 3);
+    await job(store, 'job_b1', b.id, 4);
+    const now = Date.parse(at(10));
+    assert.ok(await store.jobs.claim('job_a1', 'p1', now, now + 30_000, at(10)));
+    assert.ok(await store.jobs.finish('job_a1', 'p1', { status: 'succeeded', result: '1', error: null, finished_at: at(11), progress_done: 1 }));
+    assert.ok(await store.jobs.claim('job_a2', 'p1', now, now + 30_000, at(10)));
+    await store.accounts.update(a.id, { status: 'suspended' });
+    // Queued since the suspension (a request that was under way): never claimed while suspended.
+    await job(store, 'job_a4', a.id, 5);
+    assert.deepEqual((await store.jobs.claimable(now, 10)).map((x) => x.id), ['job_b1']);
+    assert.equal(await store.jobs.claim('job_a4', 'p2', now, now + 30_000, at(12)), undefined);
+    const error = JSON.stringify({ success: false, error: 'forbidden', message: 'suspended' });
+    assert.deepEqual((await store.jobs.cancelAccount(a.id, at(20), error)).sort(), ['job_a2', 'job_a3', 'job_a4']);
+    for (const id of ['job_a2', 'job_a3', 'job_a4']) {
+      const row = (await store.jobs.find(id))!;
+      assert.deepEqual([row.status, row.error, row.finished_at, row.lease_owner], ['cancelled', error, at(20), null], id);
+    }
+    assert.equal((await store.jobs.find('job_a1'))!.status, 'succeeded', 'a finished job stays as it was');
+    assert.equal((await store.jobs.find('job_b1'))!.status, 'queued', "another account's job is left alone");
+    assert.equal(await store.jobs.renew('job_a2', 'p1', now + 60_000), false, 'its run loses its lease');
+    assert.deepEqual(await store.jobs.cancelAccount(a.id, at(21), error), []);
   });
 
   test(`${name} store: a claim is taken by exactly one claimer; its lease, items and outcome bind only its owner`, async (t) => {

@@ -481,6 +481,60 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.equal(slow.received.length, 2, 'the busy account holds its 2 slots, no more');
   });
 
+  test(`${name}: due deliveries are taken round-robin between accounts: another account's event goes out when one attempt ends, not after the backlogs`, async (t) => {
+    // Two slots, both held by a's and b's backlogs to a receiver that never answers.
+    const s = await setup(t, backend, { start: false, tuning: { timeoutMs: 300, retryDelaysMs: [], concurrency: 2, perAccount: 2 } });
+    const r = await s.receiver((req, res) => {
+      if (req.url!.startsWith('/c')) res.writeHead(200).end();
+    });
+    const accounts = new AccountService(s.store);
+    const b = (await accounts.createAccount({ email: `b${jobs}@example.com`, name: 'B' })).account.id;
+    const c = (await accounts.createAccount({ email: `c${jobs}@example.com`, name: 'C' })).account.id;
+    for (let i = 1; i <= 3; i++) {
+      await s.delivery.enqueue(finishedJob(`${r.url}/a${i}`), s.accountId);
+      await s.delivery.enqueue(finishedJob(`${r.url}/b${i}`), b);
+    }
+    await s.delivery.enqueue(finishedJob(`${r.url}/c1`), c);
+    // The order deliveries are taken in (two taken together arrive in either order).
+    const taken: string[] = [];
+    const deliveries = s.store.webhookDeliveries;
+    const store: Store = Object.assign(Object.create(s.store) as Store, {
+      webhookDeliveries: {
+        ...deliveries,
+        claim: async (...args: Parameters<typeof deliveries.claim>) => {
+          const got = await deliveries.claim(...args);
+          taken.push(...got.map((d) => new URL(d.url).pathname));
+          return got;
+        },
+      },
+    });
+    const w = createWebhooks({ store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: s.secrets, tuning: { ...FAST, timeoutMs: 300, retryDelaysMs: [], concurrency: 2, perAccount: 2 } });
+    t.after(() => w.queue.close());
+    await waitFor(async () => r.received.length, (n) => n >= 7);
+    assert.deepEqual(taken.slice(0, 2), ['/a1', '/b1'], "each account's oldest first, one per account");
+    assert.equal(taken[2], '/c1', "the other account's event goes next, before either backlog");
+    assert.deepEqual([...taken].sort(), ['/a1', '/a2', '/a3', '/b1', '/b2', '/b3', '/c1']);
+  });
+
+  test(`${name}: a suspended account's pending deliveries are dropped and none of its events is sent while it is suspended`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver(status(200));
+    const accounts = new AccountService(s.store);
+    const { account } = await accounts.createAccount({ email: `suspended${jobs}@example.com`, name: 'S' });
+    await s.delivery.enqueue(finishedJob(`${r.url}/s1`), account.id);
+    await s.delivery.enqueue(finishedJob(`${r.url}/s2`), account.id);
+    await accounts.setStatus(account.email, 'suspended');
+    // An event queued since (its job finished as the suspension came): not sent while suspended either.
+    await s.delivery.enqueue(finishedJob(`${r.url}/s3`), account.id);
+    const w = createWebhooks({ store: s.store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: s.secrets, tuning: FAST });
+    t.after(() => w.queue.close());
+    // Another account's event, queued after them, goes out: theirs would have gone first.
+    await w.delivery.finished(finishedJob(`${r.url}/other`), s.accountId);
+    await waitFor(async () => r.received.length, (n) => n >= 1);
+    await waitFor(() => s.store.webhookDeliveries.claim('probe', Date.now(), 1, 10), (x) => x.length === 0);
+    assert.deepEqual(r.received.map((x) => x.url), ['/other']);
+  });
+
   test(`${name}: purge forgets finished deliveries and their attempts, never a pending one`, async (t) => {
     const s = await setup(t, backend, { start: false });
     const r = await s.receiver(status(200));
