@@ -190,14 +190,19 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
   'GET /api/webhooks/secret': {
     ok: ok(
-      { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/6s0I5iaa2o=', created_at: '2026-11-01T09:30:00.000Z', previous_valid_until: null },
+      { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/6s0I5iaa2o=', created_at: '2026-11-01T09:30:00.000Z', previous_valid_until: null, replaced_valid_until: [] },
       'webhook signing secret',
     ),
   },
   'POST /api/webhooks/secret/rotate': {
     body: one('no body is needed', {}),
     ok: ok(
-      { secret: 'whsec_C2yXq5zD8nR3kJ0Wm7Tq1vLhP4sYbE6gFuN9aKoZiVc=', created_at: '2026-11-23T04:52:29.511Z', previous_valid_until: '2026-11-24T04:52:29.511Z' },
+      {
+        secret: 'whsec_C2yXq5zD8nR3kJ0Wm7Tq1vLhP4sYbE6gFuN9aKoZiVc=',
+        created_at: '2026-11-23T04:52:29.511Z',
+        previous_valid_until: '2026-11-24T04:52:29.511Z',
+        replaced_valid_until: ['2026-11-24T04:52:29.511Z'],
+      },
       'webhook signing secret rotated; the previous one signs too until previous_valid_until',
     ),
   },
@@ -263,14 +268,20 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     invalid: { field: 'domain', message: 'domain: is required' },
   },
   'POST /api/dns/lookup-bulk': {
-    body: one('several names, one type', { domains: ['example.com', 'example.net', 'nonexistent.example'], type: 'A' }),
+    body: one('several names, one type', { domains: ['example.com', 'example.net', 'nonexistent.example', 'bad..example'], type: 'A' }),
     ok: ok(
       [
         DNS_A,
         { ...DNS_A, domain: 'example.net', records: [{ type: 'A', ttl: 3600, address: '93.184.215.14' }], response_time: 14.02 },
         { ...DNS_A, domain: 'nonexistent.example', status: 'NXDOMAIN', records: [], response_time: 9.71 },
+        {
+          domain: 'bad..example',
+          type: 'A',
+          error: 'domains[3]: must not contain an empty label (two dots in a row, or a leading dot)',
+          error_code: 'validation_error',
+        },
       ],
-      '3 names looked up',
+      '4 lookups, 1 invalid',
     ),
     invalid: { field: 'domains', message: 'domains: at most 50 entries' },
   },
@@ -309,7 +320,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'POST /api/ip/lookup-bulk': {
     body: one('IPv4, IPv6 and a typo', { ips: ['8.8.8.8', '2001:4860:4860::8888', '8.8.8.888'] }),
     ok: ok(
-      [GOOGLE_DNS, GOOGLE_DNS_V6, { ip: '8.8.8.888', error: 'must be an IPv4 or IPv6 address' }],
+      [GOOGLE_DNS, GOOGLE_DNS_V6, { ip: '8.8.8.888', error: 'ips[2]: must be an IPv4 or IPv6 address', error_code: 'validation_error' }],
       '2 looked up, 1 invalid',
     ),
     invalid: { field: 'ips', message: 'ips: at most 100 entries' },
@@ -333,8 +344,26 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     probes: true,
   },
   'POST /api/proxy/check-bulk': {
-    body: one('two proxies', { proxies: ['203.0.113.7:8080:user:pass', 'socks5://198.51.100.4:1080'] }),
-    ok: ok([WORKING_PROXY, DEAD_PROXY], '1 of 2 proxies working'),
+    body: one('two proxies and a private one', { proxies: ['203.0.113.7:8080:user:pass', 'socks5://198.51.100.4:1080', '10.0.0.5:3128'] }),
+    ok: ok(
+      [
+        WORKING_PROXY,
+        DEAD_PROXY,
+        {
+          ...DEAD_PROXY,
+          proxy: '10.0.0.5:3128',
+          host: '10.0.0.5',
+          port: 3128,
+          status: 'failed',
+          error: 'proxies[2]: target 10.0.0.5 resolves to 10.0.0.5, which is in the blocked private range 10.0.0.0/8',
+          error_code: 'target_forbidden',
+          checks: {
+            protocol: { status: 'failed', error: 'proxies[2]: target 10.0.0.5 resolves to 10.0.0.5, which is in the blocked private range 10.0.0.0/8', time: 0, tried: [] },
+          },
+        },
+      ],
+      '3 proxies checked, 1 working, 1 refused (invalid or forbidden)',
+    ),
     invalid: { field: 'proxies', message: 'proxies: at most 100 entries' },
     probes: true,
   },

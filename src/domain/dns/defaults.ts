@@ -9,5 +9,11 @@ export const DNS_BULK_MAX_DOMAINS = 50;
  */
 export const DNS_BULK_CONCURRENCY = 50;
 
+/**
+ * The longest domain input read: room for surrounding spaces, a trailing dot and IDN text before
+ * the 253 characters of the punycode name are checked, while a megabyte string never reaches them.
+ */
+export const DNS_INPUT_MAX_CHARS = 300;
+
 /** The record type when the request names none (the specification's default). */
 export const DNS_DEFAULT_TYPE = 'A';

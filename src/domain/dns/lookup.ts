@@ -1,7 +1,8 @@
+import { settleEntry, type EntryError } from '../bulk-entries.js';
 import { mapConcurrent } from '../concurrency.js';
 import { ValidationError } from '../../errors.js';
 import type { DnsClient, DnsRecord, DnsRecordType, DnsStatus } from '../../infra/dns/types.js';
-import { DNS_BULK_CONCURRENCY, DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE } from './defaults.js';
+import { DNS_BULK_CONCURRENCY, DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from './defaults.js';
 import { parseRecordType, queryName } from './names.js';
 
 /** One lookup as the API reports it. */
@@ -17,6 +18,24 @@ export interface DnsLookupResult {
   response_time: number;
   /** True when the answer came from the cache (TTLs are then the remaining ones). */
   cached: boolean;
+}
+
+/** A bulk entry that is not a domain name (API.md "Bulk calls agree on bad entries"): never asked. */
+export interface DnsEntryFailure extends EntryError {
+  /** The entry as given. */
+  domain: string;
+  type: DnsRecordType;
+}
+
+export type DnsBulkItem = DnsLookupResult | DnsEntryFailure;
+
+/** A bulk slot not answered yet. */
+const PENDING = Object.freeze({}) as DnsBulkItem;
+
+/** A bulk entry's query name, or the ValidationError naming `field` (its length is checked first). */
+function bulkName(input: string, type: DnsRecordType, field: string): string {
+  if (input.length > DNS_INPUT_MAX_CHARS) throw new ValidationError(field, `must be at most ${DNS_INPUT_MAX_CHARS} characters`);
+  return queryName(input, type, field);
 }
 
 export interface DnsLookupDeps {
@@ -44,40 +63,39 @@ export class DnsLookupService {
 
   /**
    * Many names of one type, concurrently; results in input order, one per input. A name given
-   * twice (after normalisation) is looked up once and reported at each position. Any invalid
-   * entry makes the whole request invalid (ValidationError naming "domains[i]"), so a client
-   * never has to match partial results to its input.
+   * twice (after normalisation) is looked up once and reported at each position. An entry that
+   * is not a domain name gets `{domain, type, error, error_code}` (error naming "domains[i]" and
+   * the rule) and is never asked; the list itself being wrong (not an array of strings, empty,
+   * too long) or the type is a ValidationError.
    */
   async lookupBulk(
     domains: readonly string[],
     type: string = DNS_DEFAULT_TYPE,
     /** Told each input position's answer as it completes (a name given twice: both positions at once). */
-    onItem?: (index: number, result: DnsLookupResult) => void,
-  ): Promise<DnsLookupResult[]> {
+    onItem?: (index: number, result: DnsBulkItem) => void,
+  ): Promise<DnsBulkItem[]> {
     if (!Array.isArray(domains)) throw new ValidationError('domains', 'must be an array of domain names');
     if (domains.length === 0) throw new ValidationError('domains', 'at least 1 entry');
     if (domains.length > DNS_BULK_MAX_DOMAINS) throw new ValidationError('domains', `at most ${DNS_BULK_MAX_DOMAINS} entries`);
     const rrtype = parseRecordType(type);
-    const names = domains.map((d, i) => {
+    domains.forEach((d, i) => {
       if (typeof d !== 'string') throw new ValidationError(`domains[${i}]`, 'must be a string');
-      return queryName(d, rrtype, `domains[${i}]`);
     });
+    const entries = await Promise.all(domains.map((d, i) => settleEntry(`domains[${i}]`, () => bulkName(d, rrtype, `domains[${i}]`))));
+    const items: DnsBulkItem[] = entries.map((e, i) => ('refused' in e ? { domain: domains[i]!, type: rrtype, ...e.refused } : PENDING));
+    items.forEach((item, i) => item !== PENDING && onItem?.(i, item));
 
-    const unique = [...new Set(names)];
-    const lookupOne = (name: string): Promise<DnsLookupResult> => this.#lookupName(name, rrtype);
-    const answers = await mapConcurrent(
-      unique,
-      this.#concurrency,
-      onItem
-        ? (name) =>
-            lookupOne(name).then((r) => {
-              names.forEach((n, i) => n === name && onItem(i, r));
-              return r;
-            })
-        : lookupOne,
-    );
-    const byName = new Map(unique.map((name, i) => [name, answers[i]!]));
-    return names.map((name) => byName.get(name)!);
+    const names = entries.map((e) => ('value' in e ? e.value : null));
+    const unique = [...new Set(names.filter((n): n is string => n !== null))];
+    await mapConcurrent(unique, this.#concurrency, async (name) => {
+      const result = await this.#lookupName(name, rrtype);
+      names.forEach((n, i) => {
+        if (n !== name) return;
+        items[i] = result;
+        onItem?.(i, result);
+      });
+    });
+    return items;
   }
 
   async #lookupName(name: string, type: DnsRecordType): Promise<DnsLookupResult> {

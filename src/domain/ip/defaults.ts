@@ -7,6 +7,9 @@
 /** Most addresses in one bulk lookup (the specification's bound; the HTTP schema enforces it too). */
 export const IP_BULK_MAX = 100;
 
+/** Longer than any spelling of an address (IPv6 with a zone id included), short of a flood. */
+export const IP_INPUT_MAX_CHARS = 100;
+
 /**
  * Bulk items looked up at once. Equal to the bulk bound: with security_check every item waits
  * for its slowest DNS list, so batching would multiply that wait; the queries are small UDP

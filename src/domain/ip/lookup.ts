@@ -1,3 +1,4 @@
+import { settleEntry } from '../bulk-entries.js';
 import { mapConcurrent } from '../concurrency.js';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
@@ -8,6 +9,7 @@ import { classifyAddress, type Classification } from '../../infra/net/ranges.js'
 import {
   IP_BULK_CONCURRENCY,
   IP_BULK_MAX,
+  IP_INPUT_MAX_CHARS,
   PTR_TIMEOUT_MS,
   RISK_MAX,
   RISK_POINTS,
@@ -180,10 +182,19 @@ async function lookupAddress(deps: IpLookupDeps, addr: Addr, opts: IpLookupOptio
   return result;
 }
 
+/** A bulk entry's address, or the ValidationError naming `field` (its length is checked first). */
+function bulkAddress(ip: unknown, field: string): Addr {
+  if (typeof ip !== 'string') throw new ValidationError(field, 'must be a string');
+  if (ip.length > IP_INPUT_MAX_CHARS) throw new ValidationError(field, `must be at most ${IP_INPUT_MAX_CHARS} characters`);
+  const addr = parseLookupIp(ip);
+  if (!addr) throw new ValidationError(field, INVALID_IP_RULE);
+  return addr;
+}
+
 /**
  * Up to IP_BULK_MAX addresses, answered in input order. An entry that is not an address gets
- * `{ip, error}` and the others still answer; the list itself being wrong (not an array, empty,
- * too long) is a ValidationError on `ips`.
+ * `{ip, error, error_code}` (error naming `ips[i]` and the rule) and the others still answer;
+ * the list itself being wrong (not an array, empty, too long) is a ValidationError on `ips`.
  */
 export async function lookupBulk(
   deps: IpLookupDeps,
@@ -196,8 +207,8 @@ export async function lookupBulk(
   if (ips.length === 0) throw new ValidationError('ips', 'at least 1 entry');
   if (ips.length > IP_BULK_MAX) throw new ValidationError('ips', `at most ${IP_BULK_MAX} entries`);
   return mapConcurrent(ips, deps.bulkConcurrency ?? IP_BULK_CONCURRENCY, async (ip, i): Promise<IpBulkItem> => {
-    const addr = typeof ip === 'string' ? parseLookupIp(ip) : null;
-    const item: IpBulkItem = addr ? await lookupAddress(deps, addr, opts) : { ip: typeof ip === 'string' ? ip : String(ip), error: INVALID_IP_RULE };
+    const entry = await settleEntry(`ips[${i}]`, () => bulkAddress(ip, `ips[${i}]`));
+    const item: IpBulkItem = 'value' in entry ? await lookupAddress(deps, entry.value, opts) : { ip: String(ip), ...entry.refused };
     onItem?.(i, item);
     return item;
   });

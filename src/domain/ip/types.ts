@@ -1,3 +1,4 @@
+import type { EntryError } from '../bulk-entries.js';
 import type { GeoReader, GeoRecord } from '../../infra/geoip/types.js';
 import type { HostingList } from '../../infra/geoip/hosting.js';
 import type { AddressType } from '../../infra/net/ranges.js';
@@ -90,10 +91,9 @@ export interface IpLookupResult {
   security?: SecurityReport;
 }
 
-/** A bulk entry that is not an address. */
-export interface IpLookupFailure {
+/** A bulk entry that is not an address: `error` names it (`ips[3]: …`), `error_code` is validation_error. */
+export interface IpLookupFailure extends EntryError {
   ip: string;
-  error: string;
 }
 
 export type IpBulkItem = IpLookupResult | IpLookupFailure;

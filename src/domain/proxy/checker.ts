@@ -22,11 +22,12 @@ import { ALL_NONCE_USES, Judge } from './judge.js';
 import { JudgeDirectory, JudgeUnavailableError, OwnAddresses } from './judge-client.js';
 import { locate } from './location.js';
 import { parseProxy } from './parse.js';
-import { redactProxyInput } from './redact.js';
+import { shownProxyInput } from './redact.js';
 import { measureSpeed } from './speed.js';
 import { checkSsl } from './ssl.js';
 import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
-import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyCheckResult, type ProxyProtocol, type ProxySpec } from './types.js';
+import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyBulkItem, type ProxyCheckResult, type ProxyEntryFailure, type ProxyProtocol, type ProxySpec } from './types.js';
+import { settleEntry, type EntryError } from '../bulk-entries.js';
 import { round2 } from '../../round.js';
 
 export interface ProxyCheckerOptions {
@@ -53,6 +54,27 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 type Resolved = { address: CheckedAddress } | { error: string };
+
+/** A bulk entry once parsed and resolved: ready to check, or refused (with its spec when it parsed). */
+type BulkEntry = { spec: ProxySpec; resolved: Resolved } | { input: string; spec?: ProxySpec; refused: EntryError };
+
+/** A result before any check ran: `failed`, every field asked for null, the proxy shown without its password. */
+function uncheckedResult(input: string, flags: CheckFlags, checkedAt: string): Omit<ProxyCheckResult, 'host' | 'port'> {
+  return {
+    proxy: shownProxyInput(input),
+    status: 'failed',
+    protocol: null,
+    response_time: null,
+    ...(flags.anonymity ? { anonymity_level: null } : {}),
+    ...(flags.ssl ? { ssl_support: null } : {}),
+    ...(flags.location ? { location: null } : {}),
+    ...(flags.speed ? { speed: null } : {}),
+    exit_ip: null,
+    error: null,
+    checked_at: checkedAt,
+    checks: { protocol: { status: 'failed', error: null, time: 0, tried: [] } },
+  };
+}
 
 /** An SSL check started before the detection ended (see onLikely in #run). */
 interface EarlySsl {
@@ -134,25 +156,38 @@ export class ProxyChecker {
     inputs: readonly string[],
     flags: CheckFlags = ALL_CHECKS,
     signal?: AbortSignal,
-    onItem?: (index: number, result: ProxyCheckResult) => void,
-  ): Promise<ProxyCheckResult[]> {
-    const specs = inputs.map((input, i) => parseProxy(input, `proxies[${i}]`));
-    // Every proxy passes the target policy before any of them is sent a packet.
-    const resolved = await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => this.#resolve(spec, `proxies[${i}]`));
+    onItem?: (index: number, result: ProxyBulkItem) => void,
+  ): Promise<ProxyBulkItem[]> {
+    // Every proxy passes the target policy before any of them is sent a packet. An entry that is
+    // not a proxy, or whose target is forbidden, gets an item saying so; the others are checked.
+    const entries = await mapConcurrent(inputs, PROXY_RESOLVE_CONCURRENCY, async (input, i): Promise<BulkEntry> => {
+      const field = `proxies[${i}]`;
+      const parsed = await settleEntry(field, () => parseProxy(input, field));
+      if ('refused' in parsed) return { input, refused: parsed.refused };
+      const resolved = await settleEntry(field, () => this.#resolve(parsed.value, field));
+      return 'refused' in resolved ? { input, spec: parsed.value, refused: resolved.refused } : { spec: parsed.value, resolved: resolved.value };
+    });
     const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);
     // Every check of the bulk and each of its steps listen to this one signal: many listeners
     // are the design here, not a leak (unbounded, or Node warns once past ten).
     if (signal) setMaxListeners(0, signal);
-    const checkOne = (spec: ProxySpec, i: number): Promise<ProxyCheckResult> => {
-      const run = this.#run(spec, resolved[i]!, flags, limiter, signal);
-      return onItem
-        ? run.then((r) => {
-            onItem(i, r);
-            return r;
-          })
-        : run;
+    const checkOne = async (entry: BulkEntry, i: number): Promise<ProxyBulkItem> => {
+      const item = 'refused' in entry ? this.#refused(entry, flags) : await this.#run(entry.spec, entry.resolved, flags, limiter, signal);
+      onItem?.(i, item);
+      return item;
     };
-    return cancellable(mapConcurrent(specs, PROXY_BULK_CONCURRENCY, checkOne), signal);
+    return cancellable(mapConcurrent(entries, PROXY_BULK_CONCURRENCY, checkOne), signal);
+  }
+
+  /** The item of a bulk entry that was refused before any packet: `failed`, with why and its code. */
+  #refused(entry: Extract<BulkEntry, { refused: EntryError }>, flags: CheckFlags): ProxyEntryFailure {
+    const item: ProxyEntryFailure = {
+      ...uncheckedResult(entry.input, flags, this.#now().toISOString()),
+      ...(entry.spec ? { host: entry.spec.host, port: entry.spec.port } : {}),
+      ...entry.refused,
+    };
+    item.checks.protocol.error = entry.refused.error;
+    return item;
   }
 
   async #resolve(spec: ProxySpec, field: string): Promise<Resolved> {
@@ -161,29 +196,14 @@ export class ProxyChecker {
       return { address: addresses[0]! };
     } catch (err) {
       if (err instanceof ResolveError) return { error: `the proxy's host does not resolve (${err.code})` };
-      // Anything else (the policy's TargetForbiddenError above all) fails the whole request.
+      // Anything else (the policy's TargetForbiddenError above all) fails the single check, and
+      // is the entry's item in a bulk.
       throw err;
     }
   }
 
   async #run(spec: ProxySpec, resolved: Resolved, flags: CheckFlags, limiter: ConnectionLimiter, cancel?: AbortSignal): Promise<ProxyCheckResult> {
-    const checkedAt = this.#now().toISOString();
-    const result: ProxyCheckResult = {
-      proxy: redactProxyInput(spec.input),
-      status: 'failed',
-      protocol: null,
-      response_time: null,
-      ...(flags.anonymity ? { anonymity_level: null } : {}),
-      ...(flags.ssl ? { ssl_support: null } : {}),
-      ...(flags.location ? { location: null } : {}),
-      ...(flags.speed ? { speed: null } : {}),
-      exit_ip: null,
-      error: null,
-      checked_at: checkedAt,
-      host: spec.host,
-      port: spec.port,
-      checks: { protocol: { status: 'failed', error: null, time: 0, tried: [] } },
-    };
+    const result: ProxyCheckResult = { ...uncheckedResult(spec.input, flags, this.#now().toISOString()), host: spec.host, port: spec.port };
     if ('error' in resolved) {
       result.error = resolved.error;
       result.checks.protocol.error = resolved.error;

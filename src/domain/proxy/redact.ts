@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { MAX_PROXY_INPUT_LENGTH } from './defaults.js';
 
 /**
  * Passwords never leave in a response or a log line: `proxy` in results and messages is the
@@ -44,4 +45,13 @@ function passwordSpan(input: string): [number, number] | null {
 export function redactProxyInput(input: string): string {
   const span = passwordSpan(input);
   return span ? input.slice(0, span[0]) + PASSWORD_MASK + input.slice(span[1]) : input;
+}
+
+/**
+ * `proxy` of a result: the input redacted. An input longer than any proxy (a refused bulk entry,
+ * up to the 1 MiB body) is not echoed at all: it is no proxy, and finding where its password
+ * would be costs time for nothing.
+ */
+export function shownProxyInput(input: string): string {
+  return input.length > MAX_PROXY_INPUT_LENGTH ? `(${input.length} characters, more than a proxy can have: not shown)` : redactProxyInput(input);
 }

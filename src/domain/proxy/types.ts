@@ -1,4 +1,5 @@
 /** The proxy checker's own types; nothing here knows HTTP routes or Fastify. */
+import type { EntryError } from '../bulk-entries.js';
 
 export type ProxyProtocol = 'http' | 'https' | 'socks4' | 'socks5';
 
@@ -105,3 +106,11 @@ export interface ProxyCheckResult {
     speed?: StepReport;
   };
 }
+
+/**
+ * A bulk entry that was not checked (API.md "Bulk calls agree on bad entries"): not a valid proxy
+ * (no host or port then), or its host is a forbidden target. `status` is failed.
+ */
+export type ProxyEntryFailure = Omit<ProxyCheckResult, 'host' | 'port'> & Partial<Pick<ProxyCheckResult, 'host' | 'port'>> & EntryError;
+
+export type ProxyBulkItem = ProxyCheckResult | ProxyEntryFailure;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { normalizeDomain, parseRecordType, queryName } from '../../domain/dns/index.js';
 import { defineOperation, registerOperation } from '../operation.js';
-import { DnsBulkBody, DnsLookupBody, DnsLookupResult, WhoisBody, WhoisResult } from '../schemas/dns.js';
+import { DnsBulkBody, DnsBulkItem, DnsLookupBody, DnsLookupResult, WhoisBody, WhoisResult } from '../schemas/dns.js';
 import type { RouteDeps } from './deps.js';
 
 export const dnsOperations = [
@@ -26,16 +26,17 @@ export const dnsOperations = [
     summary: 'Look up DNS records of up to 50 domains at once',
     tags: ['dns'],
     body: DnsBulkBody,
-    data: Type.Array(DnsLookupResult),
+    data: Type.Array(DnsBulkItem),
     probe: false,
     items: ({ domains }) => domains.length,
-    precheck(_deps, { domains, type }) {
-      const rrtype = parseRecordType(type);
-      domains.forEach((d, i) => queryName(d, rrtype, `domains[${i}]`));
+    // Only the type: a bad entry is an item of the result, never the job's 400.
+    precheck(_deps, { type }) {
+      parseRecordType(type);
     },
     async run(deps, { domains, type }, { onItem }) {
       const results = await deps.dns.lookupBulk(domains, type, onItem);
-      return { data: results, message: `${results.length} lookups` };
+      const refused = results.filter((r) => 'error_code' in r).length;
+      return { data: results, message: `${results.length} lookups${refused ? `, ${refused} invalid` : ''}` };
     },
   }),
   defineOperation({

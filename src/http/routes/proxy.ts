@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { mapConcurrent } from '../../domain/concurrency.js';
-import { PROXY_RESOLVE_CONCURRENCY, parseProxy, type CheckFlags } from '../../domain/proxy/index.js';
+import { parseProxy, type CheckFlags } from '../../domain/proxy/index.js';
 import { checkTarget, defineOperation, registerOperation } from '../operation.js';
-import { ProxyBulkBody, ProxyCheckBody, ProxyCheckResult } from '../schemas/proxy.js';
+import { ProxyBulkBody, ProxyBulkItem, ProxyCheckBody, ProxyCheckResult } from '../schemas/proxy.js';
 import type { RouteDeps } from './deps.js';
 
 function flagsOf(body: Static<typeof ProxyCheckBody> | Static<typeof ProxyBulkBody>): CheckFlags {
@@ -25,11 +24,6 @@ function checkMessage(result: { proxy: string; status: string; protocol: string 
   return `${result.proxy}: ${result.status}${why ? ` (${why})` : ''}`;
 }
 
-/** Every proxy parsed and its host resolved and checked, as the check does before any packet. */
-async function checkProxies(deps: RouteDeps, inputs: readonly string[], field: (i: number) => string): Promise<void> {
-  const specs = inputs.map((input, i) => parseProxy(input, field(i)));
-  await mapConcurrent(specs, PROXY_RESOLVE_CONCURRENCY, (spec, i) => checkTarget(deps.dialer, spec.host, { field: field(i) }));
-}
 
 export const proxyOperations = [
   defineOperation({
@@ -39,7 +33,8 @@ export const proxyOperations = [
     body: ProxyCheckBody,
     data: ProxyCheckResult,
     probe: true,
-    precheck: (deps, { proxy }) => checkProxies(deps, [proxy], () => 'proxy'),
+    // The proxy parsed and its host resolved and checked, as the check does before any packet.
+    precheck: (deps, { proxy }) => checkTarget(deps.dialer, parseProxy(proxy, 'proxy').host, { field: 'proxy' }),
     async run(deps, body, { signal }) {
       const result = await deps.proxy.check(body.proxy, flagsOf(body), signal);
       return { data: result, message: checkMessage(result) };
@@ -50,14 +45,15 @@ export const proxyOperations = [
     summary: 'Check up to 100 proxies at once',
     tags: ['proxy'],
     body: ProxyBulkBody,
-    data: Type.Array(ProxyCheckResult),
+    data: Type.Array(ProxyBulkItem),
     probe: true,
     items: ({ proxies }) => proxies.length,
-    precheck: (deps, { proxies }) => checkProxies(deps, proxies, (i) => `proxies[${i}]`),
+    // No precheck: a bad or forbidden entry is an item of the result, never the job's 400 or 403.
     async run(deps, body, { signal, onItem }) {
       const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body), signal, onItem);
       const working = results.filter((r) => r.status === 'working').length;
-      return { data: results, message: `${results.length} proxies checked, ${working} working` };
+      const refused = results.filter((r) => 'error_code' in r).length;
+      return { data: results, message: `${results.length} proxies checked, ${working} working${refused ? `, ${refused} refused (invalid or forbidden)` : ''}` };
     },
   }),
 ];

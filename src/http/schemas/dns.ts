@@ -1,19 +1,11 @@
-import { Type } from 'typebox';
-import { DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE } from '../../domain/dns/index.js';
+import { Type, type TProperties } from 'typebox';
+import { DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from '../../domain/dns/index.js';
+import { BulkEntry, EntryError, EntryErrorCode } from './bulk-entries.js';
 import { DNS_RECORD_TYPES } from '../../infra/dns/index.js';
 import { Nullable } from './common.js';
 
-/**
- * A guard before the domain's own rules (253 characters once converted to punycode): room for
- * surrounding spaces, a trailing dot and IDN text, while a megabyte string never reaches them.
- */
-const DOMAIN_INPUT_MAX_CHARS = 300;
-
-const Domain = Type.String({
-  minLength: 1,
-  maxLength: DOMAIN_INPUT_MAX_CHARS,
-  description: 'a domain name; internationalised names are converted to punycode',
-});
+const DOMAIN_DESCRIPTION = 'a domain name; internationalised names are converted to punycode';
+const Domain = Type.String({ minLength: 1, maxLength: DNS_INPUT_MAX_CHARS, description: DOMAIN_DESCRIPTION });
 /**
  * Accepted in any case ("mx"), as dig does, like every enumeration of a request: the validator
  * answers it in canonical case (src/http/validation.ts).
@@ -26,7 +18,7 @@ const RecordType = Type.Enum([...DNS_RECORD_TYPES], {
 
 export const DnsLookupBody = Type.Object({ domain: Domain, type: Type.Optional(RecordType) });
 export const DnsBulkBody = Type.Object({
-  domains: Type.Array(Domain, { minItems: 1, maxItems: DNS_BULK_MAX_DOMAINS }),
+  domains: Type.Array(BulkEntry(DOMAIN_DESCRIPTION), { minItems: 1, maxItems: DNS_BULK_MAX_DOMAINS }),
   type: Type.Optional(RecordType),
 });
 export const WhoisBody = Type.Object({ domain: Domain });
@@ -53,7 +45,7 @@ const DnsRecord = Type.Object({
   tag: Type.Optional(Type.String({ description: 'CAA' })),
 });
 
-export const DnsLookupResult = Type.Object({
+const resultFields = {
   domain: Type.String({ description: 'the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name' }),
   type: Type.Enum([...DNS_RECORD_TYPES], { description: 'the record type asked, uppercase' }),
   status: Type.String({ description: 'NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route)' }),
@@ -61,6 +53,15 @@ export const DnsLookupResult = Type.Object({
   resolver: Type.String({ description: 'the server that answered, ip or ip:port' }),
   response_time: Type.Number({ description: 'ms' }),
   cached: Type.Boolean({ description: 'answered from the TTL-honouring cache' }),
+} satisfies TProperties;
+
+export const DnsLookupResult = Type.Object(resultFields);
+
+/** A bulk item: a result, or `{domain (as given), type, error, error_code}` for an entry that is not a domain name. */
+export const DnsBulkItem = Type.Object({
+  ...Object.fromEntries(Object.entries(resultFields).map(([k, v]) => [k, k === 'domain' || k === 'type' ? v : Type.Optional(v)])),
+  error: Type.Optional(EntryError),
+  error_code: EntryErrorCode,
 });
 
 const WhoisHop = Type.Object({

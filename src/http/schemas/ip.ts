@@ -1,9 +1,7 @@
 import { Type, type TProperties } from 'typebox';
-import { IP_BULK_MAX, RISK_MAX } from '../../domain/ip/index.js';
+import { IP_BULK_MAX, IP_INPUT_MAX_CHARS, RISK_MAX } from '../../domain/ip/index.js';
+import { BulkEntry, EntryError, EntryErrorCode } from './bulk-entries.js';
 import { Nullable } from './common.js';
-
-/** Longer than any spelling of an address (IPv6 with a zone id included), short of a flood. */
-const IP_INPUT_MAX_CHARS = 100;
 
 const IpText = Type.String({ minLength: 1, maxLength: IP_INPUT_MAX_CHARS, description: 'an IPv4 or IPv6 address' });
 const Flags = {
@@ -12,7 +10,7 @@ const Flags = {
 };
 
 export const IpLookupBody = Type.Object({ ip: IpText, ...Flags });
-export const IpBulkBody = Type.Object({ ips: Type.Array(Type.String({ maxLength: IP_INPUT_MAX_CHARS }), { minItems: 1, maxItems: IP_BULK_MAX }), ...Flags });
+export const IpBulkBody = Type.Object({ ips: Type.Array(BulkEntry('an IPv4 or IPv6 address'), { minItems: 1, maxItems: IP_BULK_MAX }), ...Flags });
 
 const NullableString = Nullable(Type.String());
 const NullableNumber = Nullable(Type.Number());
@@ -59,8 +57,9 @@ const resultFields = {
 
 export const IpLookupResult = Type.Object(resultFields);
 
-/** A bulk item is a result, or `{ip, error}` for an entry that is not an address. */
+/** A bulk item is a result, or `{ip, error, error_code}` for an entry that is not an address. */
 export const IpBulkItem = Type.Object({
   ...Object.fromEntries(Object.entries(resultFields).map(([k, v]) => [k, k === 'ip' ? v : Type.Optional(v)])),
-  error: Type.Optional(Type.String({ description: 'why this entry was not looked up' })),
+  error: Type.Optional(EntryError),
+  error_code: EntryErrorCode,
 });

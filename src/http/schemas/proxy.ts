@@ -1,12 +1,10 @@
-import { Type } from 'typebox';
+import { Type, type TProperties } from 'typebox';
+import { BulkEntry, EntryErrorCode } from './bulk-entries.js';
 import { MAX_PROXY_INPUT_LENGTH, PROXY_BULK_MAX, SPEED_MIN_TIMED_MS, TOO_FAST_TO_MEASURE } from '../../domain/proxy/index.js';
 import { Nullable } from './common.js';
 
-const ProxyInput = Type.String({
-  minLength: 1,
-  maxLength: MAX_PROXY_INPUT_LENGTH,
-  description: 'host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets)',
-});
+const PROXY_FORMS = 'host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets)';
+const ProxyInput = Type.String({ minLength: 1, maxLength: MAX_PROXY_INPUT_LENGTH, description: PROXY_FORMS });
 
 const flags = {
   check_ssl: Type.Optional(Type.Boolean({ default: true, description: 'TLS handshake with NETDIAG_SSL_CHECK_TARGET through the proxy; false omits ssl_support' })),
@@ -17,7 +15,7 @@ const flags = {
 
 export const ProxyCheckBody = Type.Object({ proxy: ProxyInput, ...flags });
 export const ProxyBulkBody = Type.Object({
-  proxies: Type.Array(ProxyInput, { minItems: 1, maxItems: PROXY_BULK_MAX }),
+  proxies: Type.Array(BulkEntry(PROXY_FORMS), { minItems: 1, maxItems: PROXY_BULK_MAX }),
   ...flags,
 });
 
@@ -43,7 +41,7 @@ const ProxySpeed = Type.Object({
   latency: Nullable(Type.String({ description: '"<number>ms": time to first byte through the open tunnel' })),
 });
 
-export const ProxyCheckResult = Type.Object({
+const resultFields = {
   proxy: Type.String({ description: 'the input as given' }),
   status: Type.Enum(['working', 'failed', 'timeout']),
   protocol: Nullable(Protocol),
@@ -64,4 +62,14 @@ export const ProxyCheckResult = Type.Object({
     ssl: Type.Optional(Type.Object(Step)),
     speed: Type.Optional(Type.Object(Step)),
   }),
+} satisfies TProperties;
+
+export const ProxyCheckResult = Type.Object(resultFields);
+
+/** A bulk item: a result, or for a refused entry the same fields with `error_code` (no host and port when it did not parse). */
+export const ProxyBulkItem = Type.Object({
+  ...resultFields,
+  host: Type.Optional(resultFields.host),
+  port: Type.Optional(resultFields.port),
+  error_code: EntryErrorCode,
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { DnsLookupService } from '../../../src/domain/dns/lookup.js';
+import { DnsLookupService, type DnsLookupResult } from '../../../src/domain/dns/lookup.js';
 import { ValidationError } from '../../../src/errors.js';
 import { DnsCache } from '../../../src/infra/dns/cache.js';
 import { StubResolver } from '../../../src/infra/dns/stub-resolver.js';
@@ -78,7 +78,8 @@ test('invalid names are refused before any query', async () => {
 
 test('bulk: input order, duplicates asked once and reported at each position', async () => {
   dns.resetLog();
-  const results = await service().lookupBulk(['other.test', 'example.test', 'OTHER.test.', 'nope.test', 'example.test']);
+  // Every entry is valid: every item is a result.
+  const results = (await service().lookupBulk(['other.test', 'example.test', 'OTHER.test.', 'nope.test', 'example.test'])) as DnsLookupResult[];
   assert.deepEqual(
     results.map((r) => [r.domain, r.status]),
     [
@@ -99,7 +100,7 @@ test('bulk runs concurrently', async () => {
   for (const name of names) dns.behave(name, { delayMs: 150 });
   try {
     const started = Date.now();
-    const results = await service().lookupBulk(names);
+    const results = (await service().lookupBulk(names)) as DnsLookupResult[];
     assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
     assert.deepEqual(
       results.map((r) => (r.records[0]?.type === 'A' ? r.records[0].address : null)),
@@ -118,12 +119,12 @@ test('bulk bounds and invalid entries', async () => {
     /^ValidationError: domains: at most 50 entries$/,
   );
   dns.resetLog();
-  await assert.rejects(s.lookupBulk(['a.test', 'b.test', 'c.test', 'bad name.test']), (err: unknown) => {
-    assert.ok(err instanceof ValidationError);
-    assert.equal(err.details?.field, 'domains[3]');
-    assert.match(err.message, /^domains\[3\]: /);
-    return true;
-  });
-  assert.equal(dns.count(), 0);
+  // API.md "Bulk calls agree on bad entries" (issue 24): an invalid entry is its item, no longer a ValidationError.
+  const items = await s.lookupBulk(['a.test', 'b.test', 'c.test', 'bad name.test']);
+  const bad = items[3] as { error: string; error_code: string; domain: string };
+  assert.equal(bad.domain, 'bad name.test');
+  assert.equal(bad.error_code, 'validation_error');
+  assert.match(bad.error, /^domains\[3\]: /);
+  assert.equal(dns.count({ name: 'bad name.test' }), 0);
   await assert.rejects(s.lookupBulk(['a.test'], 'XYZ'), /type: must be one of/);
 });

@@ -326,10 +326,11 @@ describe('lookupBulk', () => {
     const out = await lookupBulk(deps, input);
     assert.equal(out.length, input.length);
     assert.equal((out[0] as IpLookupResult).ip, '8.8.8.8');
-    assert.deepEqual(out[1], { ip: 'nope', error: 'must be an IPv4 or IPv6 address' });
+    // API.md "Bulk calls agree on bad entries" (issue 24): the error names the entry, with its code.
+    assert.deepEqual(out[1], { ip: 'nope', error: 'ips[1]: must be an IPv4 or IPv6 address', error_code: 'validation_error' });
     assert.equal((out[2] as IpLookupResult).version, 6);
     assert.equal((out[3] as IpLookupResult).type, 'private');
-    assert.deepEqual(out[4], { ip: '999.1.1.1', error: 'must be an IPv4 or IPv6 address' });
+    assert.deepEqual(out[4], { ip: '999.1.1.1', error: 'ips[4]: must be an IPv4 or IPv6 address', error_code: 'validation_error' });
     assert.equal((out[5] as IpLookupResult).ip, '1.1.1.1');
     assert.deepEqual(out[0], await lookupIp(deps, '8.8.8.8'));
   });
