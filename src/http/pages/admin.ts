@@ -5,6 +5,7 @@ import { PLAN_NAMES } from '../../domain/accounts/plans.js';
 import type { Account, AuthLink } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
 import { field, linkBase, pageTime, refusal, render } from './render.js';
+import { keepFlash, takeFlash } from './flash.js';
 
 /** Accounts one page lists; a search narrows the rest down. */
 export const ADMIN_LIST_LIMIT = 100;
@@ -13,6 +14,9 @@ export const ADMIN_INVITES_LIMIT = 50;
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
 type Notice = { kind: 'ok' | 'error'; text: string };
+type Invite = { link: string; email: string | null; plan: string; expires_at: string };
+/** What a change leaves for the admin page its redirect leads to. */
+type Done = { text: string; invite?: Invite };
 
 /** An invitation as the list shows it: never its secret (only its hash is stored anyway). */
 interface InvitationRow {
@@ -50,7 +54,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
   const adminPage = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    data: { q: string; notice?: Notice; invite?: { link: string; email: string | null; plan: string; expires_at: string }; form?: { email: string; plan: string } },
+    data: { q: string; notice?: Notice; invite?: Invite; form?: { email: string; plan: string } },
   ) => {
     const found = await deps.accounts.searchAccounts(data.q, ADMIN_LIST_LIMIT + 1);
     const now = deps.now();
@@ -80,8 +84,14 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
     return render(request, reply, 'error.eta', { title: 'Not found', status: 404, message: `There is no account ${what}. It may have been listed from an old page.` });
   };
 
+  /** After a change: a 303 to the admin page (with the search kept), which says what was done, once. */
+  const done = (request: FastifyRequest, reply: FastifyReply, q: string, what: Done) => {
+    keepFlash(request, reply, 'admin', what);
+    return reply.redirect(q ? `/admin?${new URLSearchParams({ q })}` : '/admin', 303);
+  };
+
   /**
-   * Runs an account change: done → the page again with what changed; a refusal the admin can
+   * Runs an account change: done → a 303 to the page, which says what changed; a refusal the admin can
    * act on (bad plan, suspending oneself) → the page with the message and its 4xx status; an
    * unknown account → the 404 page. Anything else is the error handler's.
    */
@@ -91,7 +101,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
     if (id === undefined) return notFound(request, reply, 'with that id');
     try {
       const text = await run(id);
-      return adminPage(request, reply, { q, notice: { kind: 'ok', text } });
+      return done(request, reply, q, { text });
     } catch (err) {
       if (err instanceof NotFound) return notFound(request, reply, `with id ${id}`);
       return adminPage(request, reply, { q, notice: { kind: 'error', text: refusal(reply, err) } });
@@ -101,7 +111,8 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
   app.get('/admin', { config: { page: 'admin' } }, async (request, reply) => {
     const raw = (request.query as { q?: unknown }).q;
     const q = typeof raw === 'string' ? raw.slice(0, MAX_SEARCH_LENGTH).trim() : '';
-    return adminPage(request, reply, { q });
+    const kept = takeFlash<Done>(request, reply, 'admin');
+    return adminPage(request, reply, { q, ...(kept ? { notice: { kind: 'ok', text: kept.text }, ...(kept.invite ? { invite: kept.invite } : {}) } : {}) });
   });
 
   app.post('/admin/accounts/:id/plan', { config: { page: 'admin' }, preHandler: csrf }, async (request, reply) =>
@@ -125,11 +136,11 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
     const plan = field(request.body, 'plan', 50);
     try {
       const { secret, link } = await deps.logins.invite(request.viewer!.account, { email, plan });
-      // The secret is shown in this answer only (never in a URL of ours, never stored; every answer is no-store).
+      // The secret is shown once, by the page the redirect leads to (never in a URL of ours, never
+      // stored in the clear; every answer is no-store).
       const url = inviteLinkUrl(linkBase(request, deps.config), secret);
-      return adminPage(request, reply, {
-        q: '',
-        notice: { kind: 'ok', text: 'invitation created: send the link below to the person you invite' },
+      return done(request, reply, '', {
+        text: 'invitation created: send the link below to the person you invite',
         invite: { link: url, email: link.email, plan: link.plan ?? plan, expires_at: link.expires_at },
       });
     } catch (err) {

@@ -20,6 +20,11 @@ declare module 'fastify' {
 
 const SESSION_COOKIE = 'netdiag_session';
 
+/** The session cookie's secret on this request, if it carries one. */
+export function sessionSecret(request: FastifyRequest): string | undefined {
+  return readCookie(request, SESSION_COOKIE);
+}
+
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): void {
   setCookie(request, reply, SESSION_COOKIE, signedIn.secret, Math.floor(SESSION_MAX_MS / 1000));
   // A new CSRF secret with the new session: a token minted before the login is worthless after it.
@@ -50,7 +55,7 @@ export function safeNext(next: unknown): string {
 export function registerSessions(app: FastifyInstance, logins: LoginService): void {
   app.decorateRequest('viewer', null);
   app.addHook('onRequest', async (request, reply) => {
-    const secret = readCookie(request, SESSION_COOKIE);
+    const secret = sessionSecret(request);
     request.viewer = (await logins.session(secret)) ?? null;
     const access = request.routeOptions.config.page ?? 'member';
     if (access === 'public') return;

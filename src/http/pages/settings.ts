@@ -71,6 +71,7 @@ function rowOf(session: Session, currentId: string): SessionRow {
 /** Notices after a POST-redirect-GET: fixed texts chosen by a word in the query, nothing echoed. */
 const DONE: Record<string, string> = {
   'signed-out': 'that session is signed out',
+  password: 'your password is changed, and every other session of this account is signed out',
   rotated: `the webhook signing secret is new; the previous one keeps signing deliveries for ${PREVIOUS_SECRET_MS / 3_600_000} hours, so receivers can switch without losing any`,
 };
 
@@ -125,7 +126,7 @@ export async function settingsPages(app: FastifyInstance, deps: PageDeps, thrott
     } catch (err) {
       return settingsPage(request, reply, { kind: 'error', text: asSpoken(refusal(reply, err)) });
     }
-    return settingsPage(request, reply, { kind: 'ok', text: 'your password is changed, and every other session of this account is signed out' });
+    return reply.redirect('/settings?done=password', 303);
   });
 
   app.post('/settings/sessions/:id/revoke', { preHandler: csrf }, async (request, reply) => {

@@ -4,6 +4,7 @@ import { MAX_LABEL_LENGTH, NotFound } from '../../domain/accounts/service.js';
 import type { Token } from '../../infra/store/store.js';
 import type { PageDeps } from './deps.js';
 import { field, linkBase, pageTime, refusal, render } from './render.js';
+import { keepFlash, takeFlash } from './flash.js';
 
 /** The expiries the form offers; `never` is a token without an expiry. */
 export const TOKEN_EXPIRIES = ['30', '90', '365', 'never'] as const;
@@ -70,7 +71,7 @@ interface NewToken {
   curl: string;
 }
 
-/** The tokens page: make one (shown once, in the answer to the POST), list them, revoke one. */
+/** The tokens page: make one (shown once, on the page the POST's redirect leads to), list them, revoke one. */
 export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
   const csrf = app.csrfProtection;
 
@@ -101,6 +102,11 @@ export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<
 
   app.get('/tokens', async (request, reply) => {
     const query = request.query as { welcome?: unknown; revoked?: unknown };
+    const kept = takeFlash<Omit<NewToken, 'curl'>>(request, reply, 'token');
+    if (kept) {
+      const curl = `curl -H "Authorization: Bearer ${kept.token}" ${linkBase(request, deps.config)}/api/user`;
+      return tokensPage(request, reply, { ok: 'your new token is below', created: { ...kept, curl } });
+    }
     let ok: string | undefined;
     if (typeof query.revoked === 'string' && ID_PATTERN.test(query.revoked)) {
       // Only a token of this account is named; any other id says just that a token was revoked.
@@ -118,16 +124,13 @@ export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<
     try {
       const expiry = expiryOf(expiryRaw);
       const issued = await deps.accounts.issueToken(viewer.account, label, expiry === 'never' ? undefined : Number(expiry));
-      const base = linkBase(request, deps.config);
-      return await tokensPage(request, reply, {
-        ok: 'your new token is below',
-        created: {
-          token: issued.token,
-          label: label.trim(),
-          expires: issued.expires_at === null ? null : pageTime(issued.expires_at, true),
-          curl: `curl -H "Authorization: Bearer ${issued.token}" ${base}/api/user`,
-        },
-      });
+      // Shown once, by the page the redirect leads to: a reload of that page makes no other token.
+      keepFlash(request, reply, 'token', {
+        token: issued.token,
+        label: label.trim(),
+        expires: issued.expires_at === null ? null : pageTime(issued.expires_at, true),
+      } satisfies Omit<NewToken, 'curl'>);
+      return reply.redirect('/tokens', 303);
     } catch (err) {
       return tokensPage(request, reply, { form: { label, expiry: expiryRaw }, error: refusal(reply, err) });
     }

@@ -91,7 +91,7 @@ test('admin page: a plan change reaches the API at once; bad plan, bad id, unkno
   assert.deepEqual(await userPlan(b, other.token), { status: 200, plan: 'free', code: undefined });
 
   await client.get('/admin');
-  const res = await client.post(`/admin/accounts/${other.id}/plan`, { plan: 'pro', q: 'other' });
+  const res = await client.submit(`/admin/accounts/${other.id}/plan`, { plan: 'pro', q: 'other' });
   assert.equal(res.status, 200);
   assert.match(res.html, /The account other@example\.com is now on the pro plan/);
   assert.match(res.html, /value="other"/, 'the search is kept');
@@ -130,7 +130,7 @@ test('admin page: suspend refuses the account on the API and on sign-in; resume 
 
   const page = await client.get('/admin');
   assert.match(page.html, new RegExp(`data-confirm="Suspend other@example\\.com\\?`));
-  const res = await client.post(`/admin/accounts/${other.id}/status`, { status: 'suspended' });
+  const res = await client.submit(`/admin/accounts/${other.id}/status`, { status: 'suspended' });
   assert.equal(res.status, 200);
   assert.match(res.html, /The account other@example\.com is suspended/);
   assert.match(res.html, /Resume<span class="sr-only"> other@example\.com/);
@@ -145,7 +145,7 @@ test('admin page: suspend refuses the account on the API and on sign-in; resume 
   assert.match(refused.html, /suspended/);
   assert.equal((await member.get('/admin')).status, 303, 'its open session is over');
 
-  const resumed = await client.post(`/admin/accounts/${other.id}/status`, { status: 'active' });
+  const resumed = await client.submit(`/admin/accounts/${other.id}/status`, { status: 'active' });
   assert.equal(resumed.status, 200);
   assert.match(resumed.html, /The account other@example\.com is active again/);
   assert.equal((await userPlan(b, other.token)).status, 200);
@@ -172,7 +172,7 @@ test('admin page: an invitation link works end to end once, with its plan (NETDI
   assert.match(closed.html, /by invitation/);
 
   await client.get('/admin');
-  const res = await client.post('/admin/invitations', { email: '', plan: 'basic' });
+  const res = await client.submit('/admin/invitations', { email: '', plan: 'basic' });
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('cache-control'), 'no-store');
   const link = INVITE_LINK.exec(res.html)?.[1];
@@ -225,7 +225,7 @@ test('admin page: an invitation naming an e-mail refuses another e-mail; bad inv
   assert.equal(badPlan.status, 400);
   assert.equal((await b.store.authLinks.listInvites(10)).length, 0);
 
-  const res = await client.post('/admin/invitations', { email: 'Named@Example.com', plan: 'pro' });
+  const res = await client.submit('/admin/invitations', { email: 'Named@Example.com', plan: 'pro' });
   assert.equal(res.status, 200);
   const link = INVITE_LINK.exec(res.html)?.[1];
   assert.ok(link?.startsWith('https://netdiag.example.com/signup?invite='), `NETDIAG_PUBLIC_URL is the base: ${link}`);

@@ -55,6 +55,18 @@ export class PageClient {
     return Object.assign(res, { html });
   }
 
+  /**
+   * A form post whose answer must be a 303 to a page of this site (post/redirect/get), and the
+   * page it leads to, as a browser shows it.
+   */
+  async submit(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response & { html: string; posted: Response }> {
+    const posted = await this.post(path, fields, headers);
+    assert.equal(posted.status, 303, `POST ${path}: ${posted.status} ${posted.html.slice(0, 300)}`);
+    const location = posted.headers.get('location') ?? '';
+    assert.match(location, /^\/(?![/\\])/, `POST ${path} leads to a page of this site: ${location}`);
+    return Object.assign(await this.get(location, headers), { posted });
+  }
+
   /** Signs in through the login form; asserts it worked. */
   async signIn(email: string, password: string): Promise<void> {
     await this.get('/login');

@@ -65,7 +65,7 @@ test('settings page: a password change signs out the other sessions and keeps th
   await other.signIn(EMAIL, PASSWORD);
   assert.equal((await other.get('/settings')).status, 200);
   await client.get('/settings');
-  const res = await client.post('/settings/password', { current_password: PASSWORD, new_password: NEW_PASSWORD, new_password_again: NEW_PASSWORD });
+  const res = await client.submit('/settings/password', { current_password: PASSWORD, new_password: NEW_PASSWORD, new_password_again: NEW_PASSWORD });
   assert.equal(res.status, 200);
   assert.match(res.html, /role="status">Your password is changed/);
   const gone = await other.get('/settings');

@@ -21,7 +21,7 @@ test('tokens page: a new token is shown once, with a curl line, and works on the
   assert.match(page.html, /<h1>API tokens<\/h1>/);
   assert.match(page.html, /aria-current="page">Tokens/);
 
-  const res = await client.post('/tokens', { label: 'monitoring <script>', expiry: 'never' });
+  const res = await client.submit('/tokens', { label: 'monitoring <script>', expiry: 'never' });
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('cache-control'), 'no-store');
   const token = TOKEN.exec(res.html)?.[0];
@@ -49,7 +49,7 @@ test('tokens page: the curl line names NETDIAG_PUBLIC_URL when it is set', async
   const client = new PageClient(b.url);
   await client.signIn('tester@example.com', PASSWORD);
   await client.get('/tokens');
-  const res = await client.post('/tokens', { label: '', expiry: '90' });
+  const res = await client.submit('/tokens', { label: '', expiry: '90' });
   assert.equal(res.status, 200);
   assert.match(res.html, /Bearer nd_[0-9A-Za-z]{40}&quot; https:\/\/netdiag\.example\.com\/api\/user/);
 });
@@ -58,7 +58,7 @@ test('tokens page: a 30-day token lists its expiry date and the store has it 30 
   const { b, client } = await signedIn(t);
   await client.get('/tokens');
   const before = Date.now();
-  const res = await client.post('/tokens', { label: 'short', expiry: '30' });
+  const res = await client.submit('/tokens', { label: 'short', expiry: '30' });
   assert.equal(res.status, 200);
   const account = await b.store.accounts.findByEmail('tester@example.com');
   const made = (await b.store.tokens.listByAccount(account!.id)).find((x) => x.label === 'short');
@@ -74,7 +74,7 @@ test('tokens page: a 30-day token lists its expiry date and the store has it 30 
 test('tokens page: revoking a token makes the API refuse it', async (t) => {
   const { b, client } = await signedIn(t);
   await client.get('/tokens');
-  const res = await client.post('/tokens', { label: 'to revoke', expiry: '365' });
+  const res = await client.submit('/tokens', { label: 'to revoke', expiry: '365' });
   const token = TOKEN.exec(res.html)![0];
   assert.equal((await b.api('/api/user', { token })).status, 200);
   const id = /action="\/tokens\/(\d+)\/revoke"/.exec(res.html.slice(res.html.indexOf('to revoke</th>')))?.[1];
@@ -146,7 +146,7 @@ test('tokens page: a label over 200 characters or an unknown expiry is the form 
   assert.match(res.html, /role="alert">Label: must be at most 200 characters/);
   assert.match(res.html, /<form class="stack" method="post" action="\/tokens">/);
   assert.ok(!TOKEN.test(res.html));
-  const exact = await client.post('/tokens', { label: 'y'.repeat(200), expiry: '30' });
+  const exact = await client.submit('/tokens', { label: 'y'.repeat(200), expiry: '30' });
   assert.equal(exact.status, 200, '200 characters are fine');
   for (const expiry of ['7', '', 'forever', '3650']) {
     const bad = await client.post('/tokens', { label: 'z', expiry });
