@@ -3,12 +3,12 @@ import dgram from 'node:dgram';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { tempDir } from './helpers/build.js';
 import { createAccountToken } from './helpers/accounts-cli.js';
 import { freePort } from './helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from './helpers/redis-server.js';
 import { serve, type Served } from './helpers/serve.js';
+import { schemaDatabaseUrl } from './helpers/pg-schema.js';
 import { REDIS_KEY_PREFIX } from '../src/infra/ratelimit/redis.js';
 import { openPostgresStore } from '../src/infra/store/postgres.js';
 
@@ -36,18 +36,7 @@ if (!pgUrl || !hasRedisServer) {
   test('phantom calls after kill -9: skipped (needs TEST_DATABASE_URL and redis-server)', { skip: 'TEST_DATABASE_URL unset or no redis-server' }, () => {});
 } else {
   test('kill -9 with admitted calls in flight: a new instance gives them back, api_calls_used converges to the recorded calls', { timeout: 120_000 }, async (t) => {
-    // PostgreSQL: a schema of the test's own.
-    const schema = `nd_phantom_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`create schema "${schema}"`);
-    t.after(async () => {
-      await admin.query(`drop schema if exists "${schema}" cascade`);
-      await admin.end();
-    });
-    const url = new URL(pgUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const databaseUrl = url.toString();
+    const databaseUrl = await schemaDatabaseUrl(t, pgUrl, 'nd_phantom');
     // Redis: one of the test's own (no other test's account 1 shares its keys).
     const redisPort = await freePort();
     await startRedisServer(t, redisPort);

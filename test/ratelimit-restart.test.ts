@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import pg from 'pg';
 import { tempDir } from './helpers/build.js';
 import { createAccountToken, earlyInMinute } from './helpers/accounts-cli.js';
 import { serve, type Served } from './helpers/serve.js';
+import { schemaDatabaseUrl } from './helpers/pg-schema.js';
 import { PLANS } from '../src/domain/accounts/plans.js';
 
 /**
@@ -66,16 +66,6 @@ if (!pgUrl) {
   test('restarts on PostgreSQL: skipped because TEST_DATABASE_URL is unset (.ci/run sets it)', { skip: 'TEST_DATABASE_URL is unset' }, () => {});
 } else {
   test('restarts (SIGTERM, kill -9, SIGTERM) mid-minute on PostgreSQL: no minute admits more than the plan allows', async (t) => {
-    const schema = `nd_restart_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`create schema "${schema}"`);
-    t.after(async () => {
-      await admin.query(`drop schema if exists "${schema}" cascade`);
-      await admin.end();
-    });
-    const url = new URL(pgUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    await restartsKeepTheMinute(t, url.toString());
+    await restartsKeepTheMinute(t, await schemaDatabaseUrl(t, pgUrl, 'nd_restart'));
   });
 }
