@@ -111,6 +111,7 @@ const PORT_443 = {
   response_time: 23.61,
   queued_ms: 0,
   reason: 'connected',
+  error: null,
 };
 
 function port(port: number, service: string | null, state: 'open' | 'closed' | 'filtered', responseTime: number): Record<string, unknown> {

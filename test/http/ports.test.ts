@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import { PRESETS, PRESET_NAMES, serviceName } from '../../src/domain/ports/index.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
+import { DnsHostResolver } from '../../src/infra/net/resolver.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { closedPort, connectSpy, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
@@ -19,11 +20,12 @@ interface Item {
   ip: string | null;
   port: number;
   open: boolean;
-  state: 'open' | 'closed' | 'filtered';
+  state: 'open' | 'closed' | 'filtered' | 'unresolved';
   service: string | null;
   response_time: number | null;
   queued_ms: number | null;
   reason: string;
+  error: string | null;
 }
 interface Ok<T> {
   success: true;
@@ -94,8 +96,8 @@ describe('POST /api/port/scan-range', () => {
     const { status, body } = await post<Ok<Item[]>>(b, '/api/port/scan-range', { host: 'gone.test', ports: [443, 80] });
     assert.equal(status, 200);
     assert.deepEqual(body.data.map((i) => [i.port, i.ip, i.open, i.state, i.response_time]), [
-      [80, null, false, 'filtered', null],
-      [443, null, false, 'filtered', null],
+      [80, null, false, 'unresolved', null],
+      [443, null, false, 'unresolved', null],
     ]);
     assert.match(body.message, /gone\.test did not resolve: gone\.test does not exist/);
   });
@@ -108,7 +110,7 @@ describe('POST /api/port/scan', () => {
     assert.equal(open.status, 200);
     assert.ok(typeof open.body.data.queued_ms === 'number', 'the wait for a connection slot, apart from response_time');
     assert.deepEqual({ ...open.body.data, response_time: 0, queued_ms: 0 }, {
-      host: '127.0.0.1', ip: '127.0.0.1', port: listeners[0]!.port, open: true, state: 'open', service: null, response_time: 0, queued_ms: 0, reason: 'connected',
+      host: '127.0.0.1', ip: '127.0.0.1', port: listeners[0]!.port, open: true, state: 'open', service: null, response_time: 0, queued_ms: 0, reason: 'connected', error: null,
     });
     assert.equal(open.body.message, `port ${listeners[0]!.port} of 127.0.0.1 (127.0.0.1): open`);
 
@@ -131,6 +133,81 @@ test('POST /api/port/scan-common', async (t) => {
       // Other programs on this machine may listen on preset ports; what is not open was refused.
       assert.ok(body.data.every((i) => i.state !== 'filtered' && i.open === (i.state === 'open')));
       assert.match(body.message, new RegExp(`^${preset}: ${PRESETS[preset].length} ports of 127\\.0\\.0\\.1 \\(127\\.0\\.0\\.1\\)`));
+    });
+  }
+});
+
+describe('a host that does not resolve: a 200 whose items are unresolved, naming the DNS answer; nothing is dialled', () => {
+  let silentDns: TestDnsServer;
+  before(async () => {
+    silentDns = await startDnsServer({ 'slow.test': { silent: true } });
+  });
+  after(() => silentDns.close());
+
+  /** An app whose resolver asks `server` (briefly, for the silent one) and whose every connect is seen. */
+  async function appAsking(t: TestContext, server: TestDnsServer) {
+    const spy = connectSpy();
+    const resolver = new DnsHostResolver([{ host: server.host, port: server.port }], { timeoutMs: 100, tries: 1, deadlineMs: 300 });
+    const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: server.host, port: server.port }] }, { connectFn: spy.fn, resolver });
+    const b = await build(t, { deps: { dialer } });
+    return { b, spy, dialer };
+  }
+
+  const calls = (host: string) =>
+    [
+      ['/api/port/scan', { host, port: 443 }],
+      ['/api/port/scan-range', { host, ports: '80,443' }],
+      ['/api/port/scan-common', { host, preset: 'web' }],
+    ] as const;
+
+  /** One port's item, or each item of a range: unresolved, with the DNS answer and no packet's figures. */
+  function assertUnresolved(data: Item | Item[], host: string, error: string, path: string): void {
+    const items = Array.isArray(data) ? data : [data];
+    if (path === '/api/port/scan') assert.ok(!Array.isArray(data), '/port/scan answers one item');
+    if (path === '/api/port/scan-range') assert.deepEqual(items.map((i) => i.port), [80, 443]);
+    if (path === '/api/port/scan-common') assert.deepEqual(items.map((i) => i.port), [...PRESETS.web]);
+    for (const i of items) {
+      assert.deepEqual(
+        { host: i.host, ip: i.ip, open: i.open, state: i.state, error: i.error, response_time: i.response_time, queued_ms: i.queued_ms },
+        { host, ip: null, open: false, state: 'unresolved', error, response_time: null, queued_ms: null },
+        path,
+      );
+      assert.equal(i.service, serviceName(i.port));
+      assert.match(i.reason, new RegExp(host.replace('.', '\\.')));
+    }
+  }
+
+  /** A job's view once it has finished, read at most ~6 times a second (the per-job limit is 10). */
+  async function finishedJob(b: Built, id: string): Promise<{ status: string; result: unknown }> {
+    for (;;) {
+      const res = await b.api(`/api/jobs/${id}`);
+      assert.equal(res.status, 200);
+      const view = ((await res.json()) as Ok<{ status: string; result: unknown }>).data;
+      if (!['queued', 'running'].includes(view.status)) return view;
+      await new Promise((r) => setTimeout(r, 160));
+    }
+  }
+
+  for (const [name, host, error] of [
+    ['NXDOMAIN', 'gone.test', 'NXDOMAIN'],
+    ['a silent DNS server', 'slow.test', 'TIMEOUT'],
+  ] as const) {
+    test(`${name}: synchronous and as a job`, async (t) => {
+      const { b, spy, dialer } = await appAsking(t, error === 'NXDOMAIN' ? dns : silentDns);
+      for (const [path, json] of calls(host)) {
+        const { status, body } = await post<Ok<Item | Item[]>>(b, path, json);
+        assert.equal(status, 200, path);
+        assertUnresolved(body.data, host, error, path);
+        assert.match(body.message, new RegExp(`${host.replace('.', '\\.')} did not resolve`));
+
+        const created = await b.api(path, { json, headers: { prefer: 'respond-async' } });
+        assert.equal(created.status, 202, path);
+        const job = await finishedJob(b, ((await created.json()) as Ok<{ id: string }>).data.id);
+        assert.equal(job.status, 'succeeded', path);
+        assertUnresolved(job.result as Item | Item[], host, error, path);
+      }
+      assert.equal(spy.calls.length, 0, 'no packet was sent to any port');
+      assert.equal(dialer.stats.connectAttempts, 0);
     });
   }
 });

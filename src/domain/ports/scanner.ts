@@ -21,10 +21,11 @@ import { parsePortSpec } from './port-spec.js';
 /**
  * A TCP connect scan (nmap -sT) over the policy dialer: a port is `open` when the handshake
  * completes, `closed` when the host refuses it, `filtered` when nothing answers within the
- * timeout or the host is unreachable.
+ * timeout or the host is unreachable, `unresolved` when the host name did not resolve (no
+ * packet was sent to any port).
  */
 
-export type PortState = 'open' | 'closed' | 'filtered';
+export type PortState = 'open' | 'closed' | 'filtered' | 'unresolved';
 
 export interface PortResult {
   /** The host as the caller wrote it (trimmed). */
@@ -45,6 +46,8 @@ export interface PortResult {
   queued_ms: number | null;
   /** Why the state: `connected`, `connection refused`, `no answer within 3 s`, `host unreachable`, a DNS failure, … */
   reason: string;
+  /** When `unresolved`, the DNS answer: `NXDOMAIN`, `NODATA`, `TIMEOUT`, `SERVFAIL`, `REFUSED`, `UNREACHABLE` or `ERROR`; else null. */
+  error: string | null;
 }
 
 export interface ScanOptions {
@@ -68,6 +71,23 @@ export interface PortScannerOptions {
 }
 
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
+
+/** The DNS answer a failed lookup got, in the words of the DNS tool's `status` (API.md). */
+const DNS_ANSWERS: Record<ResolveError['code'], string> = {
+  ENOTFOUND: 'NXDOMAIN',
+  // The name exists, with no address record: NOERROR with an empty answer.
+  ENODATA: 'NODATA',
+  ETIMEOUT: 'TIMEOUT',
+  ESERVFAIL: 'SERVFAIL',
+  EREFUSED: 'REFUSED',
+  EDNS: 'ERROR',
+};
+
+function dnsAnswer(err: ResolveError): string {
+  // A server that could not be reached at all (ICMP port unreachable) is what the DNS tool calls UNREACHABLE.
+  if (err.code === 'EDNS' && (err.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED') return 'UNREACHABLE';
+  return DNS_ANSWERS[err.code];
+}
 /** No answer, or an answer that says the port cannot be reached: nmap calls all of these filtered. */
 const FILTERED = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EACCES', 'EPERM']);
 
@@ -93,8 +113,9 @@ function portResult(
   response_time: number | null,
   reason: string,
   queued_ms: number | null = null,
+  error: string | null = null,
 ): PortResult {
-  return { host, ip, port, open: state === 'open', state, service: serviceName(port), response_time, queued_ms, reason };
+  return { host, ip, port, open: state === 'open', state, service: serviceName(port), response_time, queued_ms, reason, error };
 }
 
 function checkTimeout(timeoutMs: number): void {
@@ -149,10 +170,12 @@ export class PortScanner {
     try {
       target = await this.#dialer.resolve(host, { field: 'host' });
     } catch (err) {
-      // A name that does not resolve is the diagnosis, not a bad request: every port answers so.
+      // A name that does not resolve is the diagnosis, not a bad request: every port answers so,
+      // and none is `filtered`, since no packet was sent.
       if (!(err instanceof ResolveError)) throw err;
       const shown = host.trim();
-      const results = ports.map((port) => portResult(shown, null, port, 'filtered', null, err.message));
+      const answer = dnsAnswer(err);
+      const results = ports.map((port) => portResult(shown, null, port, 'unresolved', null, err.message, null, answer));
       if (opts.onItem) results.forEach((r, i) => opts.onItem!(i, r));
       return results;
     }

@@ -48,11 +48,19 @@ export const PortScanItem = Type.Object({
   ip: Nullable(Type.String({ description: 'the address scanned (resolved and checked once per request); null when the host did not resolve' })),
   port: Type.Integer(),
   open: Type.Boolean(),
-  state: Type.Enum(['open', 'closed', 'filtered'], { description: 'open: connected; closed: refused; filtered: no answer within the timeout, or unreachable' }),
+  state: Type.Enum(['open', 'closed', 'filtered', 'unresolved'], {
+    description: 'open: connected; closed: refused; filtered: no answer within the timeout, or unreachable; unresolved: the host name did not resolve (nothing was sent)',
+  }),
   service: Nullable(Type.String({ description: "IANA's service name for the port" })),
   response_time: Nullable(Type.Number({ description: 'ms from connect to the answer (or the timeout); null when nothing was sent' })),
   queued_ms: Nullable(
     Type.Number({ description: 'ms this port waited for a connection slot before its connect (not part of response_time); null when nothing was sent' }),
   ),
   reason: Type.String({ description: 'connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve' }),
+  error: Nullable(
+    Type.String({
+      description: 'when unresolved, the DNS answer: NXDOMAIN, NODATA (no address record), TIMEOUT, SERVFAIL, REFUSED, UNREACHABLE (no DNS server could be reached) or ERROR; null otherwise',
+      examples: ['NXDOMAIN'],
+    }),
+  ),
 });

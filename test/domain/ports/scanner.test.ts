@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { PortScanner, type PortResult } from '../../../src/domain/ports/index.js';
+import { PortScanner, type PortResult, type ScanDialer } from '../../../src/domain/ports/index.js';
 import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
-import { Dialer, TargetPolicy, type ConnectFn } from '../../../src/infra/net/dialer.js';
+import { ConnectionLimiter, Dialer, ResolveError, TargetPolicy, type ConnectFn } from '../../../src/infra/net/dialer.js';
 import { DnsHostResolver } from '../../../src/infra/net/resolver.js';
 import { closedPort, connectSpy, startListener } from '../../infra/net/fixtures/connect-spy.js';
 import { startDnsServer, type TestDnsServer } from '../../infra/net/fixtures/dns-server.js';
@@ -94,7 +94,7 @@ describe('open and closed on loopback', () => {
     const open = await scanner.scanPort('127.0.0.1', l.port, T);
     assert.ok(typeof open.queued_ms === 'number' && open.queued_ms >= 0, 'the wait for a slot is reported apart');
     assert.deepEqual({ ...open, response_time: 0, queued_ms: 0 }, {
-      host: '127.0.0.1', ip: '127.0.0.1', port: l.port, open: true, state: 'open', service: null, response_time: 0, queued_ms: 0, reason: 'connected',
+      host: '127.0.0.1', ip: '127.0.0.1', port: l.port, open: true, state: 'open', service: null, response_time: 0, queued_ms: 0, reason: 'connected', error: null,
     });
     await l.close();
     const closed = await scanner.scanPort('127.0.0.1', l.port, T);
@@ -169,6 +169,38 @@ describe('filtered', () => {
   // A port that really drops SYNs is scanned through the API in test/http/ports.test.ts.
 });
 
+describe('unresolved', () => {
+  test('each lookup failure is the DNS answer it got, on every port; nothing is dialled', async () => {
+    const cases: Array<[ResolveError, string]> = [
+      [new ResolveError('ENOTFOUND', 'x.test', 'x.test does not exist (NXDOMAIN)'), 'NXDOMAIN'],
+      [new ResolveError('ENODATA', 'x.test', 'x.test has no A or AAAA record'), 'NODATA'],
+      [new ResolveError('ETIMEOUT', 'x.test', 'DNS lookup of x.test timed out'), 'TIMEOUT'],
+      [new ResolveError('ESERVFAIL', 'x.test', 'SERVFAIL'), 'SERVFAIL'],
+      [new ResolveError('EREFUSED', 'x.test', 'refused'), 'REFUSED'],
+      [new ResolveError('EDNS', 'x.test', 'failed', { cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) }), 'UNREACHABLE'],
+      [new ResolveError('EDNS', 'x.test', 'failed', { cause: Object.assign(new Error('x'), { code: 'EBADRESP' }) }), 'ERROR'],
+    ];
+    for (const [err, answer] of cases) {
+      let dialled = 0;
+      const stub: ScanDialer = {
+        resolve: () => Promise.reject(err),
+        probe: () => {
+          dialled++;
+          throw new Error('no packet for a name that did not resolve');
+        },
+        limiter: (n) => new ConnectionLimiter(n),
+      };
+      const results = await new PortScanner({ dialer: stub }).scanPorts(' x.test ', [443, 80], T);
+      assert.deepEqual(
+        results.map((r) => [r.host, r.ip, r.port, r.open, r.state, r.error, r.reason, r.response_time, r.queued_ms]),
+        [80, 443].map((port) => ['x.test', null, port, false, 'unresolved', answer, err.message, null, null]),
+        err.code,
+      );
+      assert.equal(dialled, 0);
+    }
+  });
+});
+
 describe('the host is resolved and checked once, and the scan goes to that address', () => {
   test('one A query for the whole scan; every port dialled on the address it returned', async () => {
     const before = dns.queries.filter((q) => q === 'A scanme.test').length;
@@ -191,7 +223,7 @@ describe('the host is resolved and checked once, and the scan goes to that addre
     for (const r of results) {
       assert.equal(r.ip, null);
       assert.equal(r.open, false);
-      assert.equal(r.state, 'filtered');
+      assert.equal(r.state, 'unresolved');
       assert.equal(r.response_time, null);
       assert.match(r.reason, /gone\.test does not exist/);
     }
