@@ -39,9 +39,13 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   app.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
   if (judge.error !== null) app.log.warn({ judge: judge.url }, judge.error);
 
+  // The job queue's and the delivery's timers are unref'd, and without REDIS_URL no connection
+  // holds the event loop: this does, until the worker closes (else it exited at once, code 0).
+  const alive = setInterval(() => undefined, 2 ** 30);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
+      clearInterval(alive);
       await app.close();
       await store.close();
     })());

@@ -185,7 +185,7 @@ test('README "several machines" (PostgreSQL + Redis): a worker checks a working 
   assert.equal(await unreachable.stop(), 0);
 });
 
-test('a worker with no judge at all (SQLite, no judge URL set, no API instance ever listened): the proxy job fails as misconfigured, the worker warns at start', { timeout: 60_000 }, async (t) => {
+test('a worker with no judge at all (SQLite, no judge URL set, no API instance ever listened): the proxy job fails as misconfigured, the worker warns at start; once an API instance listens, its recorded judge is used', { timeout: 60_000 }, async (t) => {
   const path = join(tempDir(t), 'shared.db');
   const env = { DATABASE_URL: `sqlite:${path}`, NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' };
   const proxy = await startHttpProxy({ kind: 'elite' });
@@ -211,5 +211,12 @@ test('a worker with no judge at all (SQLite, no judge URL set, no API instance e
   const { id } = (created.json() as Answer<JobView>).data;
   const job = await finished(async () => ((await app.inject({ method: 'GET', url: `/api/jobs/${id}`, headers })).json() as Answer<JobView>).data);
   assertMisconfigured(job, /no judge/);
+
+  // The API instance starts listening: it records its judge, and the running worker uses it.
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const again = await app.inject({ method: 'POST', url: '/api/proxy/check', headers: { ...headers, prefer: 'respond-async' }, payload: { proxy: proxy.address, check_speed: false } });
+  const next = await finished(async () => ((await app.inject({ method: 'GET', url: `/api/jobs/${(again.json() as Answer<JobView>).data.id}`, headers })).json() as Answer<JobView>).data);
+  assert.equal(next.status, 'succeeded', JSON.stringify(next.error));
+  assert.equal((next.result as { status: string }).status, 'working');
   assert.equal(await worker.stop(), 0);
 });

@@ -63,8 +63,6 @@ export function defaultJudgeUrl(bound: { address: string; port: number }, interf
 
 /** How long a process that serves no judge keeps the judge URL it read from the database before it reads it again. */
 export const RECORDED_JUDGE_REFRESH_MS = 30_000;
-/** While the database holds no judge URL, it is asked again at most this often. */
-export const RECORDED_JUDGE_RETRY_MS = 2_000;
 /** Retry-After of a check refused for want of a judge: an operator has to act first. */
 export const JUDGE_UNAVAILABLE_RETRY_S = 60;
 
@@ -119,8 +117,9 @@ export class JudgeDirectory {
   async target(): Promise<JudgeTarget> {
     const known = this.#configured ?? this.#own;
     if (known) return known;
-    const age = this.#now() - this.#readAt;
-    if (this.#record && age >= (this.#recorded ? RECORDED_JUDGE_REFRESH_MS : RECORDED_JUDGE_RETRY_MS)) await this.#read();
+    // While none is recorded every check asks again (reads in flight are shared): the first
+    // API instance to listen is used at once.
+    if (this.#record && (!this.#recorded || this.#now() - this.#readAt >= RECORDED_JUDGE_REFRESH_MS)) await this.#read();
     if (this.#recorded) return this.#recorded;
     throw new JudgeUnavailableError(this.#readError ?? 'no judge: no judge URL is set and no API instance has recorded its judge in the database');
   }

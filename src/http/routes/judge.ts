@@ -17,11 +17,12 @@ export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChec
   const { judge } = deps.proxy;
   app.addHook('onListen', async () => {
     const bound = app.server.address();
-    if (typeof bound === 'object' && bound) {
-      deps.proxy.listening({ address: bound.address, port: bound.port }).catch((err: unknown) =>
-        app.log.warn({ err }, 'the judge URL could not be recorded in the database: netdiag worker processes without NETDIAG_JUDGE_URL or NETDIAG_PUBLIC_URL have no judge until an instance records one'),
-      );
-    }
+    if (typeof bound !== 'object' || !bound) return;
+    // Recorded before listen() resolves: a worker that asks from then on finds this judge.
+    await deps.proxy.judges.listening({ address: bound.address, port: bound.port }).catch((err: unknown) =>
+      app.log.warn({ err }, 'the judge URL could not be recorded in the database: netdiag worker processes without NETDIAG_JUDGE_URL or NETDIAG_PUBLIC_URL have no judge until an instance records one'),
+    );
+    void deps.proxy.ownAddresses.refresh();
   });
 
   const nonceOf = (request: FastifyRequest): string => (request.params as { nonce: string }).nonce;
