@@ -322,23 +322,18 @@ export function registerAccess(
   };
 
   /** Takes back one admitted consume; a limiter that cannot is not asked, and a failure is not the request's. */
-  const refundConsume = (key: string, now: number): void => {
-    if (limiter?.refund) void Promise.resolve(limiter.refund(key, now)).catch(() => undefined);
-  };
+  const refundConsume = (key: string, now: number): Promise<void> =>
+    limiter?.refund ? Promise.resolve(limiter.refund(key, now)).catch(() => undefined) : Promise.resolve();
 
   /**
    * Takes back a consume that was made before its request's token was checked, once the check
-   * did not confirm it: a refused token is never a call.
+   * did not confirm it: a refused token is never a call. Settles once the refund is done.
    */
-  const giveBack = (decision: MaybePromise<Decision>, key: string, now: number): void => {
-    whenReady(
-      decision,
-      (d) => {
-        if (d.allowed) refundConsume(key, now);
-      },
+  const giveBack = (decision: MaybePromise<Decision>, key: string, now: number): Promise<void> =>
+    Promise.resolve(decision).then(
+      (d) => (d.allowed ? refundConsume(key, now) : undefined),
       () => undefined,
     );
-  };
 
   /**
    * A token whose check waits (the PostgreSQL fence) and that authenticated before: its account's
@@ -368,13 +363,11 @@ export function registerAccess(
         if (a.account.id === guess.id && a.account.plan === guess.plan) {
           return whenReady(early, (d) => decided(request, reply, a, policy, d, done), done);
         }
-        giveBack(early, key, now);
+        void giveBack(early, key, now);
         admit(request, reply, a, done);
       },
-      (err: unknown) => {
-        giveBack(early, key, now);
-        refused(request, reply, err, done, token);
-      },
+      // After the refund: a 503's headers then show the windows without this request.
+      (err: unknown) => void giveBack(early, key, now).then(() => refused(request, reply, err, done, token)),
     );
   };
 
@@ -437,7 +430,7 @@ export function registerAccess(
 
   return {
     refund(request) {
-      if (request.account !== null && request.rateDecision !== null) refundConsume(accountKey(request.account.id), request.receivedAt);
+      if (request.account !== null && request.rateDecision !== null) void refundConsume(accountKey(request.account.id), request.receivedAt);
     },
   };
 }
