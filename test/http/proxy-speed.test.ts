@@ -57,6 +57,7 @@ test('loopback proxies: each speed is a measurement of a timed interval or "too 
   for (const name of ['http', 'socks5']) {
     for (let i = 0; i < 3; i++) {
       const speed = await speedOf(b, fixtures[name]!.address);
+      t.diagnostic(`${name}: download ${speed.download}, upload ${speed.upload}, latency ${speed.latency}`);
       assert.notEqual(speed.upload, '104857.6 Mbps', 'the clamped 0.01 ms interval');
       const up = figure(speed.upload);
       const down = figure(speed.download);
@@ -70,6 +71,7 @@ test('loopback proxies: each speed is a measurement of a timed interval or "too 
 test('a proxy with a slow uplink: the upload is measured, and no faster than its uplink lets bytes through', async (t) => {
   const b = await app(t);
   const speed = await speedOf(b, fixtures.slowUplink!.address);
+  t.diagnostic(`slow uplink (${SLOW_UPLINK_BYTES_PER_S} B/s): download ${speed.download}, upload ${speed.upload}, latency ${speed.latency}`);
   const up = figure(speed.upload);
   assert.notEqual(up, null, 'some 130 ms is long enough to time');
   const uplinkMbps = (SLOW_UPLINK_BYTES_PER_S * 8) / 1e6;
