@@ -5,7 +5,7 @@ import { CONCURRENT_PROBES } from '../../src/domain/accounts/plans.js';
 import { MAX_PORTS_PER_SCAN, SCANS_GLOBAL_SOCKETS, SCANS_PER_OWNER_SOCKETS, SCANS_RESERVED_BELOW } from '../../src/domain/ports/index.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { currentOwner } from '../../src/infra/net/owner.js';
-import { build } from '../helpers/build.js';
+import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
 
@@ -56,6 +56,22 @@ function silentDialer() {
   return { silent, silentBy, dialer };
 }
 
+/**
+ * `token`'s one-port scan of the open listener, which must answer `open` with its wait for a
+ * slot; with the silent connects started, and those answered, when its answer came.
+ */
+async function scanOpenPort(b: Built, token: string, silent: net.Socket[]): Promise<{ connects: number; answered: number }> {
+  const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: listener.port, timeout: 1 }, token });
+  const connects = silent.length;
+  const answered = silent.filter((s) => s.destroyed).length;
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { data: Item };
+  await assertMatchesOpenApi(b.app, 'POST', '/api/port/scan', 200, body);
+  assert.equal(body.data.state, 'open');
+  assert.equal(typeof body.data.queued_ms, 'number');
+  return { connects, answered };
+}
+
 test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B's open port is answered before any of A's ports", async (t) => {
   const { silent, dialer } = silentDialer();
   const b = await build(t, { plan: 'enterprise', deps: { dialer } });
@@ -81,14 +97,7 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
   assert.equal(silent.length, SCANS_PER_OWNER_SOCKETS, "A holds its share of the scanners' sockets, no more");
   assert.ok(dialer.stats.active === SCANS_PER_OWNER_SOCKETS, 'and those connects are all in flight');
 
-  const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: listener.port, timeout: 1 }, token: accountB.token });
-  const aConnectsWhenBAnswered = silent.length;
-  const aPortsAnsweredWhenBAnswered = silent.filter((s) => s.destroyed).length;
-  assert.equal(res.status, 200);
-  const body = (await res.json()) as { data: Item };
-  await assertMatchesOpenApi(b.app, 'POST', '/api/port/scan', 200, body);
-  assert.equal(body.data.state, 'open');
-  assert.equal(typeof body.data.queued_ms, 'number');
+  const { connects: aConnectsWhenBAnswered, answered: aPortsAnsweredWhenBAnswered } = await scanOpenPort(b, accountB.token, silent);
   // Order, not time: when B had its answer, A had started no connect beyond its share and not
   // one of A's 16,000 ports had an answer, so none of A's scans was anywhere near half done.
   assert.equal(aConnectsWhenBAnswered, SCANS_PER_OWNER_SOCKETS);
@@ -138,14 +147,7 @@ test("issue 24: four accounts' 20 scans of 1000 silent ports leave the reserve f
     assert.ok(held < SCANS_GLOBAL_SOCKETS, 'the reserve is not all taken');
     assert.deepEqual(statuses, [], 'all 20 scans run (5 per account, under the enterprise plan\'s 16)');
 
-    const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: listener.port, timeout: 1 }, token: newcomer.token });
-    const connectsWhenAnswered = silent.length;
-    const answeredWhenAnswered = silent.filter((s) => s.destroyed).length;
-    assert.equal(res.status, 200);
-    const body = (await res.json()) as { data: Item };
-    await assertMatchesOpenApi(b.app, 'POST', '/api/port/scan', 200, body);
-    assert.equal(body.data.state, 'open');
-    assert.equal(typeof body.data.queued_ms, 'number');
+    const { connects: connectsWhenAnswered, answered: answeredWhenAnswered } = await scanOpenPort(b, newcomer.token, silent);
     // Order, not time: B's connect started and ended while not one of the flooders' 20,000 ports
     // had an answer (so it waited for none of their slots), and they started no connect meanwhile.
     assert.equal(answeredWhenAnswered, 0);
