@@ -40,7 +40,7 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
  * Location header cannot carry), never `//host` or a backslash (`/\\host` is another origin to
  * a browser).
  */
-const LOCAL_PATH = /^\/(?!\/)[!-[\]-~]*$/;
+const LOCAL_PATH = /^\/(?:[!-.0-[\]-~][!-[\]-~]*)?$/;
 
 /** The path a page goes back to: only a plain local path of this site, else the overview. */
 export function safeNext(next: unknown): string {
