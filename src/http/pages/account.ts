@@ -5,7 +5,7 @@ import { LOGIN_LIMITS, type Throttle } from './throttle.js';
 import { field, refusal, render } from './render.js';
 import { clearSessionCookie, safeNext, setSessionCookie } from './session.js';
 import { readCookie, setCookie } from './cookies.js';
-import { withDevice, type ClientMeta } from '../../domain/accounts/logins.js';
+import { withDevice, type ClientMeta, type SignedIn } from '../../domain/accounts/logins.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts/passwords.js';
 import { clientKey } from '../plugins/auth.js';
 
@@ -17,6 +17,12 @@ function metaOf(request: FastifyRequest): ClientMeta {
 /** The device cookie (see LoginService.trustedDevice): a year, renewed at every sign-in. */
 const DEVICE_COOKIE = 'netdiag_device';
 const DEVICE_COOKIE_MAX_AGE_S = 365 * 86_400;
+
+/** The cookies of a sign-in (a login, a sign-up, a one-time link): the session, and this browser's device entry for the account. */
+function signIn(request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): void {
+  setSessionCookie(request, reply, signedIn);
+  setCookie(request, reply, DEVICE_COOKIE, withDevice(readCookie(request, DEVICE_COOKIE), signedIn.device), DEVICE_COOKIE_MAX_AGE_S);
+}
 
 /** Sign in and out, set a password with a one-time link, sign up. */
 export async function accountPages(app: FastifyInstance, deps: PageDeps, throttle: Throttle): Promise<void> {
@@ -57,8 +63,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps, throttl
         }
         return deps.logins.login(email, password, metaOf(request));
       });
-      setSessionCookie(request, reply, signedIn);
-      setCookie(request, reply, DEVICE_COOKIE, withDevice(devices, signedIn.device), DEVICE_COOKIE_MAX_AGE_S);
+      signIn(request, reply, signedIn);
       return reply.redirect(safeNext(next), 303);
     } catch (err) {
       return loginPage(request, reply, { email, next, error: refusal(reply, err) });
@@ -100,7 +105,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps, throttl
         if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
         return deps.logins.setPasswordWithLink(token, password, metaOf(request));
       });
-      setSessionCookie(request, reply, signedIn);
+      signIn(request, reply, signedIn);
       return reply.redirect('/', 303);
     } catch (err) {
       return passwordPage(request, reply, token, refusal(reply, err));
@@ -158,7 +163,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps, throttl
         if (password !== field(request.body, 'confirm', 1_024)) throw new ValidationError('confirm', 'the two passwords differ');
         return deps.logins.signUp({ email, name, password, ...(invite ? { invite } : {}) }, metaOf(request));
       });
-      setSessionCookie(request, reply, signedIn);
+      signIn(request, reply, signedIn);
       return reply.redirect('/tokens?welcome=1', 303);
     } catch (err) {
       const text = refusal(reply, err);

@@ -80,3 +80,20 @@ test('NETDIAG_ADMIN_EMAIL: admin@localhost unless set; not an e-mail address sto
   assert.equal(loadConfig({ NETDIAG_ADMIN_EMAIL: ' Ops@Example.com ' }).adminEmail, 'ops@example.com');
   assert.throws(() => loadConfig({ NETDIAG_ADMIN_EMAIL: 'not an address' }), /NETDIAG_ADMIN_EMAIL/);
 });
+
+test('dashboard: a sign-up sets a device cookie too; a browser keeps the entries of several accounts', async (t) => {
+  const b = await build(t, { env: { NETDIAG_SIGNUP: 'open' } });
+  const c = new PageClient(b.url);
+  await c.get('/signup');
+  assert.equal((await c.post('/signup', { name: 'N', email: 'new@example.com', password: PASSWORD, confirm: PASSWORD })).status, 303);
+  const first = c.cookies.get('netdiag_device');
+  assert.ok(first, 'the sign-up sets a device cookie');
+  // Another account signed in from the same browser: both entries are kept.
+  await c.get('/');
+  await c.post('/logout', {});
+  await setPassword(b.store, OWNER, PASSWORD);
+  await c.signIn(OWNER, PASSWORD);
+  const both = c.cookies.get('netdiag_device')!;
+  assert.equal(both.split('~').length, 2, both);
+  assert.ok(both.endsWith(first), 'the new entry first, the earlier account\'s after it');
+});
