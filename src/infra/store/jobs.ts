@@ -116,7 +116,7 @@ const changed = (r: { numUpdatedRows: bigint } | undefined): boolean => r !== un
 const heldBy = (owner: string) => (eb: ExpressionBuilder<DatabaseSchema, 'jobs'>) =>
   eb.and([eb('status', '=', 'running'), eb('lease_owner', '=', owner)]);
 
-export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
+export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'postgres' = 'sqlite'): JobRepository {
   const find = async (id: string): Promise<JobRecord | undefined> => {
     const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? asJob(row) : undefined;
@@ -162,10 +162,31 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
       return rows.map((r) => ({ first_seq: Number(r.first_seq), last_seq: Number(r.last_seq), lines: r.lines }));
     },
     async claimable(now, limit, perAccount = JOB_CLAIMABLE_PER_ACCOUNT) {
-      // Bounded per account, the same SQL on SQLite and PostgreSQL: the accounts with queued jobs
-      // by a skip scan of jobs_status_account_created (one index seek per account), each account's
-      // oldest `perAccount` by a range of it, plus the few running jobs (lapsed leases, and what
-      // each account has running). Never a look at every queued job.
+      // Bounded per account: the accounts with queued jobs by a skip scan of
+      // jobs_status_account_created (one index seek per account), each account's oldest
+      // `perAccount` by a range of it, plus the few running jobs (lapsed leases, and what each
+      // account has running). Never a look at every queued job: 12 ms (SQLite) with 200 000 queued.
+      // PostgreSQL takes each account's oldest with LATERAL … LIMIT (a join on the range made it
+      // hash every queued job: 23 s); SQLite, which has no LATERAL, by the range up to the
+      // account's perAccount-th job, found first.
+      const oldest =
+        dialect === 'postgres'
+          ? sql`SELECT j.id, j.account_id, j.created_at FROM waiting w
+              CROSS JOIN LATERAL (SELECT q.id, q.account_id, q.created_at FROM jobs q WHERE q.status = 'queued' AND q.account_id = w.account_id
+                ORDER BY q.created_at, q.id LIMIT ${perAccount}) j
+              WHERE w.account_id IS NOT NULL`
+          : sql`SELECT j.id, j.account_id, j.created_at FROM heads h
+              JOIN jobs j ON j.status = 'queued' AND j.account_id = h.account_id AND j.created_at <= h.upto`;
+      const heads =
+        dialect === 'postgres'
+          ? sql``
+          : sql`heads AS MATERIALIZED (
+              SELECT w.account_id, coalesce(
+                (SELECT q.created_at FROM jobs q WHERE q.status = 'queued' AND q.account_id = w.account_id
+                  ORDER BY q.created_at, q.id LIMIT 1 OFFSET ${perAccount - 1}),
+                (SELECT max(q.created_at) FROM jobs q WHERE q.status = 'queued' AND q.account_id = w.account_id)) AS upto
+              FROM waiting w WHERE w.account_id IS NOT NULL
+            ),`;
       const { rows } = await sql<{ id: string; account_id: number | string; plan: string }>`
         WITH RECURSIVE waiting(account_id) AS (
           SELECT min(account_id) FROM jobs WHERE status = 'queued'
@@ -173,15 +194,9 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>): JobRepository {
           SELECT (SELECT min(q.account_id) FROM jobs q WHERE q.status = 'queued' AND q.account_id > w.account_id)
           FROM waiting w WHERE w.account_id IS NOT NULL
         ),
-        heads AS (
-          SELECT w.account_id,
-            (SELECT q.created_at FROM jobs q WHERE q.status = 'queued' AND q.account_id = w.account_id
-              ORDER BY q.created_at, q.id LIMIT 1 OFFSET ${perAccount - 1}) AS upto
-          FROM waiting w WHERE w.account_id IS NOT NULL
-        ),
+        ${heads}
         candidates AS (
-          SELECT j.id, j.account_id, j.created_at FROM heads h
-          JOIN jobs j ON j.status = 'queued' AND j.account_id = h.account_id AND (h.upto IS NULL OR j.created_at <= h.upto)
+          ${oldest}
           UNION ALL
           SELECT id, account_id, created_at FROM jobs WHERE status = 'running' AND lease_until < ${now}
         ),

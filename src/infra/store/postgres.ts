@@ -213,7 +213,7 @@ export async function openPostgresStore(url: string, opts: { schema?: string } =
     sessions: kyselySessions(db),
     authLinks: kyselyAuthLinks(db),
     webhookSecrets: kyselyWebhookSecrets(db),
-    jobs: kyselyJobs(db),
+    jobs: kyselyJobs(db, 'postgres'),
     webhookDeliveries: kyselyWebhookDeliveries(db),
     async ping() {
       await sql`select 1`.execute(db);
