@@ -6,6 +6,7 @@ import { describeDatabase } from './config-summary.js';
 import { AccountService, NotFound } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
 import { AppError } from './errors.js';
+import { cancelsPublished } from './infra/jobs/index.js';
 import { openStore } from './infra/store/index.js';
 import type { Store } from './infra/store/store.js';
 
@@ -43,7 +44,8 @@ const COMMANDS: Record<string, Command> = {
     summary: "refuse the account's tokens (403) until resumed",
     flags: ['email'],
     required: ['email'],
-    run: (svc, f) => svc.setStatus(f.email!, 'suspended'),
+    // With REDIS_URL the processes running its jobs are told at once, as for a DELETE.
+    run: (svc, f, { store, config }) => cancelsPublished(config, store, svc, () => svc.setStatus(f.email!, 'suspended')),
   },
   'account resume': {
     usage: 'account resume --email E',

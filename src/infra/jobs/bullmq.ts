@@ -196,6 +196,15 @@ export class BullMqJobQueue implements JobQueue {
     }
   }
 
+  /**
+   * Resolves once cancels can be published (they are not queued while Redis is not connected), or
+   * after BULLMQ_CONNECT_TIMEOUT_MS: a short-lived process (the CLI) waits for it before cancelling.
+   */
+  async connected(): Promise<void> {
+    if (this.#pub.status === 'ready') return;
+    await withTimeout(new Promise((resolve) => this.#pub.once('ready', resolve)), BULLMQ_CONNECT_TIMEOUT_MS, 'connect').catch((err: unknown) => this.#onError(err));
+  }
+
   async cancel(id: string): Promise<void> {
     this.#runs.cancel(id);
     // The process running it aborts at once; should this not reach it, its next lease renewal does.

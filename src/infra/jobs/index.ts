@@ -35,3 +35,31 @@ export function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, sto
     ...opts.bullmq,
   });
 }
+
+/**
+ * Runs `suspend` (`netdiag account suspend`: a process that runs no queue) so that, with
+ * REDIS_URL, the ids of the jobs it cancels are published as a DELETE publishes them, and the
+ * processes running them abort at once; without Redis (or should Redis not answer) they stop at
+ * their next lease renewal.
+ */
+export async function cancelsPublished<T>(
+  config: Pick<Config, 'redisUrl'>,
+  store: Pick<Store, 'jobs'>,
+  accounts: { onJobsCancelled: ((ids: readonly string[]) => Promise<void>) | undefined },
+  suspend: () => Promise<T>,
+  bullmq: JobQueueOptions['bullmq'] = {},
+): Promise<T> {
+  if (config.redisUrl === undefined) return suspend();
+  // Failures are the lease renewal's to make up for: nothing to report from here.
+  const queue = new BullMqJobQueue({ redisUrl: config.redisUrl, repo: store.jobs, workers: 0, onError: () => undefined, ...bullmq });
+  await queue.connected();
+  accounts.onJobsCancelled = async (ids) => {
+    for (const id of ids) await queue.cancel(id);
+  };
+  try {
+    return await suspend();
+  } finally {
+    accounts.onJobsCancelled = undefined;
+    await queue.close();
+  }
+}
