@@ -40,6 +40,7 @@ export class LeasedRuns {
   readonly #cancelReason: () => Error;
   readonly #onError: (err: unknown) => void;
   readonly #running = new Map<string, LeasedRun>();
+  #closing = false;
 
   constructor(o: {
     repo: JobRepository;
@@ -80,6 +81,7 @@ export class LeasedRuns {
    * another claimer was first (or it is no longer claimable).
    */
   async take(c: ClaimCandidate, runner: JobRunner): Promise<{ job: JobRecord; release: () => void } | null | undefined> {
+    if (this.#closing) return undefined;
     const release = await runner.admit(c);
     if (release === null) return null;
     let job: JobRecord | undefined;
@@ -88,6 +90,11 @@ export class LeasedRuns {
     } catch (err) {
       release();
       throw err;
+    }
+    // Closed while claiming: a run started now would outlive the close (its sockets keep the process up).
+    if (job && this.#closing) {
+      await this.#repo.release(job.id, this.owner).catch((err: unknown) => this.#onError(err));
+      job = undefined;
     }
     if (!job) release();
     return job && { job, release };
@@ -132,6 +139,7 @@ export class LeasedRuns {
 
   /** Aborts every run as the queue closes (their jobs are given back) and waits for them to end. */
   async close(): Promise<void> {
+    this.#closing = true;
     const runs = [...this.#running.values()];
     for (const r of runs) r.abort.abort(new QueueClosingError());
     await Promise.allSettled(runs.map((r) => r.done));
