@@ -349,8 +349,10 @@ export class RedisRateLimiter implements RateLimiter {
       const now = this.now();
       const keys = new Set<string>();
       for (const window of lowered) {
-        const key = /\{(.*)\}/.exec(window)?.[1];
-        if (key !== undefined) keys.add(key);
+        // The account key sits in the window key's hash tag: from its first '{' to its last '}'.
+        const open = window.indexOf('{');
+        const close = window.lastIndexOf('}');
+        if (open >= 0 && close > open) keys.add(window.slice(open + 1, close));
       }
       for (const key of keys) await this.raise(key, this.keys(key, now), expiriesAt(now), now);
     }
