@@ -214,6 +214,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       cancelReason: () => new JobCancelledError(),
       onError: (err) => app.log.error({ err }, 'job queue'),
       onRecovered: (err) => app.log.warn({ err }, 'job queue: a worker paused past its lock; the job runs again'),
+      onRedis: (state, err) =>
+        state === 'lost'
+          ? app.log.warn({ err }, 'job queue: Redis cannot be reached; new jobs wait queued in the database until it is back')
+          : app.log.info('job queue: Redis is back'),
     });
   const jobs = new JobService({
     repo: deps.store.jobs,

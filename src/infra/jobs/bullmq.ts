@@ -55,11 +55,29 @@ export interface BullMqQueueOptions {
    * it is simply run again), to be logged below error level; onError unless given.
    */
   onRecovered?: (err: unknown) => void;
+  /**
+   * Redis went away ('lost', with the error: jobs wait queued in the database meanwhile) or came
+   * back ('back'): expected, and recovered from by itself, so logged below error level; connection
+   * errors go to onError unless given.
+   */
+  onRedis?: (state: 'lost' | 'back', err?: unknown) => void;
   cancelReason?: () => Error;
 }
 
 /** BullMQ's words for a lock that lapsed while its worker paused: the job went back to the queue and runs again. */
 const LOST_LOCK = /^(Missing lock for job|Lock mismatch for job|could not renew lock for job) /;
+
+/** Socket error codes that mean "Redis cannot be reached" (ioredis reconnects by itself). */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** ioredis' own words for a command refused while the connection is down. */
+const CONNECTION_MESSAGES = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false|connect ETIMEDOUT)/;
+
+function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code !== undefined && CONNECTION_CODES.has(code)) || CONNECTION_MESSAGES.test(err.message);
+}
 
 const FRESH = Symbol('fresh');
 /** While Redis is down every connection reports each reconnect: one line per message per this long. */
@@ -100,14 +118,23 @@ export class BullMqJobQueue implements JobQueue {
   #runner: JobRunner | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** A connection error was seen and no connection has been ready since. */
+  #redisLost = false;
 
   constructor(opts: BullMqQueueOptions) {
     if (!Number.isInteger(opts.workers) || opts.workers < 0) throw new RangeError('BullMqJobQueue: workers must be a whole number, 0 or more');
     this.#o = opts;
     const report = opts.onError ?? (() => undefined);
     const recovered = opts.onRecovered ?? report;
+    const redisState = opts.onRedis;
     const lastSeen = new Map<string, number>();
     this.#onError = (err) => {
+      if (redisState && isConnectionError(err)) {
+        // Said once per outage (whichever of this queue's connections notices first), not per retry.
+        if (!this.#redisLost) redisState('lost', err);
+        this.#redisLost = true;
+        return;
+      }
       const key = err instanceof Error ? err.message : String(err);
       const now = Date.now();
       if ((lastSeen.get(key) ?? -Infinity) > now - ERROR_REPEAT_MS) return;
@@ -128,6 +155,11 @@ export class BullMqJobQueue implements JobQueue {
   #redis(extra: RedisOptions): Redis {
     const r = new Redis(this.#o.redisUrl, { connectTimeout: BULLMQ_CONNECT_TIMEOUT_MS, lazyConnect: false, ...extra });
     r.on('error', (err) => this.#onError(err));
+    r.on('ready', () => {
+      if (!this.#redisLost) return;
+      this.#redisLost = false;
+      this.#o.onRedis?.('back');
+    });
     this.#clients.push(r);
     return r;
   }
@@ -201,8 +233,11 @@ export class BullMqJobQueue implements JobQueue {
    * after BULLMQ_CONNECT_TIMEOUT_MS: a short-lived process (the CLI) waits for it before cancelling.
    */
   async connected(): Promise<void> {
-    if (this.#pub.status === 'ready') return;
-    await withTimeout(new Promise((resolve) => this.#pub.once('ready', resolve)), BULLMQ_CONNECT_TIMEOUT_MS, 'connect').catch((err: unknown) => this.#onError(err));
+    // The queue's own connection too: BullMQ closed while its connection still initializes lets
+    // that initialization's failure escape as an unhandled rejection (its error listeners are
+    // gone by then), which would end a short-lived process.
+    const pubReady = this.#pub.status === 'ready' ? Promise.resolve() : new Promise((resolve) => this.#pub.once('ready', resolve));
+    await withTimeout(Promise.all([pubReady, this.#queue.waitUntilReady()]), BULLMQ_CONNECT_TIMEOUT_MS, 'connect').catch((err: unknown) => this.#onError(err));
   }
 
   async cancel(id: string): Promise<void> {

@@ -12,6 +12,8 @@ export interface JobQueueOptions {
   onError: (err: unknown) => void;
   /** Expected recoveries (a job run again after its worker paused past its lock): below error level. */
   onRecovered?: (err: unknown) => void;
+  /** Redis lost ('lost') or back ('back'): expected, below error level (BullMQ only). */
+  onRedis?: (state: 'lost' | 'back', err?: unknown) => void;
   /** The reason a cancelled job's run is aborted with. */
   cancelReason: () => Error;
   /** BullMQ's queue name and key prefix (tests: one of their own). */
@@ -32,6 +34,7 @@ export function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, sto
     cancelReason: opts.cancelReason,
     onError: opts.onError,
     ...(opts.onRecovered ? { onRecovered: opts.onRecovered } : {}),
+    ...(opts.onRedis ? { onRedis: opts.onRedis } : {}),
     ...opts.bullmq,
   });
 }

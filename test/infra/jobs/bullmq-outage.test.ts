@@ -9,6 +9,7 @@ import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import { sqliteBackend } from '../store/backends.js';
 import { freePort } from '../../helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
+import { pollUntil } from '../net/fixtures/connect-spy.js';
 
 /**
  * Redis unreachable when a job is created (docs/jobs.md): the job is still accepted (202, queued
@@ -55,4 +56,29 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   assert.equal(status, 'succeeded', 'run once Redis answers');
   const done = await app.inject({ url: `/api/jobs/${job.id}`, headers: { authorization: `Bearer ${token}` } });
   assert.equal((done.json() as { data: JobView }).data.result && typeof (done.json() as { data: JobView }).data.result, 'object');
+});
+
+test('Redis going away and coming back is reported once each through onRedis, never as an error', { skip: noRedis, timeout: 30_000 }, async (t) => {
+  const port = await freePort();
+  const redisUrl = `redis://127.0.0.1:${port}/0`;
+  const backend = sqliteBackend();
+  const store = await backend.open();
+  t.after(async () => {
+    await store.close();
+    await backend.drop();
+  });
+  const first = await startRedisServer(t, port);
+  const errors: unknown[] = [];
+  const states: string[] = [];
+  const queue = new BullMqJobQueue({ redisUrl, repo: store.jobs, workers: 1, onError: (err) => errors.push(err), onRedis: (state) => states.push(state) });
+  t.after(() => queue.close());
+  queue.start({ admit: () => () => undefined, run: async () => undefined });
+  await queue.connected();
+  first.kill('SIGKILL');
+  await pollUntil(() => states.length > 0, 1_000);
+  assert.deepEqual(states, ['lost']);
+  await startRedisServer(t, port);
+  await pollUntil(() => states.includes('back'), 1_500);
+  assert.deepEqual(states, ['lost', 'back'], 'one line for the outage and one for the recovery, however many connections retried');
+  assert.deepEqual(errors, [], 'an expected outage is not an error');
 });
