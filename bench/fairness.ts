@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { CONCURRENT_PROBES } from '../src/domain/accounts/plans.js';
 import { RANGE_DEFAULT_TIMEOUT_S } from '../src/domain/ports/index.js';
 import { blackholeUnavailable, runInBlackhole } from '../test/domain/ports/fixtures/blackhole.js';
+import { fairnessQueues } from './fairness-queues.js';
 import { startServer, type ChildServer } from './lib.js';
 import { median, quantile } from './stats.js';
 
@@ -21,8 +22,12 @@ import { median, quantile } from './stats.js';
  * Run (as root: unshare -n and tc):
  *   node --import tsx bench/fairness.ts
  *   (BENCH_A_ACCOUNTS=4, BENCH_A_SCANS=20 between them, BENCH_A_TIMEOUT_S=3, BENCH_ROUNDS=3, BENCH_B_SAMPLES=20)
+ * then the queue cases of bench/fairness-queues.ts (BENCH_REDIS_URL adds BullMQ); BENCH_PART=sockets
+ * or BENCH_PART=queues runs one of the two.
  */
 
+/** `sockets` (the neighbour case), `queues` (jobs and webhooks: bench/fairness-queues.ts), or both (default). */
+const PART = process.env.BENCH_PART ?? 'all';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const B_SAMPLES = Number(process.env.BENCH_B_SAMPLES ?? 20);
 const A_ACCOUNTS = Number(process.env.BENCH_A_ACCOUNTS ?? 4);
@@ -123,13 +128,17 @@ async function inside(): Promise<void> {
 if (process.argv.includes('--inside')) {
   await inside();
 } else {
-  const why = blackholeUnavailable();
-  if (why) {
-    console.log(`skipped: ${why}`);
-  } else {
-    console.log(`node ${process.version}, ${ROUNDS} rounds of ${B_SAMPLES} samples each way`);
-    const out = await runInBlackhole(fileURLToPath(import.meta.url), ['--inside'], { host: SILENT_HOST });
-    process.stdout.write(out.stdout);
-    if (out.code !== 0) throw new Error(`the run failed: ${out.stderr}`);
+  if (PART !== 'queues') {
+    const why = blackholeUnavailable();
+    if (why) {
+      console.log(`sockets: skipped: ${why}`);
+    } else {
+      console.log(`node ${process.version}, ${ROUNDS} rounds of ${B_SAMPLES} samples each way`);
+      const out = await runInBlackhole(fileURLToPath(import.meta.url), ['--inside'], { host: SILENT_HOST });
+      process.stdout.write(out.stdout);
+      if (out.code !== 0) throw new Error(`the run failed: ${out.stderr}`);
+    }
   }
+  // Issue 24's queue cases: another account's job and webhook delivery behind four backlogs.
+  if (PART !== 'sockets') await fairnessQueues({ redisUrl: process.env.BENCH_REDIS_URL });
 }
