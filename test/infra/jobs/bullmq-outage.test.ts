@@ -6,7 +6,7 @@ import { AccountService } from '../../../src/domain/accounts/service.js';
 import { JobCancelledError } from '../../../src/domain/jobs/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
 import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
-import { sqliteBackend } from '../store/backends.js';
+import { sqliteBackend, sqliteStoreWithAccount } from '../store/backends.js';
 import { freePort } from '../../helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
 import { pollUntil } from '../net/fixtures/connect-spy.js';
@@ -61,12 +61,7 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
 test('Redis going away and coming back is reported once each through onRedis, never as an error', { skip: noRedis, timeout: 30_000 }, async (t) => {
   const port = await freePort();
   const redisUrl = `redis://127.0.0.1:${port}/0`;
-  const backend = sqliteBackend();
-  const store = await backend.open();
-  t.after(async () => {
-    await store.close();
-    await backend.drop();
-  });
+  const { store } = await sqliteStoreWithAccount(t);
   const first = await startRedisServer(t, port);
   const errors: unknown[] = [];
   const states: string[] = [];
