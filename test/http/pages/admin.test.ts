@@ -267,3 +267,22 @@ test('admin page: an invitation link is based on NETDIAG_PUBLIC_URL, else the ad
   const set = { ...config, publicUrl: 'https://diag.example.com/' } as Built['config'];
   assert.equal(inviteBase(request('0.0.0.0:3000'), set), 'https://diag.example.com');
 });
+
+test('admin page: suspending an account cancels its queued job at once, with the 403 body as its error', async (t) => {
+  // No workers: the job stays queued until the suspension reaches it.
+  const { b, client, other } = await admin(t, { NETDIAG_WORKERS: '0' });
+  const created = await b.api('/api/ipv6/expand', { token: other.token, headers: { prefer: 'respond-async' }, json: { ipv6: '::1' } });
+  assert.equal(created.status, 202);
+  const { data: job } = (await created.json()) as { data: { id: string } };
+  assert.equal((await b.store.jobs.find(job.id))?.status, 'queued');
+
+  await client.get('/admin');
+  const res = await client.submit(`/admin/accounts/${other.id}/status`, { status: 'suspended' });
+  assert.equal(res.status, 200);
+  const row = await b.store.jobs.find(job.id);
+  assert.equal(row?.status, 'cancelled');
+  const refusal = (await (await b.api('/api/user', { token: other.token })).json()) as { error: string; message: string };
+  const error = JSON.parse(String(row?.error)) as { success: boolean; error: string; message: string };
+  assert.deepEqual({ error: error.error, message: error.message }, { error: refusal.error, message: refusal.message });
+  assert.equal(error.error, 'forbidden');
+});
