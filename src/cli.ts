@@ -68,7 +68,7 @@ const COMMANDS: Record<string, Command> = {
   'account list': { usage: 'account list', summary: 'every account', flags: [], required: [], run: (svc) => svc.listAccounts() },
   'token create': {
     usage: 'token create --email E [--label L] [--expires-in-days D]',
-    summary: 'a new token for the account (shown once; a lost admin token: --email admin@localhost); it expires after D days, or never',
+    summary: 'a new token for the account (shown once; a lost admin token: --email admin@localhost, or your NETDIAG_ADMIN_EMAIL); it expires after D days, or never',
     flags: ['email', 'label', 'expires-in-days'],
     required: ['email'],
     run: (svc, f) => {
@@ -119,7 +119,7 @@ ${Object.entries(GROUPS)
 
 ${lines(Object.values(COMMANDS))}
 
-Lost the first (admin) token? On the server's machine: netdiag token create --email admin@localhost --label new
+Lost the first (admin) token? On the server's machine: netdiag token create --email admin@localhost --label new (or the NETDIAG_ADMIN_EMAIL you set)
 
 ${DATABASE_NOTE}`;
 
