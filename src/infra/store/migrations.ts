@@ -308,8 +308,14 @@ const MIGRATE_RETRIES = 5;
 /** What PostgreSQL says when a catalog read meets objects dropped meanwhile: no such schema, table, column or object. */
 const DROPPED_MEANWHILE = new Set(['3F000', '42P01', '42703', '42704']);
 
+/** The same race met inside PostgreSQL's own catalog cache: an internal error (XX000) with these words. */
+const CACHE_LOOKUP_FAILED = 'cache lookup failed for ';
+
 function isDroppedMeanwhile(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && DROPPED_MEANWHILE.has(String((err as { code?: unknown }).code));
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (DROPPED_MEANWHILE.has(String(code))) return true;
+  return code === 'XX000' && typeof message === 'string' && message.startsWith(CACHE_LOOKUP_FAILED);
 }
 
 /**
@@ -323,7 +329,8 @@ export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres', 
   const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   let { error, results } = await migrator.migrateToLatest();
   // Kysely's look for its own tables reads the catalog of every schema; a schema another session
-  // drops meanwhile makes that read fail ("schema … does not exist", "column … does not exist"),
+  // drops meanwhile makes that read fail ("schema … does not exist", "column … does not exist",
+  // "cache lookup failed for namespace …"),
   // though nothing of ours is missing. The look is read-only and nothing was migrated: ask again.
   for (let retry = 0; retry < MIGRATE_RETRIES && isDroppedMeanwhile(error) && (results ?? []).length === 0; retry++) {
     ({ error, results } = await migrator.migrateToLatest());
