@@ -87,11 +87,10 @@ function deviceEntries(cookie: string | undefined): Array<{ entry: string; accou
     .map(({ entry, m }) => ({ entry, accountId: Number(m[1]), nonce: m[2]!, mac: m[3]! }));
 }
 
-/** The device cookie after a sign-in: the new entry first, the other accounts' entries after it. */
-export function withDevice(cookie: string | undefined, entry: string): string {
-  const accountId = deviceEntries(entry)[0]?.accountId;
-  const others = deviceEntries(cookie).filter((e) => e.accountId !== accountId);
-  return [entry, ...others.map((e) => e.entry)].slice(0, DEVICE_ENTRIES_MAX).join(DEVICE_SEPARATOR);
+/** The device cookie after a sign-in: its new entry first, the other accounts' entries after it. */
+export function withDevice(cookie: string | undefined, signedIn: Pick<SignedIn, 'account' | 'device'>): string {
+  const others = deviceEntries(cookie).filter((e) => e.accountId !== signedIn.account.id);
+  return [signedIn.device, ...others.map((e) => e.entry)].slice(0, DEVICE_ENTRIES_MAX).join(DEVICE_SEPARATOR);
 }
 
 

@@ -21,7 +21,7 @@ const DEVICE_COOKIE_MAX_AGE_S = 365 * 86_400;
 /** The cookies of a sign-in (a login, a sign-up, a one-time link): the session, and this browser's device entry for the account. */
 function signIn(request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): void {
   setSessionCookie(request, reply, signedIn);
-  setCookie(request, reply, DEVICE_COOKIE, withDevice(readCookie(request, DEVICE_COOKIE), signedIn.device), DEVICE_COOKIE_MAX_AGE_S);
+  setCookie(request, reply, DEVICE_COOKIE, withDevice(readCookie(request, DEVICE_COOKIE), signedIn), DEVICE_COOKIE_MAX_AGE_S);
 }
 
 /** Sign in and out, set a password with a one-time link, sign up. */
