@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
+import { finishedJob } from '../helpers/jobs.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { startHttpProxy, startTlsTarget, type Running } from '../fixtures/proxies.js';
@@ -52,15 +52,9 @@ async function asJob(b: Built, path: string, json: unknown): Promise<{ result: I
   const res = await b.api(`/api${path}`, { json, headers: { prefer: 'respond-async' } });
   const created = (await res.json()) as { data: { id: string } };
   assert.equal(res.status, 202, JSON.stringify(created));
-  for (let i = 0; i < 200; i++) {
-    const read = await b.api(`/api/jobs/${created.data.id}`);
-    const raw = await read.text();
-    const job = JSON.parse(raw) as { data: { status: string; result: Item[]; error: unknown } };
-    if (job.data.status === 'succeeded') return { result: job.data.result, raw };
-    assert.ok(['queued', 'running'].includes(job.data.status), raw);
-    await sleep(150);
-  }
-  throw new Error('the job did not finish');
+  const { job, text } = await finishedJob<Item[]>(b.api, created.data.id);
+  assert.equal(job.status, 'succeeded', text);
+  return { result: job.result, raw: text };
 }
 
 const proxies = () => [elite.address, '127.0.0.1:99999', '10.1.2.3:8080', `alice:${PASSWORD}@10.1.2.4:8080`, `http://alice:${PASSWORD}@127.0.0.1:8080/x`];

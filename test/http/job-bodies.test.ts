@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { JobView } from '../../src/domain/jobs/types.js';
 import { MAX_JSON_DEPTH } from '../../src/http/json-body.js';
 import { build, type Built } from '../helpers/build.js';
+import { finishedJob } from '../helpers/jobs.js';
 
 /**
  * Issue 24, API.md "Jobs and webhooks": a job keeps only the fields its endpoint declares
@@ -14,13 +15,7 @@ const ASYNC = { prefer: 'respond-async' };
 type Answer<T = unknown> = { success: boolean; data: T; error?: string; message: string; details?: { field?: string } };
 
 async function finished(b: Built, id: string): Promise<JobView> {
-  for (;;) {
-    const res = await b.api(`/api/jobs/${id}`);
-    assert.equal(res.status, 200);
-    const { data } = (await res.json()) as Answer<JobView>;
-    if (data.status !== 'queued' && data.status !== 'running') return data;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return (await finishedJob(b.api, id)).job;
 }
 
 test('a job keeps only the declared fields of its body: a 1 MB unknown field, and unknown fields inside declared objects, are not stored', async (t) => {

@@ -7,6 +7,7 @@ import { PRESETS, PRESET_NAMES, serviceName } from '../../src/domain/ports/index
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { DnsHostResolver } from '../../src/infra/net/resolver.js';
 import { build, type Built } from '../helpers/build.js';
+import { finishedJob } from '../helpers/jobs.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { closedPort, connectSpy, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';
@@ -177,16 +178,6 @@ describe('a host that does not resolve: a 200 whose items are unresolved, naming
     }
   }
 
-  /** A job's view once it has finished, read at most ~6 times a second (the per-job limit is 10). */
-  async function finishedJob(b: Built, id: string): Promise<{ status: string; result: unknown }> {
-    for (;;) {
-      const res = await b.api(`/api/jobs/${id}`);
-      assert.equal(res.status, 200);
-      const view = ((await res.json()) as Ok<{ status: string; result: unknown }>).data;
-      if (!['queued', 'running'].includes(view.status)) return view;
-      await new Promise((r) => setTimeout(r, 160));
-    }
-  }
 
   for (const [name, host, error] of [
     ['NXDOMAIN', 'gone.test', 'NXDOMAIN'],
@@ -202,7 +193,7 @@ describe('a host that does not resolve: a 200 whose items are unresolved, naming
 
         const created = await b.api(path, { json, headers: { prefer: 'respond-async' } });
         assert.equal(created.status, 202, path);
-        const job = await finishedJob(b, ((await created.json()) as Ok<{ id: string }>).data.id);
+        const { job } = await finishedJob(b.api, ((await created.json()) as Ok<{ id: string }>).data.id);
         assert.equal(job.status, 'succeeded', path);
         assertUnresolved(job.result as Item | Item[], host, error, path);
       }
