@@ -150,19 +150,25 @@ export class GroupCommitRecorder {
   private async write(records: readonly UsageRecord[]): Promise<Unwritten | null> {
     try {
       await this.usage.record(records);
-      this.onWritten?.(records);
-      return null;
     } catch (err) {
       if (!isRefusal(err)) return { rest: records, err };
       if (records.length === 1) {
         this.refused(records[0]!, err);
         return null;
       }
+      const half = Math.ceil(records.length / 2);
+      const first = await this.write(records.slice(0, half));
+      if (first) return { rest: [...first.rest, ...records.slice(half)], err: first.err };
+      return this.write(records.slice(half));
     }
-    const half = Math.ceil(records.length / 2);
-    const first = await this.write(records.slice(0, half));
-    if (first) return { rest: [...first.rest, ...records.slice(half)], err: first.err };
-    return this.write(records.slice(half));
+    // Outside the write's try: a callback that throws must not make written records look
+    // unwritten (they would be written, and counted, twice), nor stop the write loop.
+    try {
+      this.onWritten?.(records);
+    } catch (err) {
+      this.log.error({ err }, 'usage records were written; telling the rate limiter failed');
+    }
+    return null;
   }
 
   private refused(record: UsageRecord, err: unknown): void {
