@@ -68,10 +68,12 @@ export interface SignedIn {
  * device of the account). One cookie holds the entries of a few accounts, newest first.
  */
 const DEVICE_ENTRY = /^([1-9][0-9]{0,15})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
+/** The longest entry DEVICE_ENTRY matches: an id of 16 digits, a nonce of 22 characters, a MAC of 43. */
+const DEVICE_ENTRY_MAX_CHARS = 16 + 1 + 22 + 1 + 43;
 export const DEVICE_ENTRIES_MAX = 4;
-/** Longer than DEVICE_ENTRIES_MAX entries can be: a longer cookie is not read at all. */
-const DEVICE_COOKIE_MAX_CHARS = DEVICE_ENTRIES_MAX * 90;
 const DEVICE_SEPARATOR = '~';
+/** The longest cookie DEVICE_ENTRIES_MAX entries make: a longer one is not read at all. */
+const DEVICE_COOKIE_MAX_CHARS = DEVICE_ENTRIES_MAX * (DEVICE_ENTRY_MAX_CHARS + DEVICE_SEPARATOR.length);
 
 function deviceMac(accountId: number, nonce: string, passwordHash: string): string {
   return createHmac('sha256', passwordHash).update(`netdiag device v1|${accountId}|${nonce}`).digest('base64url');
