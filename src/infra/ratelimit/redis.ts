@@ -27,6 +27,8 @@ export const REDIS_PROBE_MS = 1_000;
  * the calls they admitted and never recorded; an instance's heartbeat lapses after this long.
  */
 export const REDIS_RECONCILE_MS = DEFAULTS.reconcileS * 1000;
+/** Heartbeats per lapse: a beat or two lost to a slow Redis does not make a live instance look dead. */
+const HEARTBEATS_PER_LAPSE = 3;
 /** The ids of the instances that count calls in this Redis (a set). */
 export const REDIS_INSTANCES_KEY = `${REDIS_KEY_PREFIX}instances`;
 /** An instance's calls admitted and not yet recorded: a hash of window key → calls. */
@@ -309,7 +311,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   /**
    * Heartbeat and reconcile: this instance says it lives (a key that lapses after reconcileMs,
-   * renewed three times as often), and at start and every reconcileMs gives back the unrecorded
+   * renewed HEARTBEATS_PER_LAPSE times as often), and at start and every reconcileMs gives back the unrecorded
    * calls of every instance whose heartbeat lapsed (killed before their records were written),
    * then raises those accounts' windows to the recorded usage, so none ends below it.
    */
@@ -328,7 +330,7 @@ export class RedisRateLimiter implements RateLimiter {
       if (this.closing) return;
       beat();
       reconcile();
-      this.heartbeat = setInterval(beat, Math.max(1, Math.floor(this.reconcileMs / 3)));
+      this.heartbeat = setInterval(beat, Math.max(1, Math.floor(this.reconcileMs / HEARTBEATS_PER_LAPSE)));
       this.heartbeat.unref();
       this.reconciler = setInterval(reconcile, this.reconcileMs);
       this.reconciler.unref();
