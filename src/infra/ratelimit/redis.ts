@@ -325,7 +325,9 @@ export class RedisRateLimiter implements RateLimiter {
         .exec()
         .catch(() => undefined);
     };
-    const reconcile = () => void this.reconcile().catch(() => undefined);
+    // A failure is said (at most once per period): windows may stay lowered below the recorded usage.
+    const reconcile = () =>
+      void this.reconcile().catch((err: unknown) => this.log?.warn({ err }, 'giving back the calls of a stopped instance failed; they are given back next period unless already taken off its windows'));
     void (this.starting ?? Promise.resolve()).then(() => {
       if (this.closing) return;
       beat();
