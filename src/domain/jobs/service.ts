@@ -221,10 +221,10 @@ export class JobService implements JobRunner {
    * queue; streams see the change. No event is sent for them.
    */
   async stopped(ids: readonly string[]): Promise<void> {
-    for (const id of ids) {
-      await this.#d.queue.cancel(id);
-      this.#changed(id);
-    }
+    // All at once: each cancel may wait out its publish timeout while Redis is away, and an
+    // account can have many jobs (one after another, the suspension would hang that many times).
+    await Promise.all(ids.map((id) => this.#d.queue.cancel(id)));
+    for (const id of ids) this.#changed(id);
   }
 
   /** The batches of the items completed after `afterSeq`, in completion order (src/domain/jobs/items.ts). */

@@ -56,8 +56,9 @@ export async function cancelsPublished<T>(
   // Failures are the lease renewal's to make up for: nothing to report from here.
   const queue = new BullMqJobQueue({ redisUrl: config.redisUrl, repo: store.jobs, workers: 0, onError: () => undefined, ...bullmq });
   await queue.connected();
+  // All at once (JobService.stopped): with Redis slow, one after another would wait each timeout in turn.
   accounts.onJobsCancelled = async (ids) => {
-    for (const id of ids) await queue.cancel(id);
+    await Promise.all(ids.map((id) => queue.cancel(id)));
   };
   try {
     return await suspend();
