@@ -15,6 +15,9 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
+/** The period of the timer that keeps the worker's event loop alive: any, under setInterval's 2^31 - 1 ms limit. */
+const KEEP_ALIVE_INTERVAL_MS = 2 ** 30;
+
 /**
  * `netdiag worker`: the job engine and webhook delivery of an API instance without its HTTP
  * server. It shares the database (and, with REDIS_URL, the BullMQ queue and the accounts'
@@ -41,7 +44,7 @@ export async function startWorker(config: Config, log: (line: string) => void = 
 
   // The job queue's and the delivery's timers are unref'd, and without REDIS_URL no connection
   // holds the event loop: this does, until the worker closes (else it exited at once, code 0).
-  const alive = setInterval(() => undefined, 2 ** 30);
+  const alive = setInterval(() => undefined, KEEP_ALIVE_INTERVAL_MS);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
