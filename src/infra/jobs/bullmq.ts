@@ -71,7 +71,7 @@ const LOST_LOCK = /^(Missing lock for job|Lock mismatch for job|could not renew 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** ioredis' own words for a command refused while the connection is down. */
-const CONNECTION_MESSAGES = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false|connect ETIMEDOUT)/;
+const CONNECTION_MESSAGES = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false)/;
 
 function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
