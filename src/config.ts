@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EMAIL_PATTERN } from './domain/accounts/service.js';
+import { EMAIL_MAX_CHARS, EMAIL_PATTERN } from './domain/accounts/service.js';
 
 /** One frozen, typed configuration, read from the environment and checked at boot. */
 
@@ -317,7 +317,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const adminEmail = env.NETDIAG_ADMIN_EMAIL?.trim().toLowerCase() || DEFAULTS.adminEmail;
-  if (adminEmail.length > 320 || !EMAIL_PATTERN.test(adminEmail)) {
+  if (adminEmail.length > EMAIL_MAX_CHARS || !EMAIL_PATTERN.test(adminEmail)) {
     throw new ConfigError('NETDIAG_ADMIN_EMAIL', 'must be an e-mail address like ops@example.com', adminEmail);
   }
 

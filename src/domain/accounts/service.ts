@@ -9,6 +9,9 @@ export type Clock = () => Date;
 
 /** An e-mail address, loosely: one @ with something on each side, no spaces (mail is never sent). */
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+
+/** The longest e-mail address accepted (RFC 3696: 64 + 1 + 255). */
+export const EMAIL_MAX_CHARS = 320;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_LABEL_LENGTH = 200;
 /** Active (neither revoked nor expired) tokens one account may hold: a bound on what one account can make the store keep. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { EMAIL_MAX_CHARS } from '../../domain/accounts/service.js';
 import { ValidationError } from '../../errors.js';
 import type { PageDeps } from './deps.js';
 import { LOGIN_LIMITS, type Throttle } from './throttle.js';
@@ -44,7 +45,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps, throttl
   });
 
   app.post('/login', { config: { page: 'public' }, preHandler: csrf }, async (request, reply) => {
-    const email = field(request.body, 'email', 320).trim().toLowerCase();
+    const email = field(request.body, 'email', EMAIL_MAX_CHARS).trim().toLowerCase();
     const password = field(request.body, 'password', 1_024);
     const next = field(request.body, 'next', 512);
     const devices = readCookie(request, DEVICE_COOKIE);
@@ -152,7 +153,7 @@ export async function accountPages(app: FastifyInstance, deps: PageDeps, throttl
 
   app.post('/signup', { config: { page: 'public' }, preHandler: csrf }, async (request, reply) => {
     const invite = field(request.body, 'invite', 100);
-    const email = field(request.body, 'email', 320);
+    const email = field(request.body, 'email', EMAIL_MAX_CHARS);
     const name = field(request.body, 'name', 300);
     const password = field(request.body, 'password', 1_024);
     if (!invite && deps.logins.signupMode !== 'open') return closedPage(request, reply);

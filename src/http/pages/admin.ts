@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
+import { EMAIL_MAX_CHARS, MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
 import { inviteLinkUrl } from '../../domain/accounts/logins.js';
 import { PLAN_NAMES } from '../../domain/accounts/plans.js';
 import type { Account, AuthLink } from '../../infra/store/store.js';
@@ -132,7 +132,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
   );
 
   app.post('/admin/invitations', { config: { page: 'admin' }, preHandler: csrf }, async (request, reply) => {
-    const email = field(request.body, 'email', 320).trim();
+    const email = field(request.body, 'email', EMAIL_MAX_CHARS).trim();
     const plan = field(request.body, 'plan', 50);
     try {
       const { secret, link } = await deps.logins.invite(request.viewer!.account, { email, plan });
