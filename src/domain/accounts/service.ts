@@ -181,7 +181,7 @@ export class AccountService {
     const refusal = suspendedError(account.email);
     const error = JSON.stringify({ success: false, error: refusal.code, message: refusal.message });
     const ids = await this.store.jobs.cancelAccount(account.id, at, error);
-    await this.store.webhookDeliveries.dropAccount(account.id, at);
+    await this.store.webhookDeliveries.dropAccount(account.id, at, error);
     if (ids.length > 0) await this.onJobsCancelled?.(ids);
   }
 

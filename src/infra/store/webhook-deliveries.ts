@@ -58,10 +58,12 @@ export interface WebhookDeliveryRepository {
   complete(id: number, owner: string, record: WebhookAttemptRecord, next: WebhookAttemptOutcome): Promise<boolean>;
   /**
    * The account was suspended: its pending deliveries are dropped (an attempt under way records
-   * nothing), and its jobs cancelled at `cancelledAt` get no event (a dropped one stands in for it,
-   * so the sweep for lost events never queues one). Returns how many pending ones were dropped.
+   * nothing), and the jobs the suspension cancelled (at `cancelledAt`, with `error` as their error)
+   * get no event (a dropped one stands in for it, so the sweep for lost events never queues one); a
+   * job its owner cancelled in the same millisecond keeps its event. Returns how many pending ones
+   * were dropped.
    */
-  dropAccount(accountId: number, cancelledAt: string): Promise<number>;
+  dropAccount(accountId: number, cancelledAt: string, error: string): Promise<number>;
   /** Gives a claim back unattempted (shutting down): the delivery is due again at once. */
   release(id: number, owner: string): Promise<void>;
   /** A job's attempts, in order. */
@@ -168,7 +170,7 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
       });
     },
 
-    async dropAccount(accountId, cancelledAt) {
+    async dropAccount(accountId, cancelledAt, error) {
       const r = await db
         .updateTable('webhook_deliveries')
         .set({ state: 'dropped', lease_owner: null, lease_until: null })
@@ -195,6 +197,7 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
             .where('jobs.account_id', '=', accountId)
             .where('jobs.status', '=', 'cancelled')
             .where('jobs.finished_at', '=', cancelledAt)
+            .where('jobs.error', '=', error)
             .where('jobs.webhook_url', 'is not', null),
         )
         .onConflict((oc) => oc.column('job_id').doNothing())
