@@ -36,7 +36,7 @@ import { ipRoutes } from './http/routes/ip.js';
 import { userRoutes } from './http/routes/user.js';
 import { ErrorBody } from './http/schemas/common.js';
 import { validatorCompiler } from './http/validation.js';
-import { withoutRepeats } from './repeat-filter.js';
+import { withoutRepeats } from './lib/repeat-filter.js';
 import { LoginService } from './domain/accounts/logins.js';
 import type { PasswordHasher } from './domain/accounts/passwords.js';
 import { WebhookSecrets } from './domain/webhooks/secrets.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { REPEAT_FILTER_MAX_MESSAGES, withoutRepeats } from '../src/repeat-filter.js';
+import { REPEAT_FILTER_MAX_MESSAGES, withoutRepeats } from '../src/lib/repeat-filter.js';
 
 test('withoutRepeats: one report per message per interval, others pass, memory bounded', () => {
   let now = 0;

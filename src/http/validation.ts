@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options } from 'ajv';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ValidationError } from '../errors.js';
-import { canonicalOf } from '../canonical.js';
+import { canonicalOf } from '../lib/canonical.js';
 
 /**
  * Bodies are strict (`"port": "80"` is a 400, never a coercion); query strings are text by

@@ -1,7 +1,7 @@
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, AccountStatus, Store, Token } from '../../infra/store/store.js';
 import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
-import { canonicalOf } from '../../canonical.js';
+import { canonicalOf } from '../../lib/canonical.js';
 import { TOKEN_PATTERN, generateToken, hashToken, tokenPrefix } from './tokens.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 

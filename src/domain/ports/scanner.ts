@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 import { ValidationError } from '../../errors.js';
 import { ConnectionLimiter, DialError, ResolveError, describeDialError, type CheckedAddress, type Dialer } from '../../infra/net/dialer.js';
 import { currentOwner } from '../../infra/net/owner.js';

@@ -28,7 +28,7 @@ import { checkSsl } from './ssl.js';
 import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
 import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyBulkItem, type ProxyCheckResult, type ProxyEntryFailure, type ProxyProtocol, type ProxySpec } from './types.js';
 import { settleEntry, type EntryError } from '../bulk-entries.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 export interface ProxyCheckerOptions {
   dialer: Pick<Dialer, 'resolve' | 'connect' | 'limiter'>;

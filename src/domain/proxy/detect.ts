@@ -5,7 +5,7 @@ import { ExchangeError, exchange } from './exchange.js';
 import { parseEcho, type JudgeTarget } from './judge-client.js';
 import { dialProxy, FAIL_RANK, httpRefusal, openTunnel, ProxyStepError, proxyAuthorization, tlsHandshake, type FailKind, type ProxyEndpoint } from './tunnel.js';
 import { PROTOCOL_PREFERENCE, type JudgeEcho, type ProxyProtocol } from './types.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 /**
  * Protocol detection: each candidate protocol asks the judge, through the proxy, for a nonce of

@@ -6,7 +6,7 @@ import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
 import { parseUploadReceipt, type JudgeTarget } from './judge-client.js';
 import { dialProxy, ProxyStepError, TIMEOUT_KINDS, type ProxyEndpoint } from './tunnel.js';
 import type { ProxyProtocol, ProxySpeed, StepReport } from './types.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 
 /**

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Timeouts } from './detect.js';
 import { dialProxy, openTunnel, ProxyStepError, tlsHandshake, TIMEOUT_KINDS, type Destination, type ProxyEndpoint } from './tunnel.js';
 import type { ProxyProtocol, StepReport } from './types.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 
 /**

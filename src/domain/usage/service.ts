@@ -1,7 +1,7 @@
 import { planLimits } from '../accounts/plans.js';
 import type { UsageOutcome, UsageRepository, UsageRow } from '../../infra/store/store.js';
 import type { WindowName, WindowState } from '../../infra/ratelimit/limiter.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 /** Bounds of `days` in /usage/history and /usage/export. */
 export const USAGE_DAYS_MIN = 1;

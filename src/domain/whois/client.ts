@@ -4,7 +4,7 @@ import { TargetForbiddenError } from '../../errors.js';
 import { DialError } from '../../infra/net/index.js';
 import { formatWhoisServer } from './referral.js';
 import type { WhoisDialer, WhoisHopReport, WhoisServerAddress } from './types.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 export interface WhoisHop extends WhoisHopReport {
   /** What the server sent (possibly partial: cut at the cap, or cut by the timeout). */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LogFn } from 'pino';
 import { pathOf } from '../route-index.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 import { HYGIENE_HEADERS } from './connection.js';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -4,7 +4,7 @@ import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
 import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
 import type { UsageRecord } from '../../infra/store/store.js';
 import { accountKey } from './auth.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 /**
  * Records every authenticated request (429s included, as rate_limited) before its response

@@ -24,7 +24,7 @@ import type {
   DnsServer,
   DnsStatus,
 } from './types.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 export interface StubResolverOptions {
   /** Recursive resolvers to ask, in order (Config.dnsServers). */

@@ -42,7 +42,7 @@ import { TargetPolicy } from './policy.js';
 import { DnsHostResolver, ResolveError, resolveErrorFor, type HostResolver } from './resolver.js';
 import { parseTarget } from './target.js';
 import { rawConnect } from './raw-connect.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 export { ConnectionLimiter } from './limiter.js';
 export { ResolveError, type HostResolver, type ResolveErrorCode } from './resolver.js';

@@ -1,5 +1,5 @@
 import { getSystemErrorName } from 'node:util';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 
 /**
  * A bare TCP connect for the port scanner, on Node's own TCP handle (the `tcp_wrap` binding that

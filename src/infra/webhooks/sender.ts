@@ -11,7 +11,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { AppError, ValidationError } from '../../errors.js';
-import { round2 } from '../../round.js';
+import { round2 } from '../../lib/round.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
 import { DialError, ResolveError, type CheckedAddress, type Dialer, type ResolvedTarget } from '../net/dialer.js';
 

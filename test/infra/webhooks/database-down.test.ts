@@ -11,7 +11,7 @@ import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import type { WebhookDeliveryRepository } from '../../../src/infra/store/webhook-deliveries.js';
 import { createWebhooks, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
-import { withoutRepeats } from '../../../src/repeat-filter.js';
+import { withoutRepeats } from '../../../src/lib/repeat-filter.js';
 import { sqliteBackend } from '../store/backends.js';
 import { startReceiver, status } from './receiver.js';
 import { finishedJob, finishedRow, waitFor } from './suite.js';
