@@ -31,8 +31,8 @@ async function serve(): Promise<void> {
   const { openStore } = await import('../src/infra/store/index.js');
   const { useProductionRuntime } = await import('../src/server.js');
   const { MemoryRateLimiter } = await import('../src/infra/ratelimit/memory.js');
-  type RateLimiter = import('../src/infra/ratelimit/limiter.js').RateLimiter;
-  type UsageRecord = import('../src/infra/store/store.js').UsageRecord;
+  type RateLimiter = import('../src/domain/usage/rate-limit.js').RateLimiter;
+  type UsageRecord = import('../src/domain/usage/repository.js').UsageRecord;
 
   useProductionRuntime();
   const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));

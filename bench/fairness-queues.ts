@@ -14,7 +14,7 @@ import type { JobView } from '../src/domain/jobs/types.js';
 import { BullMqJobQueue } from '../src/infra/jobs/bullmq.js';
 import { createDialer, type ConnectFn } from '../src/infra/net/dialer.js';
 import { openSqliteStore } from '../src/infra/store/sqlite.js';
-import type { Store } from '../src/infra/store/store.js';
+import type { Store } from '../src/domain/store.js';
 
 /**
  * Issue 24's queue figures (API.md, "Rate limits": queued jobs and webhook deliveries are taken

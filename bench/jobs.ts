@@ -8,7 +8,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import { openPostgresStore } from '../src/infra/store/postgres.js';
-import type { Store } from '../src/infra/store/store.js';
+import type { Store } from '../src/domain/store.js';
 import { silentPorts } from '../test/fixtures/silent-ports.js';
 import { freePort } from '../test/helpers/free-port.js';
 import { scanAsJob, scanSync } from './job-calls.js';

@@ -8,7 +8,7 @@ import { PLAN_NAMES } from './domain/accounts/plans.js';
 import { AppError } from './errors.js';
 import { cancelsPublished } from './infra/jobs/index.js';
 import { openStore } from './infra/store/index.js';
-import type { Store } from './infra/store/store.js';
+import type { Store } from './domain/store.js';
 
 type Flags = Record<string, string | undefined>;
 

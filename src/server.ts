@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { publicBaseUrl, type Config } from './config.js';
 import { LoginService, passwordLinkUrl } from './domain/accounts/logins.js';
-import type { Store } from './infra/store/store.js';
+import type { Store } from './domain/store.js';
 import { configSummary } from './config-summary.js';
 import { AccountService } from './domain/accounts/service.js';
 import { openStore } from './infra/store/index.js';

@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';
 import { openSqliteStore } from '../src/infra/store/sqlite.js';
-import type { Store } from '../src/infra/store/store.js';
+import type { Store } from '../src/domain/store.js';
 import { closedProxyPort, startHttpProxy, startTlsTarget } from './fixtures/proxies.js';
 import { tempDir } from './helpers/build.js';
 import { freePort } from './helpers/free-port.js';

@@ -12,7 +12,7 @@ import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/infra/ratelimit/redis.js';
 import { openPostgresStore } from '../../src/infra/store/postgres.js';
 import pg from 'pg';
-import { decide, type RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import { decide, type RateLimiter } from '../../src/domain/usage/rate-limit.js';
 
 /**
  * The plans' limits would turn a load test into a 429 test. This limiter does exactly the work

@@ -1,5 +1,5 @@
 import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
-import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import type { RateLimiter } from '../../src/domain/usage/rate-limit.js';
 
 /** The real in-process limiter with windows no test fills: for tests whose subject is not a 429. */
 export function roomyLimiter(): RateLimiter {

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import { CONCURRENT_PROBES } from '../../src/domain/accounts/plans.js';
 import { MAX_PORTS_PER_SCAN, SCANS_GLOBAL_SOCKETS, SCANS_PER_OWNER_SOCKETS, SCANS_RESERVED_BELOW } from '../../src/domain/ports/index.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
-import { currentOwner } from '../../src/infra/net/owner.js';
+import { currentOwner } from '../../src/domain/owner.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';

@@ -10,7 +10,7 @@ import type { JobView } from '../../src/domain/jobs/types.js';
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../src/http/plugins/errors.js';
 import { DATABASE_RETRY_AFTER_S, DatabaseUnavailableError } from '../../src/infra/store/pg-availability.js';
 import { openSqliteStore } from '../../src/infra/store/sqlite.js';
-import type { Store } from '../../src/infra/store/store.js';
+import type { Store } from '../../src/domain/store.js';
 import { tempDir } from '../helpers/build.js';
 
 /**

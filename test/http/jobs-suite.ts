@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
 import { createDialer, type ConnectFn, type Dialer } from '../../src/infra/net/dialer.js';
-import type { Store } from '../../src/infra/store/store.js';
+import type { Store } from '../../src/domain/store.js';
 import type { Backend } from '../infra/store/backends.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { closedPort, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';

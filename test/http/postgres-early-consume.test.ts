@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
-import type { RateLimiter } from '../../src/infra/ratelimit/limiter.js';
+import type { RateLimiter } from '../../src/domain/usage/rate-limit.js';
 import { TEST_DATABASE_URL, postgresBackend } from '../infra/store/backends.js';
 
 /**

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { PREVIOUS_SECRET_MS, WebhookSecrets } from '../../src/domain/webhooks/secrets.js';
 import { signedHeaders } from '../../src/domain/webhooks/signing.js';
-import type { Store } from '../../src/infra/store/store.js';
+import type { Store } from '../../src/domain/store.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { TEST_DATABASE_URL, postgresBackend, sqliteBackend, type Backend } from '../infra/store/backends.js';
 

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { Judge, parseEcho, parseUploadReceipt, SPEED_DOWNLOAD_BYTES } from '../../src/domain/proxy/index.js';
 import { openSqliteStore } from '../../src/infra/store/sqlite.js';
-import type { Store } from '../../src/infra/store/store.js';
+import type { Store } from '../../src/domain/store.js';
 import { EXIT_ADDRESS, startHttpProxy, startSocksProxy, startTlsTarget } from '../fixtures/proxies.js';
 import { tempDir } from '../helpers/build.js';
 import { postgresBackend, TEST_DATABASE_URL } from '../infra/store/backends.js';

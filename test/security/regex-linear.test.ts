@@ -38,11 +38,11 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([]);
  */
 const DYNAMIC: ReadonlyMap<string, { why: string; sources: () => Array<{ source: string; flags: string }> }> = new Map([
   [
-    'src/infra/geoip/hosting.ts',
+    'src/domain/ip/hosting.ts',
     {
       why: 'hosting keywords come from the shipped data/hosting-asns.json (or the operator\'s own file) and are matched against AS organisation names from the local GeoIP database, never against peer text',
       sources: () => {
-        const data = JSON.parse(readFileSync(join(SRC, 'infra/geoip/data/hosting-asns.json'), 'utf8')) as { keywords: string[] };
+        const data = JSON.parse(readFileSync(join(SRC, 'domain/ip/data/hosting-asns.json'), 'utf8')) as { keywords: string[] };
         return data.keywords.map((k) => ({ source: k, flags: 'i' }));
       },
     },

@@ -1,7 +1,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { SignupMode } from '../../config.js';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
-import type { Account, AuthLink, Session, Store } from '../../infra/store/store.js';
+import type { Account, AuthLink, Session } from './repositories.js';
+import type { Store } from '../store.js';
 import { DEFAULT_PLAN } from './plans.js';
 import { ARGON2_HASHER, checkNewPassword, hashPassword, needsRehash, verifyPassword, type PasswordHasher } from './passwords.js';
 import { AccountService, EMAIL_PATTERN, planOf, type Clock } from './service.js';
@@ -94,7 +95,6 @@ export function withDevice(cookie: string | undefined, signedIn: Pick<SignedIn, 
   const others = deviceEntries(cookie).filter((e) => e.accountId !== signedIn.account.id);
   return [signedIn.device, ...others.map((e) => e.entry)].slice(0, DEVICE_ENTRIES_MAX).join(DEVICE_SEPARATOR);
 }
-
 
 /**
  * The dashboard's accounts: passwords, sessions, one-time links and sign-up. Plain domain logic

@@ -1,4 +1,4 @@
-import type { WindowLimits } from '../../infra/ratelimit/limiter.js';
+import type { WindowLimits } from '../usage/rate-limit.js';
 
 /** The four plans of the specification and their limits. */
 

@@ -1,5 +1,6 @@
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
-import type { Account, AccountStatus, Store, Token } from '../../infra/store/store.js';
+import type { Account, AccountStatus, Token } from './repositories.js';
+import type { Store } from '../store.js';
 import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
 import { canonicalOf } from '../../lib/canonical.js';
 import { TOKEN_PATTERN, generateToken, hashToken, tokenPrefix } from './tokens.js';

@@ -1,4 +1,4 @@
-/** Bounds of the DNS lookup tool (the client's own timeouts and cache live in infra/dns/defaults.ts). */
+/** Bounds of the DNS lookup tool (the client's own timeouts and cache live with the client). */
 
 /** Most domains in one bulk lookup (the specification's bound; the HTTP schema enforces it too). */
 export const DNS_BULK_MAX_DOMAINS = 50;

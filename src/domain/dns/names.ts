@@ -2,10 +2,10 @@ import net from 'node:net';
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
-import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../infra/dns/defaults.js';
-import { DNS_RECORD_TYPES, isDnsRecordType, type DnsRecordType } from '../../infra/dns/types.js';
+import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
+import { DNS_RECORD_TYPES, isDnsRecordType, type DnsRecordType } from './client.js';
 import { DNS_DEFAULT_TYPE } from './defaults.js';
-import { hostMistake } from '../../infra/net/target.js';
+import { hostMistake } from '../../net/target.js';
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
 /**
  * ASCII characters that can appear in a name before IDN conversion. Anything else (space, '/',

@@ -1,6 +1,6 @@
 /**
  * Every default and bound of IP lookup, in one place. Figures are milliseconds unless the
- * name says otherwise. The DNS client's own per-attempt timeouts live in infra/dns/defaults.ts;
+ * name says otherwise. The DNS client's own per-attempt timeouts live with the DNS client;
  * the deadlines here bound what an IP lookup waits for, whatever the client does.
  */
 

@@ -2,10 +2,10 @@ import { settleEntry } from '../bulk-entries.js';
 import { mapConcurrent } from '../concurrency.js';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
-import { hostingList } from '../../infra/geoip/hosting.js';
-import type { AsnRecord, GeoRecord } from '../../infra/geoip/types.js';
-import { parseIpStrict } from '../../infra/net/ip-text.js';
-import { classifyAddress, type Classification } from '../../infra/net/ranges.js';
+import { hostingList } from './hosting.js';
+import type { AsnRecord, GeoRecord } from './geoip.js';
+import { parseIpStrict } from '../../net/ip-text.js';
+import { classifyAddress, type Classification } from '../../net/ranges.js';
 import {
   IP_BULK_CONCURRENCY,
   IP_BULK_MAX,

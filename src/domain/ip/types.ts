@@ -1,11 +1,11 @@
 import type { EntryError } from '../bulk-entries.js';
-import type { GeoReader, GeoRecord } from '../../infra/geoip/types.js';
-import type { HostingList } from '../../infra/geoip/hosting.js';
-import type { AddressType } from '../../infra/net/ranges.js';
+import type { GeoReader, GeoRecord } from './geoip.js';
+import type { HostingList } from './hosting.js';
+import type { AddressType } from '../../net/ranges.js';
 
 /**
  * The part of the DNS client IP lookup needs, declared here so that any client with this shape
- * fits (infra/dns's StubResolver does) and tests can hand in their own.
+ * fits (the stub resolver does) and tests can hand in their own.
  */
 export interface DnsQuerier {
   query(
@@ -23,7 +23,7 @@ export interface IpLookupDeps {
   dnsblZones?: readonly string[];
   /** The Tor exit list zone; null: do not ask. Default: TOR_DNSEL_ZONE. */
   torExitZone?: string | null;
-  /** Default: the shipped list (infra/geoip/data/hosting-asns.json). */
+  /** Default: the shipped list (data/hosting-asns.json beside hosting.ts). */
   hosting?: HostingList;
   ptrTimeoutMs?: number;
   securityTimeoutMs?: number;

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
-import { parseIpv6Text } from '../../infra/net/ip-text.js';
-import { classifyAddress, type AddressType } from '../../infra/net/ranges.js';
+import { parseIpv6Text } from '../../net/ip-text.js';
+import { classifyAddress, type AddressType } from '../../net/ranges.js';
 import { IPV6_MAX_INPUT_LENGTH } from './defaults.js';
 
 export interface Ipv6Validation {

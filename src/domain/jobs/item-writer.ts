@@ -1,4 +1,4 @@
-import type { JobItemBatch } from '../../infra/store/jobs.js';
+import type { JobItemBatch } from './repository.js';
 import { ItemBatcher } from './items.js';
 
 /** How long a completed item waits for others to be written with it. */

@@ -1,4 +1,4 @@
-import type { JobItemBatch } from '../../infra/store/jobs.js';
+import type { JobItemBatch } from './repository.js';
 
 /**
  * A job's completed items as they are stored and streamed. Items that complete together are

@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { ValidationError } from '../../errors.js';
-import type { InFlightSlots } from '../../infra/inflight/index.js';
-import type { JobQueue, JobRunner } from '../../infra/jobs/queue.js';
-import { runAsOwner } from '../../infra/net/owner.js';
-import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from '../../infra/store/jobs.js';
+import type { InFlightSlots } from '../in-flight.js';
+import type { JobQueue, JobRunner } from './queue.js';
+import { runAsOwner } from '../owner.js';
+import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from './repository.js';
 import type { MaybePromise } from '../../maybe-promise.js';
 import { ItemWriter } from './item-writer.js';
 import { ItemTextError, resultTextOf } from './items.js';

@@ -1,6 +1,6 @@
 /**
  * The jobs contract (API.md, "Jobs and webhooks") shared by the job engine (src/domain/jobs,
- * src/infra/jobs) and webhook delivery (src/domain/webhooks): what a job looks like to a client,
+ * its queues) and webhook delivery (src/domain/webhooks): what a job looks like to a client,
  * and how the engine tells delivery that one finished. Plain TypeScript: no HTTP, no queue.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Every default and bound of the port scanner (API.md, "Port scanner").
- * Socket budgets sit under the dialer's own (infra/net/defaults.ts), which they share with
+ * Socket budgets sit under the dialer's own (its defaults), which they share with
  * every other tool.
  */
 
@@ -12,9 +12,6 @@ export const RANGE_DEFAULT_TIMEOUT_S = 3;
 
 export const MIN_TIMEOUT_S = 1;
 export const MAX_TIMEOUT_S = 30;
-
-/** The dialer's own port bounds: a scan accepts exactly what it can dial. */
-export { MIN_PORT, MAX_PORT } from '../../infra/net/defaults.js';
 
 /** Entries accepted in `ports` (before duplicates are removed); for the string form, ports after expansion. */
 export const MAX_PORTS_PER_SCAN = 1_000;
@@ -44,7 +41,7 @@ export const SCANS_GLOBAL_SOCKETS = 768;
  * that only an account holding fewer than SCANS_RESERVED_BELOW may take, so however many
  * accounts scan silent ports, another account's first port never waits for one of theirs to
  * time out. When several accounts wait, a freed slot goes to the one holding the fewest
- * (infra/net/limiter.ts).
+ * (../connection-limiter.ts).
  */
 export const SCANS_PER_OWNER_SOCKETS = 640;
 

@@ -1,5 +1,6 @@
 import { ValidationError } from '../../errors.js';
-import { MAX_PORT, MAX_PORTS_PER_SCAN, MIN_PORT, PORT_SPEC_ECHO_MAX_CHARS, PORT_SPEC_MAX_CHARS } from './defaults.js';
+import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
+import { MAX_PORTS_PER_SCAN, PORT_SPEC_ECHO_MAX_CHARS, PORT_SPEC_MAX_CHARS } from './defaults.js';
 
 /**
  * The nmap-style `ports` string of API.md ("22,80,8000-8100"): comma-separated ports and

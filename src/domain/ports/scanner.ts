@@ -2,19 +2,12 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { round2 } from '../../lib/round.js';
 import { ValidationError } from '../../errors.js';
-import { ConnectionLimiter, DialError, ResolveError, describeDialError, type CheckedAddress, type Dialer } from '../../infra/net/dialer.js';
-import { currentOwner } from '../../infra/net/owner.js';
-import {
-  MAX_PORT,
-  MAX_PORTS_PER_SCAN,
-  MAX_TIMEOUT_S,
-  MIN_PORT,
-  MIN_TIMEOUT_S,
-  SCAN_CONCURRENCY,
-  SCANS_GLOBAL_SOCKETS,
-  SCANS_PER_OWNER_SOCKETS,
-  SCANS_RESERVED_BELOW,
-} from './defaults.js';
+import { ConnectionLimiter } from '../connection-limiter.js';
+import { DialError, ResolveError, describeDialError, type CheckedAddress } from '../dialer.js';
+import type { Dialer } from '../dialer.js';
+import { currentOwner } from '../owner.js';
+import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
+import { MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S, SCAN_CONCURRENCY, SCANS_GLOBAL_SOCKETS, SCANS_PER_OWNER_SOCKETS, SCANS_RESERVED_BELOW } from './defaults.js';
 import { serviceName } from './services.js';
 import { parsePortSpec } from './port-spec.js';
 

@@ -2,8 +2,10 @@ import { mapConcurrent } from '../concurrency.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { ResolveError, type CheckedAddress, type ConnectionLimiter, type Dialer } from '../../infra/net/index.js';
-import type { NonceUse } from '../../infra/store/store.js';
+import { ResolveError, type CheckedAddress } from '../dialer.js';
+import { type ConnectionLimiter } from '../connection-limiter.js';
+import type { Dialer } from '../dialer.js';
+import type { NonceUse } from './judge-repository.js';
 import { judgeAnonymity } from './anonymity.js';
 import {
   PROXY_BULK_CONCURRENCY,

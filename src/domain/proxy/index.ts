@@ -3,7 +3,7 @@ export { ProxyChecker, DEFAULT_TIMEOUTS, type ProxyCheckerOptions } from './chec
 export { ALL_NONCE_USES, Judge, MemoryJudgeLedger, normalizeAddress } from './judge.js';
 export { JudgeDirectory, JudgeTarget, JudgeUnavailableError, OwnAddresses, defaultJudgeUrl, judgeHealth, parseEcho, parseUploadReceipt, type JudgeUrlRecord } from './judge-client.js';
 export { redactProxyInput } from './redact.js';
-export type { NonceUse } from '../../infra/store/store.js';
+export type { NonceUse } from './judge-repository.js';
 export { judgeAnonymity, addressesIn, announcesProxy, type AnonymityVerdict } from './anonymity.js';
 export { parseProxy, hostPortText } from './parse.js';
 export type { Timeouts } from './detect.js';

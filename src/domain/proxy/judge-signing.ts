@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { NonceUse } from '../../infra/store/store.js';
+import type { NonceUse } from './judge-repository.js';
 import type { JudgeEcho } from './types.js';
 
 /**

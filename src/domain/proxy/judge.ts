@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { JudgeRepository, NonceUse } from '../../infra/store/store.js';
+import type { JudgeRepository, NonceUse } from './judge-repository.js';
 import { JUDGE_NONCE_TTL_MS, JUDGE_PURGE_GRACE_MS, JUDGE_PURGE_INTERVAL_MS, JUDGE_REVOKE_BATCH_MAX, JUDGE_SECRET_BYTES, SPEED_DOWNLOAD_BYTES } from './defaults.js';
 import { grants, mintNonce, readNonce, signEcho, signUpload, useBits, type NonceFields } from './judge-signing.js';
 import type { JudgeEcho, SignedJudgeEcho } from './types.js';

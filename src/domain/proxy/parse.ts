@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
-import { parseTarget } from '../../infra/net/index.js';
+import { parseTarget } from '../../net/target.js';
 import { MAX_CREDENTIAL_BYTES, MAX_PROXY_INPUT_LENGTH } from './defaults.js';
 import type { ProxyProtocol, ProxySpec } from './types.js';
 import { STARTS_WITH_HOST_PORT, redactProxyInput } from './redact.js';

@@ -37,7 +37,7 @@ export interface SignedJudgeEcho extends JudgeEcho {
   signature: string;
 }
 
-/** The minimal GeoIP reader the checker needs (infra/geoip's GeoReader satisfies it). */
+/** The minimal GeoIP reader the checker needs (the GeoReader of ../ip/geoip.ts satisfies it). */
 export interface GeoLookup {
   city(ip: string): { country: string | null; country_code: string | null; region: string | null; city: string | null } | null;
   asn(ip: string): { organization: string | null; isp?: string | null } | null;

@@ -1,6 +1,6 @@
 import { planLimits } from '../accounts/plans.js';
-import type { UsageOutcome, UsageRepository, UsageRow } from '../../infra/store/store.js';
-import type { WindowName, WindowState } from '../../infra/ratelimit/limiter.js';
+import type { UsageOutcome, UsageRepository, UsageRow } from './repository.js';
+import type { WindowName, WindowState } from './rate-limit.js';
 import { round2 } from '../../lib/round.js';
 
 /** Bounds of `days` in /usage/history and /usage/export. */
@@ -70,7 +70,6 @@ export interface UsageStats {
   today: Omit<DayCounts, 'date'>;
   by_endpoint: Record<string, number>;
 }
-
 
 /** The days from `days - 1` days before `now` (epoch ms) up to today, oldest first. */
 function dayRange(now: number, days: number): readonly string[] {

@@ -1,6 +1,6 @@
 import { planLimits, windowLimitsOf } from '../accounts/plans.js';
-import { WINDOWS, decide, type WindowLimits, type WindowState } from '../../infra/ratelimit/limiter.js';
-import type { WindowCounts } from '../../infra/store/store.js';
+import { WINDOWS, decide, type WindowLimits, type WindowState } from './rate-limit.js';
+import type { WindowCounts } from './repository.js';
 
 /** A day this far used (or more) earns the overview's warning banner. */
 export const DAY_WARNING_SHARE = 0.8;

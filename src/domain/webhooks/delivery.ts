@@ -3,16 +3,16 @@
  * database with one webhook-id for all its retries; each attempt is signed afresh (Standard
  * Webhooks: the timestamp is the attempt's, and a rotation's previous secret signs too while it
  * overlaps), sent through a WebhookTransport that applies the target policy, and recorded.
- * The queue that runs attempts is infra/webhooks/queue.ts.
+ * The queue that runs attempts is the webhook queue's implementation, not here.
  */
 import type { Clock } from '../accounts/service.js';
 import { JOB_ITEMS_PAGE, jobViewOf } from '../jobs/service.js';
 import { resultTextOf } from '../jobs/items.js';
 import type { JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
 import { ValidationError } from '../../errors.js';
-import type { JobRecord } from '../../infra/store/jobs.js';
-import type { Store } from '../../infra/store/store.js';
-import type { ClaimedWebhookDelivery, WebhookAttemptOutcome } from '../../infra/store/webhook-deliveries.js';
+import type { JobRecord } from '../jobs/repository.js';
+import type { Store } from '../store.js';
+import type { ClaimedWebhookDelivery, WebhookAttemptOutcome } from './repository.js';
 import type { WebhookSecrets } from './secrets.js';
 import { newWebhookId, signedHeaders } from './signing.js';
 
@@ -51,7 +51,7 @@ export interface WebhookResponse {
   duration_ms: number;
 }
 
-/** How a webhook reaches its receiver: resolved, checked against the target policy and pinned (infra/webhooks/sender.ts). */
+/** How a webhook reaches its receiver: resolved, checked against the target policy and pinned (the webhook sender). */
 export interface WebhookTransport {
   /** Throws ValidationError (does not resolve) or TargetForbiddenError (a blocked address). */
   check(url: URL, field: string): Promise<void>;

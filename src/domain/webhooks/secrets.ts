@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../accounts/service.js';
 import { AppError } from '../../errors.js';
-import type { Store, WebhookSecret } from '../../infra/store/store.js';
+import type { Store } from '../store.js';
+import type { WebhookSecret } from './repository.js';
 import { SECRET_PREFIX } from './signing.js';
 
 /** After a rotation the old secret signs too, for this long (API.md: 24 hours). */

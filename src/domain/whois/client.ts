@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { TargetForbiddenError } from '../../errors.js';
-import { DialError } from '../../infra/net/index.js';
+import { DialError } from '../dialer.js';
 import { formatWhoisServer } from './referral.js';
 import type { WhoisDialer, WhoisHopReport, WhoisServerAddress } from './types.js';
 import { round2 } from '../../lib/round.js';
@@ -16,7 +16,6 @@ export interface AskOptions {
   maxBytes: number;
   signal?: AbortSignal;
 }
-
 
 /**
  * UTF-8 when the bytes are UTF-8 (allowing a character cut in half at the end), else Latin-1,

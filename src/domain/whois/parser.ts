@@ -1,6 +1,6 @@
 import { toIsoDate } from './dates.js';
 import { WHOIS_MAX_LINE_CHARS, WHOIS_MAX_PARSED_CHARS } from './defaults.js';
-import { DNS_MAX_NAME_LENGTH } from '../../infra/dns/defaults.js';
+import { DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
 import { parseReferral, formatWhoisServer } from './referral.js';
 import { keyLine, withoutTrailingTag, withoutUrls } from './text.js';
 import type { WhoisFields } from './types.js';

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { RWHOIS_PORT, WHOIS_PORT } from './defaults.js';
-import { DNS_MAX_NAME_LENGTH } from '../../infra/dns/defaults.js';
+import { DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
 import type { WhoisServerAddress } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 
 /**
- * What the WHOIS client needs from the dialer (src/infra/net/dialer.ts): resolve a host through
+ * What the WHOIS client needs from the dialer (../dialer.ts): resolve a host through
  * the target policy, then connect to an address it returned. Declared here, structurally, so the
  * domain does not depend on the dialer's module; the real Dialer satisfies it with
  * A = CheckedAddress, which also keeps unchecked strings out of connect().

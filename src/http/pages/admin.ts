@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EMAIL_MAX_CHARS, MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
 import { inviteLinkUrl } from '../../domain/accounts/logins.js';
 import { PLAN_NAMES } from '../../domain/accounts/plans.js';
-import type { Account, AuthLink } from '../../infra/store/store.js';
+import type { Account, AuthLink } from '../../domain/accounts/repositories.js';
 import type { PageDeps } from './deps.js';
 import { field, linkBase, pageTime, refusal, render } from './render.js';
 import { keepFlash, takeFlash } from './flash.js';

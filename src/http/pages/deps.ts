@@ -3,8 +3,8 @@ import type { AccountService } from '../../domain/accounts/service.js';
 import type { LoginService } from '../../domain/accounts/logins.js';
 import type { UsageService } from '../../domain/usage/service.js';
 import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
-import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
-import type { UsageRepository } from '../../infra/store/store.js';
+import type { RateLimiter } from '../../domain/usage/rate-limit.js';
+import type { UsageRepository } from '../../domain/usage/repository.js';
 import type { JobService } from '../../domain/jobs/service.js';
 
 /** What the dashboard's pages call into: the same domain services as the API, never Fastify. */

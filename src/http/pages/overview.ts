@@ -6,7 +6,7 @@ import { ok } from '../reply.js';
 import { USAGE_DAYS_DEFAULT, utcTimestamp, type DayCounts } from '../../domain/usage/service.js';
 import { currentWindows, dayWarning, needsRecordedCounts, windowLimits } from '../../domain/usage/windows.js';
 import { exportCsv, exportFileName, exportMessage, exportOptions } from '../../domain/usage/export.js';
-import type { WindowState } from '../../infra/ratelimit/limiter.js';
+import type { WindowState } from '../../domain/usage/rate-limit.js';
 
 /** Days the overview's chart, table and per-endpoint totals cover. */
 export const OVERVIEW_DAYS = USAGE_DAYS_DEFAULT;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Account, Session } from '../../infra/store/store.js';
+import type { Account, Session } from '../../domain/accounts/repositories.js';
 import type { LoginService, SignedIn } from '../../domain/accounts/logins.js';
 import { SESSION_MAX_MS } from '../../domain/accounts/logins.js';
 import { render } from './render.js';

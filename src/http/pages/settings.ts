@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../errors.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts/passwords.js';
 import { PREVIOUS_SECRET_MS } from '../../domain/webhooks/secrets.js';
-import type { Session } from '../../infra/store/store.js';
+import type { Session } from '../../domain/accounts/repositories.js';
 import type { PageDeps } from './deps.js';
 import { field, pageTime, refusal, render } from './render.js';
 import { clearSessionCookie } from './session.js';

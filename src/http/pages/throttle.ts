@@ -1,6 +1,6 @@
 import { RateLimitError } from '../../errors.js';
 import { MemoryRateLimiter } from '../../infra/ratelimit/memory.js';
-import type { RateLimiter, WindowLimits } from '../../infra/ratelimit/limiter.js';
+import type { RateLimiter, WindowLimits } from '../../domain/usage/rate-limit.js';
 import { isPromise } from '../../maybe-promise.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../errors.js';
 import { MAX_LABEL_LENGTH, NotFound } from '../../domain/accounts/service.js';
-import type { Token } from '../../infra/store/store.js';
+import type { Token } from '../../domain/accounts/repositories.js';
 import type { PageDeps } from './deps.js';
 import { field, linkBase, pageTime, refusal, render } from './render.js';
 import { keepFlash, takeFlash } from './flash.js';

@@ -6,8 +6,9 @@ import { PLANS, planLimits, windowLimitsOf, type PlanLimits, type PlanName } fro
 import { bearerToken, detachedToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
 import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
-import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../infra/ratelimit/limiter.js';
-import type { Account, UsageRepository } from '../../infra/store/store.js';
+import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../domain/usage/rate-limit.js';
+import type { Account } from '../../domain/accounts/repositories.js';
+import type { UsageRepository } from '../../domain/usage/repository.js';
 import { pathOf } from '../route-index.js';
 import type { WindowSeed } from '../../infra/ratelimit/memory.js';
 import type { LimiterLog, RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';

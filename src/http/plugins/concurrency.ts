@@ -3,8 +3,9 @@ import { concurrentProbes, planLimits } from '../../domain/accounts/plans.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
 import { accountKey } from './auth.js';
-import { createInFlightSlots, type InFlightSlots } from '../../infra/inflight/index.js';
-import { runAsOwner } from '../../infra/net/owner.js';
+import { createInFlightSlots } from '../../infra/inflight/index.js';
+import { type InFlightSlots } from '../../domain/in-flight.js';
+import { runAsOwner } from '../../domain/owner.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 import { prefersRespondAsync } from '../operation.js';
 
@@ -34,7 +35,7 @@ type HookDone = (err?: Error) => void;
  * route's own preHandler, so it runs after the token check (an onRequest hook, auth.ts) and
  * after validation: a refused or malformed request never takes a slot. The slot is given back
  * once, when the response has been sent or the client has hung up, whichever comes first; the
- * handler runs as its account's work (infra/net/owner.ts), so every dial it makes is counted to
+ * handler runs as its account's work (domain/owner.ts), so every dial it makes is counted to
  * that account's share of the socket budget.
  *
  * Counted through Redis (leases that lapse if an instance dies) when `redisUrl` is given, in

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { outcomeOf, utcDay } from '../../domain/usage/service.js';
 import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
-import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
-import type { UsageRecord } from '../../infra/store/store.js';
+import type { RateLimiter } from '../../domain/usage/rate-limit.js';
+import type { UsageRecord } from '../../domain/usage/repository.js';
 import { accountKey } from './auth.js';
 import { round2 } from '../../lib/round.js';
 

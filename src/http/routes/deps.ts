@@ -1,7 +1,8 @@
 import type { Config } from '../../config.js';
 import type { AccountService } from '../../domain/accounts/service.js';
 import type { UsageService } from '../../domain/usage/service.js';
-import type { CheckedAddress, Dialer } from '../../infra/net/dialer.js';
+import type { CheckedAddress } from '../../domain/dialer.js';
+import type { Dialer } from '../../infra/net/dialer.js';
 import type { DnsLookupService } from '../../domain/dns/index.js';
 import type { WhoisService } from '../../domain/whois/index.js';
 import type { PortScanner } from '../../domain/ports/index.js';

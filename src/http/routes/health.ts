@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Store } from '../../infra/store/store.js';
-import type { RateLimiter } from '../../infra/ratelimit/limiter.js';
+import type { Store } from '../../domain/store.js';
+import type { RateLimiter } from '../../domain/usage/rate-limit.js';
 import { DATABASE_RETRY_AFTER_S } from '../../infra/store/pg-availability.js';
 
 /** `status` says it all; each dependency that is not fine adds its own field (`database`, `redis`). */

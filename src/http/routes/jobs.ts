@@ -7,7 +7,7 @@ import type { Static } from 'typebox';
 import { planLimits } from '../../domain/accounts/plans.js';
 import { ndjsonAfter, sseAfter } from '../../domain/jobs/items.js';
 import { JOB_ITEMS_PAGE, type JobService } from '../../domain/jobs/service.js';
-import type { JobItemBatch } from '../../infra/store/jobs.js';
+import type { JobItemBatch } from '../../domain/jobs/repository.js';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { AppError, ConflictError, RateLimitError } from '../../errors.js';

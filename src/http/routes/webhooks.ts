@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
-import type { WebhookSecret } from '../../infra/store/store.js';
+import type { WebhookSecret } from '../../domain/webhooks/repository.js';
 import { accountOf } from '../plugins/auth.js';
 import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import { WebhookSecretView } from '../schemas/webhooks.js';
-
 
 /** The account's webhook signing secret (API.md, "Jobs and webhooks"). */
 export async function webhookRoutes(app: FastifyInstance, deps: { secrets: WebhookSecrets; now?: () => number }): Promise<void> {

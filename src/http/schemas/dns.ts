@@ -1,7 +1,7 @@
 import { Type, type TProperties } from 'typebox';
 import { DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from '../../domain/dns/index.js';
 import { BulkEntry, EntryError, EntryErrorCode } from './bulk-entries.js';
-import { DNS_RECORD_TYPES } from '../../infra/dns/index.js';
+import { DNS_RECORD_TYPES } from '../../domain/dns/client.js';
 import { Nullable } from './common.js';
 
 const DOMAIN_DESCRIPTION = 'a domain name; internationalised names are converted to punycode';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { MAX_PORT, MIN_PORT } from '../../infra/net/defaults.js';
+import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
 
 /** Longer than any IPv6 spelling, zone id included, short of a flood. */

@@ -1,6 +1,6 @@
 import { DNS_CACHE_MAX_ENTRIES, DNS_CACHE_MAX_TTL_S, DNS_CACHE_NEGATIVE_MAX_TTL_S } from './defaults.js';
 import { withTtl } from './records.js';
-import type { DnsAnswer } from './types.js';
+import type { DnsAnswer } from '../../domain/dns/client.js';
 
 export interface DnsCacheOptions {
   maxEntries?: number;

@@ -24,12 +24,6 @@ export const DNS_MAX_ATTEMPT_TIMEOUT_MS = 30_000;
  */
 export const DNS_EDNS_UDP_PAYLOAD = 1_232;
 
-/** Longest name in presentation form, without the trailing dot (RFC 1035 2.3.4). */
-export const DNS_MAX_NAME_LENGTH = 253;
-
-/** Longest label (RFC 1035 2.3.4). */
-export const DNS_MAX_LABEL_LENGTH = 63;
-
 /** Largest DNS message over TCP (the 2-byte length prefix caps it anyway). */
 export const DNS_MAX_TCP_MESSAGE_BYTES = 65_535;
 

@@ -2,4 +2,4 @@
 export { DnsCache, type DnsCacheOptions } from './cache.js';
 export { StubResolver, createDnsClient, type StubResolverOptions } from './stub-resolver.js';
 export { formatServer } from './transport.js';
-export * from './types.js';
+

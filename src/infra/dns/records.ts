@@ -1,5 +1,5 @@
 import type { Answer } from 'dns-packet';
-import type { DnsRecord, DnsRecordType } from './types.js';
+import type { DnsRecord, DnsRecordType } from '../../domain/dns/client.js';
 
 /** dns-packet decodes the root name as "."; everywhere else names come without the trailing dot. */
 function hostName(name: string): string {

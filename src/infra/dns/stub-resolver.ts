@@ -2,16 +2,8 @@ import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { DnsCache } from './cache.js';
-import {
-  DNS_ATTEMPTS,
-  DNS_ATTEMPT_TIMEOUT_MS,
-  DNS_EDNS_UDP_PAYLOAD,
-  DNS_MAX_ATTEMPTS,
-  DNS_MAX_ATTEMPT_TIMEOUT_MS,
-  DNS_MAX_LABEL_LENGTH,
-  DNS_MAX_NAME_LENGTH,
-  DNS_MAX_RECORDS,
-} from './defaults.js';
+import { DNS_ATTEMPTS, DNS_ATTEMPT_TIMEOUT_MS, DNS_EDNS_UDP_PAYLOAD, DNS_MAX_ATTEMPTS, DNS_MAX_ATTEMPT_TIMEOUT_MS, DNS_MAX_RECORDS } from './defaults.js';
+import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
 import { recordsCut } from './decode.js';
 import { toDnsRecord } from './records.js';
 import { DnsTransportError, exchangeTcp, exchangeUdp, formatServer, rcodeOf } from './transport.js';
@@ -23,7 +15,7 @@ import type {
   DnsRecordType,
   DnsServer,
   DnsStatus,
-} from './types.js';
+} from '../../domain/dns/client.js';
 import { round2 } from '../../lib/round.js';
 
 export interface StubResolverOptions {
@@ -39,7 +31,6 @@ export interface StubResolverOptions {
 const FAILOVER_RCODES = new Set(['SERVFAIL', 'REFUSED', 'NOTIMP', 'FORMERR']);
 /** No response at all from the server asked: the next one is tried, and any response code beats these. */
 const NO_RESPONSE: ReadonlySet<string> = new Set<DnsStatus>(['TIMEOUT', 'UNREACHABLE']);
-
 
 function checkName(name: string): string {
   const n = name.trim().replace(/\.$/, '').toLowerCase();

@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { DecodedPacket } from 'dns-packet';
 import { decodeBounded, NameBudgetError } from './decode.js';
 import { DNS_MAX_TCP_MESSAGE_BYTES } from './defaults.js';
-import type { DnsServer } from './types.js';
+import type { DnsServer } from '../../domain/dns/client.js';
 
 /**
  * Errors that say the server could not be reached at all (ICMP port or host unreachable on a

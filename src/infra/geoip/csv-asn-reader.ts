@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
 import { largestCidrInRangeV4, largestCidrInRangeV6, toLookupAddress } from './address.js';
-import type { AsnRecord } from './types.js';
+import type { AsnRecord } from '../../domain/ip/geoip.js';
 
 /**
  * IP-to-ASN from the @ip-location-db/asn CSV files: `start,end,asn,org`, inclusive ranges,

@@ -7,7 +7,7 @@ import { CsvAsnReader, type CsvAsnFiles } from './csv-asn-reader.js';
 import { MmdbAsnReader } from './mmdb-asn-reader.js';
 import { MmdbCityReader } from './mmdb-city-reader.js';
 import { inflateMmdb } from './mmdb-file.js';
-import type { AsnRecord, GeoReaderInfo, GeoRecord, LoadableGeoReader } from './types.js';
+import type { AsnRecord, GeoReaderInfo, GeoRecord, LoadableGeoReader } from '../../domain/ip/geoip.js';
 
 /** Attribution lines the licences of the data ask for, shown in `info.sources`. */
 export const ATTRIBUTION = {

@@ -1,6 +1,6 @@
-export type { AsnRecord, GeoReader, GeoReaderInfo, GeoRecord, LoadableGeoReader } from './types.js';
+
 export { ATTRIBUTION, EmptyGeoReader, bundledData, createGeoReader, type BundledData, type GeoReaderOptions } from './geo-reader.js';
 export { MmdbCityReader } from './mmdb-city-reader.js';
 export { MmdbAsnReader } from './mmdb-asn-reader.js';
 export { CsvAsnReader, type CsvAsnFiles } from './csv-asn-reader.js';
-export { createHostingList, hostingList, type HostingAsn, type HostingCategory, type HostingList, type HostingMatch } from './hosting.js';
+

@@ -1,7 +1,7 @@
 import type { AsnResponse, IspResponse, Reader } from 'maxmind';
 import { cidrOf } from './address.js';
 import { buildDateOf, lookupMmdb, openMmdb, readMmdbSync } from './mmdb-file.js';
-import type { AsnRecord } from './types.js';
+import type { AsnRecord } from '../../domain/ip/geoip.js';
 
 /** GeoIP2-ISP records are ASN records plus `isp`/`organization`, each of which may be absent. */
 type AsnOrIsp = Partial<AsnResponse> & Partial<Pick<IspResponse, 'isp' | 'organization'>>;

@@ -1,7 +1,7 @@
 import type { CityResponse, Reader } from 'maxmind';
 import { cidrOf } from './address.js';
 import { buildDateOf, lookupMmdb, nameOf, openMmdb, readMmdbSync } from './mmdb-file.js';
-import type { GeoRecord } from './types.js';
+import type { GeoRecord } from '../../domain/ip/geoip.js';
 
 /** A MaxMind City (or Country) database: GeoLite2-City bundled, or the operator's GeoIP2 file. */
 export class MmdbCityReader {

@@ -1,11 +1,10 @@
 import { MemoryInFlight } from './memory.js';
 import type { LimiterLog } from '../ratelimit/redis.js';
 import { RedisInFlight } from './redis.js';
-import type { InFlightSlots } from './slots.js';
+import type { InFlightSlots } from '../../domain/in-flight.js';
 
 export { MemoryInFlight } from './memory.js';
 export { RedisInFlight, IN_FLIGHT_KEY_PREFIX, IN_FLIGHT_LEASE_MS, IN_FLIGHT_RENEW_MS } from './redis.js';
-export type { InFlightSlots } from './slots.js';
 
 /**
  * Shared through Redis when REDIS_URL is set, in this process otherwise; `log` hears when Redis

@@ -1,4 +1,4 @@
-import type { InFlightSlots } from './slots.js';
+import type { InFlightSlots } from '../../domain/in-flight.js';
 
 /** Work in flight counted in this process: exact for one instance. */
 export class MemoryInFlight implements InFlightSlots {

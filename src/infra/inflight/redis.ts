@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { REDIS_PROBE_MS, requestPathRedis, type LimiterLog } from '../ratelimit/redis.js';
 import { MemoryInFlight } from './memory.js';
-import type { InFlightSlots } from './slots.js';
+import type { InFlightSlots } from '../../domain/in-flight.js';
 
 /** Every key of this counter starts with this. */
 export const IN_FLIGHT_KEY_PREFIX = 'netdiag:inflight:';

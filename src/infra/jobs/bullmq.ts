@@ -1,8 +1,8 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { JobRecord, JobRepository } from '../store/jobs.js';
+import type { JobRecord, JobRepository } from '../../domain/jobs/repository.js';
 import { LeasedRuns, QueueClosingError } from './leased-run.js';
-import type { JobQueue, JobRunner } from './queue.js';
+import type { JobQueue, JobRunner } from '../../domain/jobs/queue.js';
 
 /** The BullMQ queue's name; its keys start with the prefix (default `netdiag:bull`). */
 export const BULLMQ_QUEUE_NAME = 'netdiag-jobs';

@@ -1,5 +1,5 @@
-import type { JobRepository } from '../store/jobs.js';
-import type { JobQueue, JobRunner } from './queue.js';
+import type { JobRepository } from '../../domain/jobs/repository.js';
+import type { JobQueue, JobRunner } from '../../domain/jobs/queue.js';
 import { LeasedRuns } from './leased-run.js';
 
 /** How often the database is asked for jobs nobody told this process about (other instances, lapsed leases, freed slots). */

@@ -1,12 +1,11 @@
 import type { Config } from '../../config.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../../domain/store.js';
 import { BullMqJobQueue } from './bullmq.js';
 import { EmbeddedJobQueue } from './embedded.js';
-import type { JobQueue } from './queue.js';
+import type { JobQueue } from '../../domain/jobs/queue.js';
 
 export { BullMqJobQueue, BULLMQ_PREFIX, BULLMQ_QUEUE_NAME } from './bullmq.js';
 export { EmbeddedJobQueue } from './embedded.js';
-export type { JobQueue, JobRunner } from './queue.js';
 
 export interface JobQueueOptions {
   onError: (err: unknown) => void;

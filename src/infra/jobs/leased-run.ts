@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ClaimCandidate, JobRecord, JobRepository } from '../store/jobs.js';
-import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobRunner } from './queue.js';
+import type { ClaimCandidate, JobRecord, JobRepository } from '../../domain/jobs/repository.js';
+import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobRunner } from '../../domain/jobs/queue.js';
 
 /** Why a run was aborted: the process is closing (its job goes back to the queue). */
 export class QueueClosingError extends Error {

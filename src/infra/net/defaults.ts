@@ -44,7 +44,3 @@ export const DNS_DEADLINE_MS = 6_000;
 
 /** A name that resolves to more addresses than this is cut down (all kept ones are checked). */
 export const MAX_ADDRESSES_PER_FAMILY = 16;
-
-/** TCP port numbers a probe may dial (0 is not a destination). */
-export const MIN_PORT = 1;
-export const MAX_PORT = 65_535;

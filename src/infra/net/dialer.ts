@@ -34,64 +34,17 @@ import ipaddr from 'ipaddr.js';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config.js';
-import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, MAX_PER_REQUEST_SOCKETS, MAX_PORT, MIN_PORT, RESERVED_BELOW_SOCKETS } from './defaults.js';
-import { currentOwner } from './owner.js';
-import { parseIpStrict } from './ip-text.js';
-import { ConnectionLimiter } from './limiter.js';
+import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, MAX_PER_REQUEST_SOCKETS, RESERVED_BELOW_SOCKETS } from './defaults.js';
+import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
+import { currentOwner } from '../../domain/owner.js';
+import { parseIpStrict } from '../../net/ip-text.js';
+import { ConnectionLimiter } from '../../domain/connection-limiter.js';
 import { TargetPolicy } from './policy.js';
-import { DnsHostResolver, ResolveError, resolveErrorFor, type HostResolver } from './resolver.js';
-import { parseTarget } from './target.js';
+import { DnsHostResolver, resolveErrorFor, type HostResolver } from './resolver.js';
+import { DialError, ResolveError, type CheckedAddress, type ConnectOptions, type DialErrorCode, type DialResult, type Dialer as DialerContract, type ProbeCode, type ProbeResult, type ResolvedTarget, type ResolveOptions } from '../../domain/dialer.js';
+import { parseTarget } from '../../net/target.js';
 import { rawConnect } from './raw-connect.js';
 import { round2 } from '../../lib/round.js';
-
-export { ConnectionLimiter } from './limiter.js';
-export { ResolveError, type HostResolver, type ResolveErrorCode } from './resolver.js';
-export { TargetPolicy } from './policy.js';
-
-/** An address that passed the policy. Only the dialer makes these (branded type). */
-export type CheckedAddress = string & { readonly __checked: unique symbol };
-
-export interface ResolvedTarget {
-  /** The target as the user wrote it (trimmed). */
-  target: string;
-  /** Lowercase A-label hostname, or null when the target was an address. */
-  hostname: string | null;
-  /** Every address checked; IPv4 first unless `prefer: 6`. Never empty. */
-  addresses: CheckedAddress[];
-}
-
-export interface ResolveOptions {
-  /** Field named in a ValidationError; default 'target'. */
-  field?: string;
-  /** 4 or 6 to resolve (and accept) only that family; 0 (default) for both. */
-  family?: 0 | 4 | 6;
-  /** Which family comes first in `addresses`; default 4. */
-  prefer?: 4 | 6;
-}
-
-export interface ConnectOptions {
-  /** Connect timeout, counted from the moment the socket is created (not while queued). */
-  timeoutMs: number;
-  /** Aborts a queued or in-progress connect. */
-  signal?: AbortSignal;
-  /** A per-request cap from `dialer.limiter(n)`. */
-  limiter?: ConnectionLimiter;
-  /** Whose dial this is (an account key), for the fair share of the global budget; default: currentOwner(). */
-  owner?: string;
-}
-
-export type DialErrorCode =
-  | 'ECONNREFUSED'
-  | 'ETIMEDOUT'
-  | 'EHOSTUNREACH'
-  | 'ENETUNREACH'
-  | 'ECONNRESET'
-  | 'EADDRNOTAVAIL'
-  | 'EACCES'
-  | 'EPERM'
-  | 'ABORT_ERR'
-  /** Anything else the system reported; `cause` has it. */
-  | 'EDIAL';
 
 const KNOWN_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
@@ -103,24 +56,6 @@ const KNOWN_CODES: ReadonlySet<string> = new Set([
   'EACCES',
   'EPERM',
 ]);
-
-const DESCRIPTIONS: Record<DialErrorCode, string> = {
-  ECONNREFUSED: 'connection refused',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ECONNRESET: 'connection reset',
-  EADDRNOTAVAIL: 'address not available',
-  EACCES: 'connection not permitted',
-  EPERM: 'connection not permitted',
-  ABORT_ERR: 'aborted',
-  EDIAL: 'connection failed',
-};
-
-/** The short text of a dial error code, as results show it ("connection refused"). */
-export function describeDialError(code: DialErrorCode): string {
-  return DESCRIPTIONS[code];
-}
 
 /**
  * A refused or silent port is an answer, not a bug: a scan makes a thousand of these, and
@@ -134,57 +69,6 @@ function withoutStack<T extends Error>(make: () => T): T {
   } finally {
     Error.stackTraceLimit = limit;
   }
-}
-
-export class DialError extends Error {
-  readonly code: DialErrorCode;
-  /** Time spent connecting (not queued), in ms with two decimals. */
-  readonly elapsedMs: number;
-  readonly address: string;
-  readonly port: number;
-  /** Time waiting for a socket slot before the connect, ms with two decimals. */
-  readonly queuedMs: number;
-
-  constructor(code: DialErrorCode, address: string, port: number, elapsedMs: number, cause?: unknown, queuedMs = 0) {
-    const where = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
-    super(`${DESCRIPTIONS[code]} (${where})`, cause === undefined ? undefined : { cause });
-    this.name = 'DialError';
-    this.code = code;
-    this.address = address;
-    this.port = port;
-    this.elapsedMs = elapsedMs;
-    this.queuedMs = queuedMs;
-  }
-
-  /** Short text for a result's `error` field. */
-  get reason(): string {
-    return DESCRIPTIONS[this.code];
-  }
-}
-
-export interface DialResult {
-  socket: net.Socket;
-  /** Time from socket creation to connected, in ms with two decimals. */
-  elapsedMs: number;
-  /** Time waiting for a socket slot before that, in ms with two decimals. */
-  queuedMs: number;
-}
-
-type ProbeCode = Exclude<DialErrorCode, 'ABORT_ERR'>;
-
-export interface ProbeResult {
-  /** null when the handshake completed; otherwise why not (an abort rejects instead). */
-  code: ProbeCode | null;
-  /** From the connect to its answer or the timeout, ms with two decimals. */
-  elapsedMs: number;
-  /**
-   * Connected to itself: connecting from port P to the same address's port P is a TCP
-   * "simultaneous open" that succeeds when nothing listens there and the kernel happened to
-   * pick P as the ephemeral port. Loopback scans hit it now and then; the port is closed.
-   */
-  selfConnect: boolean;
-  /** Time waiting for a socket slot before the connect, ms with two decimals. */
-  queuedMs: number;
 }
 
 export interface DialerStats {
@@ -210,7 +94,6 @@ export interface DialerOptions {
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 
-
 /** The text a socket connects to: the IPv4 itself for IPv4-mapped, the zone kept for link-local. */
 function dialText(addr: Addr): { text: string; family: 4 | 6 } {
   if (addr.kind() === 'ipv4') return { text: addr.toString(), family: 4 };
@@ -225,7 +108,7 @@ const refuseLookup: net.LookupFunction = (hostname, _options, callback) => {
   callback(Object.assign(new Error(`dialer never resolves names (${hostname})`), { code: 'EDIAL' }), '', 0);
 };
 
-export class Dialer {
+export class Dialer implements DialerContract {
   readonly policy: TargetPolicy;
   readonly #resolver: HostResolver;
   readonly #connectFn: ConnectFn;

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { TargetForbiddenError } from '../../errors.js';
-import { classifyAddress, type Classification } from './ranges.js';
+import { classifyAddress, type Classification } from '../../net/ranges.js';
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 

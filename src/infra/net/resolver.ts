@@ -1,6 +1,7 @@
 import { promises as dns } from 'node:dns';
 import type { HostPort } from '../../config.js';
 import { formatServer } from '../dns/transport.js';
+import { ResolveError, type ResolveErrorCode } from '../../domain/dialer.js';
 import { DNS_DEADLINE_MS, DNS_TIMEOUT_MS, DNS_TRIES } from './defaults.js';
 
 /**
@@ -8,30 +9,6 @@ import { DNS_DEADLINE_MS, DNS_TIMEOUT_MS, DNS_TRIES } from './defaults.js';
  * through getaddrinfo (whose /etc/hosts and search domains would answer things the policy
  * cannot see coming).
  */
-
-export type ResolveErrorCode =
-  /** The name does not exist (NXDOMAIN). */
-  | 'ENOTFOUND'
-  /** The name exists but has no address of the asked family. */
-  | 'ENODATA'
-  | 'ETIMEOUT'
-  | 'ESERVFAIL'
-  | 'EREFUSED'
-  /** Anything else c-ares reports (bad response, connection refused by the server, ...). */
-  | 'EDNS';
-
-/** A name that did not resolve. Probes report it as a result (200), not as a request error. */
-export class ResolveError extends Error {
-  readonly code: ResolveErrorCode;
-  readonly hostname: string;
-
-  constructor(code: ResolveErrorCode, hostname: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ResolveError';
-    this.code = code;
-    this.hostname = hostname;
-  }
-}
 
 export interface HostResolver {
   /** Addresses of one family, as text. Rejects with ResolveError. */

@@ -1,8 +1,6 @@
 import { MemoryRateLimiter } from './memory.js';
 import { RedisRateLimiter, type RedisRateLimiterOptions } from './redis.js';
-import type { RateLimiter } from './limiter.js';
-
-export type { RateLimiter } from './limiter.js';
+import type { RateLimiter } from '../../domain/usage/rate-limit.js';
 
 /**
  * Redis when REDIS_URL is set (shared by several instances), else in-process. Either way a

@@ -1,5 +1,5 @@
 import type { MaybePromise } from '../../maybe-promise.js';
-import { WINDOWS, decide, windowStart, windowStartAt, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from './limiter.js';
+import { WINDOWS, decide, windowStart, windowStartAt, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../domain/usage/rate-limit.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
 export const MEMORY_SWEEP_EVERY = 10_000;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from './limiter.js';
+import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import { MemoryRateLimiter, type WindowSeed } from './memory.js';
 import { inNextCheckPhase } from '../../runtime/turns.js';
 import { DEFAULTS } from '../../config.js';

@@ -1,8 +1,6 @@
-import type { Store } from './store.js';
+import type { Store } from '../../domain/store.js';
 import { openSqliteStore } from './sqlite.js';
 import { openPostgresStore } from './postgres.js';
-
-export type { Store } from './store.js';
 
 /** Opens the store named by DATABASE_URL. */
 export async function openStore(databaseUrl: string): Promise<Store> {

@@ -1,19 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
-import type {
-  Account,
-  AccountRepository,
-  AuthLink,
-  AuthLinkRepository,
-  JudgeRepository,
-  NonceUse,
-  Session,
-  SessionRepository,
-  Token,
-  TokenRepository,
-  WebhookSecret,
-  WebhookSecretRepository,
-} from './store.js';
+import type { Account, AccountRepository, AuthLink, AuthLinkRepository, Session, SessionRepository, Token, TokenRepository } from '../../domain/accounts/repositories.js';
+import type { JudgeRepository, NonceUse } from '../../domain/proxy/judge-repository.js';
+import type { WebhookSecret, WebhookSecretRepository } from '../../domain/webhooks/repository.js';
 
 /** The repositories both backends share: plain Kysely, the same SQL on SQLite and PostgreSQL. */
 

@@ -6,9 +6,11 @@ import { kyselyJobs } from './jobs.js';
 import { kyselyWebhookDeliveries } from './webhook-deliveries.js';
 import { AUTH_CHANNEL, ListenedCache } from './pg-auth-cache.js';
 import { CircuitBreaker, guardedPool, isDatabaseUnreachable } from './pg-availability.js';
-import { AUTH_CACHE_MAX_ENTRIES } from './store.js';
+import { AUTH_CACHE_MAX_ENTRIES } from './auth-cache.js';
 import type { DatabaseSchema, UsageDailyTable } from './schema.js';
-import type { Account, Store, Token, TokenRepository, UsageRepository, UsageRow } from './store.js';
+import type { Account, Token, TokenRepository } from '../../domain/accounts/repositories.js';
+import type { Store } from '../../domain/store.js';
+import type { UsageRepository, UsageRow } from '../../domain/usage/repository.js';
 import { MinutePurge, aggregateMinutes, type MinuteIncrement, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
 
 /** See `writeBatch` in openPostgresStore: a batch's day and minute increments, one statement. */

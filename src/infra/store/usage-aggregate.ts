@@ -1,6 +1,6 @@
 import type { UsageDailyTable } from './schema.js';
-import type { UsageRecord } from './store.js';
-import { WINDOW_MS, windowStart } from '../ratelimit/limiter.js';
+import type { UsageRecord } from '../../domain/usage/repository.js';
+import { WINDOW_MS, windowStart } from '../../domain/usage/rate-limit.js';
 
 /** Folds a batch into one increment per (account, day, endpoint), so a batch is a few upserts. */
 export function aggregateUsage(records: readonly UsageRecord[]): UsageDailyTable[] {

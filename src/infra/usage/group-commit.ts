@@ -1,4 +1,4 @@
-import type { UsageRecord, UsageRepository } from '../store/store.js';
+import type { UsageRecord, UsageRepository } from '../../domain/usage/repository.js';
 
 /** A batch is written at once when it reaches this size, without waiting for the next turn. */
 export const GROUP_COMMIT_MAX_BATCH = 512;

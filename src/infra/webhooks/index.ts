@@ -2,7 +2,7 @@ import type { Clock } from '../../domain/accounts/service.js';
 import { WebhookDelivery } from '../../domain/webhooks/delivery.js';
 import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
 import type { Dialer } from '../net/dialer.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../../domain/store.js';
 import { EmbeddedWebhookQueue, type EmbeddedWebhookQueueOptions } from './queue.js';
 import { DialerWebhookTransport, type DialerWebhookTransportOptions } from './sender.js';
 

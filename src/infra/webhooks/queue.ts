@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { WebhookDelivery } from '../../domain/webhooks/delivery.js';
-import type { WebhookDeliveryRepository } from '../store/webhook-deliveries.js';
+import type { WebhookDeliveryRepository } from '../../domain/webhooks/repository.js';
 
 /** How often the database is asked for due deliveries (a new event is sent at once, without waiting). */
 export const WEBHOOK_POLL_MS = 1_000;

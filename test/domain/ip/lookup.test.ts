@@ -7,7 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../../src/errors.js';
 import { StubResolver } from '../../../src/infra/dns/stub-resolver.js';
-import { createGeoReader, createHostingList, type LoadableGeoReader } from '../../../src/infra/geoip/index.js';
+import { createGeoReader } from '../../../src/infra/geoip/index.js';
+import { createHostingList } from '../../../src/domain/ip/hosting.js';
+import { type LoadableGeoReader } from '../../../src/domain/ip/geoip.js';
 import {
   IP_BULK_MAX,
   lookupBulk,

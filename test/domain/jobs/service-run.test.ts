@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { JobService, type JobOperation } from '../../../src/domain/jobs/service.js';
 import type { JobError } from '../../../src/domain/jobs/types.js';
-import type { JobQueue } from '../../../src/infra/jobs/queue.js';
+import type { JobQueue } from '../../../src/domain/jobs/queue.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { hashPassword } from '../../../src/domain/accounts/passwords.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { Store } from '../../../src/domain/store.js';
 
 /**
  * A browser without a browser, for the dashboard's HTTP-level tests: keeps cookies like one

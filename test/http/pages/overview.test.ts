@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { build } from '../../helpers/build.js';
 import { PageClient, PASSWORD, setPassword } from './browserless.js';
 import { utcDay } from '../../../src/domain/usage/service.js';
-import type { UsageRecord } from '../../../src/infra/store/store.js';
+import type { UsageRecord } from '../../../src/domain/usage/repository.js';
 
 /** The `used` figure of one rate window's card. */
 function windowUsed(html: string, window: 'minute' | 'hour' | 'day'): number {

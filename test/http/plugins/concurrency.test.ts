@@ -3,9 +3,10 @@ import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { CONCURRENT_PROBES } from '../../../src/domain/accounts/plans.js';
 import { registerConcurrency } from '../../../src/http/plugins/concurrency.js';
-import { MemoryInFlight, type InFlightSlots } from '../../../src/infra/inflight/index.js';
-import { currentOwner } from '../../../src/infra/net/owner.js';
-import type { Account } from '../../../src/infra/store/store.js';
+import { MemoryInFlight } from '../../../src/infra/inflight/index.js';
+import { type InFlightSlots } from '../../../src/domain/in-flight.js';
+import { currentOwner } from '../../../src/domain/owner.js';
+import type { Account } from '../../../src/domain/accounts/repositories.js';
 import { AppError } from '../../../src/errors.js';
 
 /** The in-process counter answering through a promise, as the Redis one does. */

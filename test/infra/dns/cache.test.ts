@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DnsCache } from '../../../src/infra/dns/cache.js';
-import type { DnsAnswer } from '../../../src/infra/dns/types.js';
+import type { DnsAnswer } from '../../../src/domain/dns/client.js';
 
 function answer(name: string, ttl: number): DnsAnswer {
   return {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { createHostingList, hostingList } from '../../../src/infra/geoip/index.js';
-import { HOSTING_ASNS_FILE } from '../../../src/infra/geoip/hosting.js';
+import { createHostingList, hostingList } from '../../../src/domain/ip/hosting.js';
+import { HOSTING_ASNS_FILE } from '../../../src/domain/ip/hosting.js';
 
 const file = JSON.parse(readFileSync(HOSTING_ASNS_FILE, 'utf8')) as {
   comment: string;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { IN_FLIGHT_KEY_PREFIX, MemoryInFlight, RedisInFlight, type InFlightSlots } from '../../../src/infra/inflight/index.js';
+import { IN_FLIGHT_KEY_PREFIX, MemoryInFlight, RedisInFlight } from '../../../src/infra/inflight/index.js';
+import { type InFlightSlots } from '../../../src/domain/in-flight.js';
 import { Redis } from 'ioredis';
 import { closedPort } from '../net/fixtures/connect-spy.js';
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { BULLMQ_QUEUE_NAME, BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
-import type { JobRunner } from '../../../src/infra/jobs/queue.js';
+import type { JobRunner } from '../../../src/domain/jobs/queue.js';
 import { pollUntil } from '../net/fixtures/connect-spy.js';
 import { sqliteStoreWithAccount } from '../store/backends.js';
 

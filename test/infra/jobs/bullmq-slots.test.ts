@@ -7,7 +7,7 @@ import { AccountService } from '../../../src/domain/accounts/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { hangingConnect, pollUntil } from '../net/fixtures/connect-spy.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { Store } from '../../../src/domain/store.js';
 import { sqliteBackend } from '../store/backends.js';
 import { freePort } from '../../helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';

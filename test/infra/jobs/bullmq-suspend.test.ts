@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import { cancelsPublished } from '../../../src/infra/jobs/index.js';
-import type { JobRunner } from '../../../src/infra/jobs/queue.js';
+import type { JobRunner } from '../../../src/domain/jobs/queue.js';
 import { pollUntil } from '../net/fixtures/connect-spy.js';
 import { sqliteStoreWithAccount } from '../store/backends.js';
 

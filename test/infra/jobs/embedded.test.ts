@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { EmbeddedJobQueue } from '../../../src/infra/jobs/embedded.js';
-import type { JobRunner } from '../../../src/infra/jobs/queue.js';
-import type { JobRecord } from '../../../src/infra/store/jobs.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { JobRunner } from '../../../src/domain/jobs/queue.js';
+import type { JobRecord } from '../../../src/domain/jobs/repository.js';
+import type { Store } from '../../../src/domain/store.js';
 import { pollUntil } from '../net/fixtures/connect-spy.js';
 import { sqliteStoreWithAccount } from '../store/backends.js';
 

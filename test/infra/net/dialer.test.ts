@@ -3,17 +3,13 @@ import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  DialError,
-  Dialer,
-  TargetPolicy,
-  type CheckedAddress,
-  type ConnectFn,
-  type HostResolver,
-} from '../../../src/infra/net/dialer.js';
+import { DialError, type CheckedAddress } from '../../../src/domain/dialer.js';
+import { Dialer, type ConnectFn } from '../../../src/infra/net/dialer.js';
+import { TargetPolicy } from '../../../src/infra/net/policy.js';
+import { type HostResolver } from '../../../src/infra/net/resolver.js';
 import { closedPort, hangingConnect, pollUntil, startListener } from './fixtures/connect-spy.js';
 import { rawConnect } from '../../../src/infra/net/raw-connect.js';
-import { runAsOwner } from '../../../src/infra/net/owner.js';
+import { runAsOwner } from '../../../src/domain/owner.js';
 
 const LOOP = '127.0.0.1' as CheckedAddress;
 const noDns: HostResolver = {

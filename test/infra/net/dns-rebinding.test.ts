@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { TargetForbiddenError } from '../../../src/errors.js';
-import { DialError, Dialer, TargetPolicy, type CheckedAddress } from '../../../src/infra/net/dialer.js';
+import { DialError, type CheckedAddress } from '../../../src/domain/dialer.js';
+import { Dialer } from '../../../src/infra/net/dialer.js';
+import { TargetPolicy } from '../../../src/infra/net/policy.js';
 import { DnsHostResolver } from '../../../src/infra/net/resolver.js';
 import { connectSpy } from './fixtures/connect-spy.js';
 import { startDnsServer, type TestDnsServer } from './fixtures/dns-server.js';

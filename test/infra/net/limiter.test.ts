@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConnectionLimiter } from '../../../src/infra/net/limiter.js';
+import { ConnectionLimiter } from '../../../src/domain/connection-limiter.js';
 
 /** Lets granted promises settle. */
 const ticks = async (n = 5): Promise<void> => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import ipaddr from 'ipaddr.js';
-import { classifyAddress, classifyIp, SPECIAL_RANGES } from '../../../src/infra/net/ranges.js';
+import { classifyAddress, classifyIp, SPECIAL_RANGES } from '../../../src/net/ranges.js';
 
 test('every table entry decides for its own first and last address, unless a more specific one does', () => {
   const bitsOf = (cidr: string): number => Number(cidr.split('/')[1]);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { DnsHostResolver, ResolveError } from '../../../src/infra/net/resolver.js';
+import { DnsHostResolver } from '../../../src/infra/net/resolver.js';
+import { ResolveError } from '../../../src/domain/dialer.js';
 import { startDnsServer, type TestDnsServer } from './fixtures/dns-server.js';
 
 let dns: TestDnsServer;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { headlineWindow, type RateLimiter, type WindowLimits } from '../../../src/infra/ratelimit/limiter.js';
+import { headlineWindow, type RateLimiter, type WindowLimits } from '../../../src/domain/usage/rate-limit.js';
 import type { WindowSeed } from '../../../src/infra/ratelimit/memory.js';
 
 /**

@@ -5,7 +5,8 @@ import pg from 'pg';
 import { openPostgresStore } from '../../../src/infra/store/postgres.js';
 import { openSqliteStore } from '../../../src/infra/store/sqlite.js';
 import type { TestContext } from 'node:test';
-import type { Account, Store } from '../../../src/infra/store/store.js';
+import type { Account } from '../../../src/domain/accounts/repositories.js';
+import type { Store } from '../../../src/domain/store.js';
 
 /** A database of each backend for the shared suites: a fresh one per call, removed by `drop`. */
 export interface Backend {

@@ -8,7 +8,7 @@ import { itemsOf, ndjsonAfter } from '../../../src/domain/jobs/items.js';
 import { migrations } from '../../../src/infra/store/migrations.js';
 import { openPostgresStore } from '../../../src/infra/store/postgres.js';
 import { openSqliteStore } from '../../../src/infra/store/sqlite.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { Store } from '../../../src/domain/store.js';
 import { tempDir } from '../../helpers/build.js';
 import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
 

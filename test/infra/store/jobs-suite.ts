@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { batchOf, itemsOf } from '../../../src/domain/jobs/items.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { Store } from '../../../src/domain/store.js';
 import type { Backend } from './backends.js';
 
 /** The jobs part of the store contract, run against every backend. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Judge } from '../../../src/domain/proxy/index.js';
-import type { NonceUse, Store } from '../../../src/infra/store/store.js';
+import type { NonceUse } from '../../../src/domain/proxy/judge-repository.js';
+import type { Store } from '../../../src/domain/store.js';
 import { TEST_DATABASE_URL, postgresBackend, sqliteBackend, type Backend } from './backends.js';
 
 /**

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import { hashToken } from '../../../src/domain/accounts/tokens.js';
 import { AUTH_CHANNEL } from '../../../src/infra/store/pg-auth-cache.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { Store } from '../../../src/domain/store.js';
 import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
 
 /** How long the LISTEN connection may take to be up (it opens on the first lookup). */

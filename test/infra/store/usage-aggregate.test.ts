@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MinutePurge, USAGE_MINUTES_KEEP_MS, USAGE_MINUTES_PURGE_EVERY_MS, aggregateMinutes, aggregateUsage } from '../../../src/infra/store/usage-aggregate.js';
-import type { UsageOutcome, UsageRecord } from '../../../src/infra/store/store.js';
+import type { UsageOutcome, UsageRecord } from '../../../src/domain/usage/repository.js';
 
 const rec = (account_id: number, day: string, endpoint: string, outcome: UsageOutcome, duration_ms: number): UsageRecord => ({
   account_id,

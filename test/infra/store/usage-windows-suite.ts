@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { UsageRecord } from '../../../src/infra/store/store.js';
+import type { UsageRecord } from '../../../src/domain/usage/repository.js';
 import { USAGE_MINUTES_KEEP_MS, USAGE_MINUTES_PURGE_EVERY_MS } from '../../../src/infra/store/usage-aggregate.js';
 import type { Backend } from './backends.js';
 

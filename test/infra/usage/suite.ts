@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { UsageRecord, UsageRepository } from '../../../src/infra/store/store.js';
+import type { UsageRecord, UsageRepository } from '../../../src/domain/usage/repository.js';
 import { GroupCommitRecorder } from '../../../src/infra/usage/group-commit.js';
 import type { Backend } from '../store/backends.js';
 

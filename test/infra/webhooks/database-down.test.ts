@@ -9,7 +9,7 @@ import { AccountService } from '../../../src/domain/accounts/service.js';
 import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
-import type { WebhookDeliveryRepository } from '../../../src/infra/store/webhook-deliveries.js';
+import type { WebhookDeliveryRepository } from '../../../src/domain/webhooks/repository.js';
 import { createWebhooks, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
 import { withoutRepeats } from '../../../src/lib/repeat-filter.js';
 import { sqliteBackend } from '../store/backends.js';

@@ -11,7 +11,7 @@ import { rowView, WebhookDelivery } from '../../../src/domain/webhooks/delivery.
 import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
-import type { Store } from '../../../src/infra/store/store.js';
+import type { Store } from '../../../src/domain/store.js';
 import { createWebhooks, DialerWebhookTransport, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
 import { WEBHOOK_SWEEP_PAGE } from '../../../src/infra/webhooks/queue.js';
 import { connectSpy, type ConnectSpy } from '../net/fixtures/connect-spy.js';

@@ -1,4 +1,4 @@
-import type { ClaimCandidate, JobRecord } from '../store/jobs.js';
+import type { ClaimCandidate, JobRecord } from './repository.js';
 import type { MaybePromise } from '../../maybe-promise.js';
 
 /**

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { domainToASCII } from 'node:url';
-import { ValidationError } from '../../errors.js';
-import { DNS_MAX_NAME_LENGTH } from '../dns/defaults.js';
+import { ValidationError } from '../errors.js';
+import { DNS_MAX_NAME_LENGTH } from './bounds.js';
 import { endsInNumber, parseIpv4Loose, parseIpv6Text } from './ip-text.js';
 
 /**

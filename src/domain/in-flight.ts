@@ -1,4 +1,4 @@
-import type { MaybePromise } from '../../maybe-promise.js';
+import type { MaybePromise } from '../maybe-promise.js';
 
 /**
  * Work in flight per owner (an account): how many of its probing requests run at once, counted
