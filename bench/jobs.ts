@@ -64,7 +64,10 @@ async function jobVsSync(): Promise<void> {
     return { ms, cpuMs: cpu0 === null || cpu1 === null ? NaN : (cpu1 - cpu0) / 1000 };
   };
   try {
-    for (let i = 0; i < 3; i++) await sync(), await job();
+    for (let i = 0; i < 3; i++) {
+      await sync();
+      await job();
+    }
     const s: { ms: number; cpuMs: number }[] = [];
     const j: { ms: number; cpuMs: number }[] = [];
     for (let i = 0; i < ROUNDS; i++) {

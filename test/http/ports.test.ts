@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { PRESETS, PRESET_NAMES, serviceName } from '../../src/domain/ports/index.js';

@@ -9,8 +9,6 @@ function testClock(start: number) {
   return clock;
 }
 
-const RESET_AT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
-
 test('50 concurrent requests from a free account: exactly 10 admitted, 40 × 429 with the body and headers of API.md', async (t) => {
   const clock = testClock(Date.UTC(2026, 5, 1, 12, 30, 15));
   const { api, app } = await build(t, { plan: 'free', deps: { clock: clock.fn } });

@@ -29,6 +29,7 @@ export function genReqId(req: { headers: Record<string, string | string[] | unde
  * the root logger with the request id in it, so most requests never need their child. Lines
  * logged through `request.log` carry the same bindings (`reqId`) as before.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the log methods are put on the prototype below
 export class LazyRequestLogger implements FastifyBaseLogger {
   #child: FastifyBaseLogger | undefined;
 
@@ -57,6 +58,7 @@ export class LazyRequestLogger implements FastifyBaseLogger {
 
 // The log methods live on the prototype: one object per request, not eight.
 const LOG_METHODS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type -- types the prototype's log methods
 export interface LazyRequestLogger extends Pick<FastifyBaseLogger, (typeof LOG_METHODS)[number]> {}
 for (const method of LOG_METHODS) {
   LazyRequestLogger.prototype[method] = function (this: LazyRequestLogger, ...args: unknown[]) {

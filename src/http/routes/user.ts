@@ -6,7 +6,7 @@ import { User } from '../schemas/user.js';
 import type { RouteDeps } from './deps.js';
 import { accountOf, callsToday } from '../plugins/auth.js';
 
-export async function userRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+export async function userRoutes(app: FastifyInstance, _deps: RouteDeps): Promise<void> {
   app.get(
     '/user',
     { schema: { summary: 'The account the token belongs to', tags: ['account'], response: responses(User) } },

@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { JobStatus } from '../../domain/jobs/types.js';
-import { JOB_CLAIMABLE_PER_ACCOUNT, type ClaimCandidate, type JobItemBatch, type JobOutcome, type JobRecord, type JobRepository, type NewJob } from '../../domain/jobs/repository.js';
+import { JOB_CLAIMABLE_PER_ACCOUNT, type JobItemBatch, type JobRecord, type JobRepository } from '../../domain/jobs/repository.js';
 import type { DatabaseSchema, JobsTable } from './schema.js';
 
 /**

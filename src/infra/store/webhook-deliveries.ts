@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { FINISHED_STATUSES } from '../../domain/jobs/types.js';
 import type { DatabaseSchema } from './schema.js';
-import type { ClaimedWebhookDelivery, NewWebhookDelivery, WebhookAttemptOutcome, WebhookAttemptRecord, WebhookDeliveryRepository } from '../../domain/webhooks/repository.js';
+import type { ClaimedWebhookDelivery, WebhookDeliveryRepository } from '../../domain/webhooks/repository.js';
 
 /**
  * Webhook deliveries in the database: the queue every instance sharing it works from. A

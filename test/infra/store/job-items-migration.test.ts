@@ -6,7 +6,6 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { itemsOf, ndjsonAfter } from '../../../src/domain/jobs/items.js';
 import { migrations } from '../../../src/infra/store/migrations.js';
-import { openPostgresStore } from '../../../src/infra/store/postgres.js';
 import { openSqliteStore } from '../../../src/infra/store/sqlite.js';
 import type { Store } from '../../../src/domain/store.js';
 import { tempDir } from '../../helpers/build.js';
