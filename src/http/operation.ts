@@ -3,7 +3,7 @@ import fastJson from 'fast-json-stringify';
 import type { Static, TSchema } from 'typebox';
 import { ValidationError } from '../errors.js';
 import { ResolveError, type ResolveOptions } from '../domain/dialer.js';
-import { type Dialer } from '../infra/net/dialer.js';
+import type { Dialer } from '../infra/net/dialer.js';
 import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/service.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';

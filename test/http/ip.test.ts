@@ -5,7 +5,7 @@ import { before, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { Reader, type CityResponse } from 'maxmind';
 import { createGeoReader } from '../../src/infra/geoip/index.js';
-import { type LoadableGeoReader } from '../../src/domain/ip/geoip.js';
+import type { LoadableGeoReader } from '../../src/domain/ip/geoip.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { build } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';

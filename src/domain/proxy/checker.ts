@@ -2,9 +2,8 @@ import { mapConcurrent } from '../concurrency.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { ResolveError, type CheckedAddress } from '../dialer.js';
-import { type ConnectionLimiter } from '../connection-limiter.js';
-import type { Dialer } from '../dialer.js';
+import { ResolveError, type CheckedAddress, type Dialer } from '../dialer.js';
+import type { ConnectionLimiter } from '../connection-limiter.js';
 import type { NonceUse } from './judge-repository.js';
 import { judgeAnonymity } from './anonymity.js';
 import {

@@ -4,7 +4,7 @@ import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
 import { accountKey } from './auth.js';
 import { createInFlightSlots } from '../../infra/inflight/index.js';
-import { type InFlightSlots } from '../../domain/in-flight.js';
+import type { InFlightSlots } from '../../domain/in-flight.js';
 import { runAsOwner } from '../../domain/owner.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 import { prefersRespondAsync } from '../operation.js';

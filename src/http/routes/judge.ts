@@ -1,7 +1,7 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { JUDGE_UPLOAD_BODY_LIMIT, type ProxyChecker } from '../../domain/proxy/index.js';
-import { type NonceUse } from '../../domain/proxy/judge-repository.js';
+import type { NonceUse } from '../../domain/proxy/judge-repository.js';
 import { NotFoundError } from '../../errors.js';
 
 /**

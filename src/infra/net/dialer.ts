@@ -22,7 +22,7 @@
  * 3. The caller owns a returned socket: attach an `'error'` listener and `destroy()` or `end()`
  *    it when done. Its slot in the global budget (and in `limiter`) is freed when it closes.
  * 4. The global socket budget is shared fairly between owners (accounts: `owner`, or the
- *    `runAsOwner` context of owner.ts): dials beyond it wait (the timeout only starts when the
+ *    `runAsOwner` context of src/domain/owner.ts): dials beyond it wait (the timeout only starts when the
  *    connect does), a freed slot goes to the waiting owner holding the fewest, no owner holds
  *    more than MAX_PER_OWNER_SOCKETS, and an aborted signal takes a waiting dial out of the
  *    queue. The wait is reported apart (`queuedMs`), never in a connect time.

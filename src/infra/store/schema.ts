@@ -1,8 +1,7 @@
 import type { Generated } from 'kysely';
 import type { AuthLink, Session } from '../../domain/accounts/repositories.js';
 import type { UsageRow } from '../../domain/usage/repository.js';
-import type { WebhookSecret } from '../../domain/webhooks/repository.js';
-import type { NewWebhookDelivery, WebhookAttemptRecord, WebhookDeliveryState } from '../../domain/webhooks/repository.js';
+import type { NewWebhookDelivery, WebhookAttemptRecord, WebhookDeliveryState, WebhookSecret } from '../../domain/webhooks/repository.js';
 
 /** Table shapes as Kysely sees them. Timestamps are ISO 8601 UTC strings in both backends. */
 

@@ -4,14 +4,14 @@ import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { migrate } from './migrations.js';
 import { kyselyJobs } from './jobs.js';
-import { type JobItemBatch, type JobRepository } from '../../domain/jobs/repository.js';
+import type { JobItemBatch, JobRepository } from '../../domain/jobs/repository.js';
 import { kyselyWebhookDeliveries } from './webhook-deliveries.js';
 import type { DatabaseSchema } from './schema.js';
 import { AUTH_CACHE_MAX_ENTRIES } from './auth-cache.js';
-import { type Account, type AccountRepository, type Token, type TokenRepository } from '../../domain/accounts/repositories.js';
-import { type JudgeRepository } from '../../domain/proxy/judge-repository.js';
-import { type Store } from '../../domain/store.js';
-import { type UsageRecord, type UsageRepository, type UsageRow } from '../../domain/usage/repository.js';
+import type { Account, AccountRepository, Token, TokenRepository } from '../../domain/accounts/repositories.js';
+import type { JudgeRepository } from '../../domain/proxy/judge-repository.js';
+import type { Store } from '../../domain/store.js';
+import type { UsageRecord, UsageRepository, UsageRow } from '../../domain/usage/repository.js';
 import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf } from './usage-aggregate.js';
 import {
   TouchBuffer,

@@ -14,7 +14,7 @@ import { AppError, ValidationError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
 import { DialError, ResolveError, type CheckedAddress, type ResolvedTarget } from '../../domain/dialer.js';
-import { type Dialer } from '../net/dialer.js';
+import type { Dialer } from '../net/dialer.js';
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */
 export const MAX_RESPONSE_BYTES = 4_096;

@@ -9,7 +9,7 @@ import { ValidationError } from '../../../src/errors.js';
 import { StubResolver } from '../../../src/infra/dns/stub-resolver.js';
 import { createGeoReader } from '../../../src/infra/geoip/index.js';
 import { createHostingList } from '../../../src/domain/ip/hosting.js';
-import { type LoadableGeoReader } from '../../../src/domain/ip/geoip.js';
+import type { LoadableGeoReader } from '../../../src/domain/ip/geoip.js';
 import {
   IP_BULK_MAX,
   lookupBulk,

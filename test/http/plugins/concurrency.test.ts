@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { CONCURRENT_PROBES } from '../../../src/domain/accounts/plans.js';
 import { registerConcurrency } from '../../../src/http/plugins/concurrency.js';
 import { MemoryInFlight } from '../../../src/infra/inflight/index.js';
-import { type InFlightSlots } from '../../../src/domain/in-flight.js';
+import type { InFlightSlots } from '../../../src/domain/in-flight.js';
 import { currentOwner } from '../../../src/domain/owner.js';
 import type { Account } from '../../../src/domain/accounts/repositories.js';
 import { AppError } from '../../../src/errors.js';

@@ -12,7 +12,7 @@ import { gunzipSync } from 'node:zlib';
 import ipaddr from 'ipaddr.js';
 import { Reader, type CityResponse } from 'maxmind';
 import { ATTRIBUTION, createGeoReader } from '../../../src/infra/geoip/index.js';
-import { type LoadableGeoReader } from '../../../src/domain/ip/geoip.js';
+import type { LoadableGeoReader } from '../../../src/domain/ip/geoip.js';
 
 const require = createRequire(import.meta.url);
 const asnDir = dirname(require.resolve('@ip-location-db/asn/package.json'));

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { createHostingList, hostingList } from '../../../src/domain/ip/hosting.js';
-import { HOSTING_ASNS_FILE } from '../../../src/domain/ip/hosting.js';
+import { HOSTING_ASNS_FILE, createHostingList, hostingList } from '../../../src/domain/ip/hosting.js';
 
 const file = JSON.parse(readFileSync(HOSTING_ASNS_FILE, 'utf8')) as {
   comment: string;

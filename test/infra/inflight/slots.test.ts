@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { IN_FLIGHT_KEY_PREFIX, MemoryInFlight, RedisInFlight } from '../../../src/infra/inflight/index.js';
-import { type InFlightSlots } from '../../../src/domain/in-flight.js';
+import type { InFlightSlots } from '../../../src/domain/in-flight.js';
 import { Redis } from 'ioredis';
 import { closedPort } from '../net/fixtures/connect-spy.js';
 

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DialError, type CheckedAddress } from '../../../src/domain/dialer.js';
 import { Dialer, type ConnectFn } from '../../../src/infra/net/dialer.js';
 import { TargetPolicy } from '../../../src/infra/net/policy.js';
-import { type HostResolver } from '../../../src/infra/net/resolver.js';
+import type { HostResolver } from '../../../src/infra/net/resolver.js';
 import { closedPort, hangingConnect, pollUntil, startListener } from './fixtures/connect-spy.js';
 import { rawConnect } from '../../../src/infra/net/raw-connect.js';
 import { runAsOwner } from '../../../src/domain/owner.js';
