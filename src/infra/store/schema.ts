@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { AuthLink, Session } from '../../domain/accounts/repositories.js';
+import type { JobRecord } from '../../domain/jobs/repository.js';
 import type { UsageRow } from '../../domain/usage/repository.js';
 import type { NewWebhookDelivery, WebhookAttemptRecord, WebhookDeliveryState, WebhookSecret } from '../../domain/webhooks/repository.js';
 
@@ -84,25 +85,7 @@ export type WebhookDeliveriesTable = NewWebhookDelivery & {
 export type WebhookAttemptsTable = WebhookAttemptRecord & { delivery_id: number };
 
 /** A job (API.md, "Jobs and webhooks"): its request, state, lease and outcome; JSON as text. */
-export interface JobsTable {
-  id: string;
-  account_id: number;
-  endpoint: string;
-  status: string;
-  body: string;
-  webhook_url: string | null;
-  progress_done: number;
-  progress_total: number;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  result: string | null;
-  error: string | null;
-  /** The process running it, and until when (epoch ms) its claim holds unless renewed. */
-  lease_owner: string | null;
-  lease_until: number | null;
-  attempts: number;
-}
+export type JobsTable = Omit<JobRecord, 'status'> & { status: string };
 
 /** A bulk or range job's items that completed together: seqs first_seq..last_seq (completion order, the SSE ids) as NDJSON lines (src/domain/jobs/items.ts). */
 export interface JobItemBatchesTable {
