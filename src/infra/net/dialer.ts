@@ -57,20 +57,6 @@ const KNOWN_CODES: ReadonlySet<string> = new Set([
   'EPERM',
 ]);
 
-/**
- * A refused or silent port is an answer, not a bug: a scan makes a thousand of these, and
- * capturing a stack trace for each was a measurable share of a loopback scan.
- */
-function withoutStack<T extends Error>(make: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
 export interface DialerStats {
   /** Sockets created (connect attempts actually started). */
   readonly connectAttempts: number;
@@ -345,7 +331,7 @@ export class Dialer implements DialerContract {
         socket.on('error', () => undefined);
         socket.destroy();
         freeSocketSlot();
-        reject(withoutStack(() => new DialError(code, host, port, round2(performance.now() - started), cause, queuedMs)));
+        reject(new DialError(code, host, port, round2(performance.now() - started), cause, queuedMs));
       };
       const onConnect = (): void => {
         cleanup();
