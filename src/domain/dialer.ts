@@ -157,6 +157,6 @@ export interface Dialer {
   dial(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<DialResult>;
   /** Whether a TCP handshake completes, closing at once (port scans). */
   probe(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<ProbeResult>;
-  /** A per-request cap on top of the global budget. */
-  limiter(maxConcurrent: number): ConnectionLimiter;
+  /** A per-request cap within the one socket budget; without a number, the most one request may hold (a port scan). */
+  limiter(maxConcurrent?: number): ConnectionLimiter;
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { CONCURRENT_PROBES } from '../../src/domain/accounts/plans.js';
-import { MAX_PORTS_PER_SCAN, SCANS_GLOBAL_SOCKETS, SCANS_PER_OWNER_SOCKETS, SCANS_RESERVED_BELOW } from '../../src/domain/ports/index.js';
+import { MAX_PORTS_PER_SCAN } from '../../src/domain/ports/index.js';
+import { MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, RESERVED_BELOW_SOCKETS } from '../../src/infra/net/defaults.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { currentOwner } from '../../src/domain/owner.js';
 import { build, type Built } from '../helpers/build.js';
@@ -92,15 +93,15 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
       }),
   );
   const refused = A_SCANS - CONCURRENT_PROBES.enterprise;
-  await pollUntil(() => statuses.length === refused && silent.length === SCANS_PER_OWNER_SOCKETS);
+  await pollUntil(() => statuses.length === refused && silent.length === MAX_PER_OWNER_SOCKETS);
   assert.deepEqual(statuses, Array.from({ length: refused }, () => 429), 'the 17th and later scans are refused');
-  assert.equal(silent.length, SCANS_PER_OWNER_SOCKETS, "A holds its share of the scanners' sockets, no more");
-  assert.ok(dialer.stats.active === SCANS_PER_OWNER_SOCKETS, 'and those connects are all in flight');
+  assert.equal(silent.length, MAX_PER_OWNER_SOCKETS, "A holds its share of the scanners' sockets, no more");
+  assert.ok(dialer.stats.active === MAX_PER_OWNER_SOCKETS, 'and those connects are all in flight');
 
   const { connects: aConnectsWhenBAnswered, answered: aPortsAnsweredWhenBAnswered } = await scanOpenPort(b, accountB.token, silent);
   // Order, not time: when B had its answer, A had started no connect beyond its share and not
   // one of A's 16,000 ports had an answer, so none of A's scans was anywhere near half done.
-  assert.equal(aConnectsWhenBAnswered, SCANS_PER_OWNER_SOCKETS);
+  assert.equal(aConnectsWhenBAnswered, MAX_PER_OWNER_SOCKETS);
   assert.equal(aPortsAnsweredWhenBAnswered, 0);
   assert.ok(aConnectsWhenBAnswered < (CONCURRENT_PROBES.enterprise * MAX_PORTS_PER_SCAN) / 2);
 
@@ -109,7 +110,7 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
   await Promise.all(aScans);
   await pollUntil(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
   assert.deepEqual({ active: dialer.stats.active, waiting: dialer.stats.waiting }, { active: 0, waiting: 0 });
-  assert.equal(silent.length, SCANS_PER_OWNER_SOCKETS, 'nothing queued was dialled after the hang-up');
+  assert.equal(silent.length, MAX_PER_OWNER_SOCKETS, 'nothing queued was dialled after the hang-up');
 });
 
 test("issue 24: four accounts' 20 scans of 1000 silent ports leave the reserve free; a fifth account's open port is answered before any of their ports", async (t) => {
@@ -138,13 +139,13 @@ test("issue 24: four accounts' 20 scans of 1000 silent ports leave the reserve f
     // Every flooder holds its few (each scan asks for 512 at once, so once one has them it has
     // asked for all it will get while none of its connects ends), and the unreserved part is full.
     const settled = (): boolean =>
-      silentBy.size === flooders.length && [...silentBy.values()].every((n) => n >= SCANS_RESERVED_BELOW) && silent.length >= SCANS_PER_OWNER_SOCKETS;
+      silentBy.size === flooders.length && [...silentBy.values()].every((n) => n >= RESERVED_BELOW_SOCKETS) && silent.length >= MAX_PER_OWNER_SOCKETS;
     await pollUntil(settled, 3_000);
     assert.ok(settled(), `the four accounts' connects started: ${JSON.stringify([...silentBy.values()])}`);
     held = silent.length;
     // Only an account's first connects may come out of the reserve: at most its few each.
-    assert.ok(held <= SCANS_PER_OWNER_SOCKETS + (flooders.length - 1) * SCANS_RESERVED_BELOW, `${held} connects`);
-    assert.ok(held < SCANS_GLOBAL_SOCKETS, 'the reserve is not all taken');
+    assert.ok(held <= MAX_PER_OWNER_SOCKETS + (flooders.length - 1) * RESERVED_BELOW_SOCKETS, `${held} connects`);
+    assert.ok(held < MAX_GLOBAL_SOCKETS, 'the reserve is not all taken');
     assert.deepEqual(statuses, [], 'all 20 scans run (5 per account, under the enterprise plan\'s 16)');
 
     const { connects: connectsWhenAnswered, answered: answeredWhenAnswered } = await scanOpenPort(b, newcomer.token, silent);

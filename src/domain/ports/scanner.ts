@@ -1,12 +1,9 @@
 import { setMaxListeners } from 'node:events';
-import { performance } from 'node:perf_hooks';
-import { round2 } from '../../lib/round.js';
 import { ValidationError } from '../../errors.js';
-import { ConnectionLimiter } from '../connection-limiter.js';
+import type { ConnectionLimiter } from '../connection-limiter.js';
 import { DialError, ResolveError, describeDialError, type CheckedAddress, type Dialer } from '../dialer.js';
-import { currentOwner } from '../owner.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
-import { MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S, SCAN_CONCURRENCY, SCANS_GLOBAL_SOCKETS, SCANS_PER_OWNER_SOCKETS, SCANS_RESERVED_BELOW } from './defaults.js';
+import { MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S } from './defaults.js';
 import { serviceName } from './services.js';
 import { parsePortSpec } from './port-spec.js';
 
@@ -33,7 +30,7 @@ export interface PortResult {
   response_time: number | null;
   /**
    * ms (two decimals) this port waited for a connection slot before its connect (this scan's
-   * own parallelism and the budget shared with other scans); null when nothing was sent.
+   * own parallelism and the dialer's budget shared with every request); null when nothing was sent.
    */
   queued_ms: number | null;
   /** Why the state: `connected`, `connection refused`, `no answer within 3 s`, `host unreachable`, a DNS failure, … */
@@ -54,12 +51,8 @@ export interface ScanOptions {
 export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'limiter'>;
 
 export interface PortScannerOptions {
-  /** Connects one scan keeps in flight. */
+  /** Connects one scan keeps in flight; default the most the dialer lets one request hold. */
   concurrency?: number;
-  /** Connects all scans of this scanner keep in flight together. */
-  globalSockets?: number;
-  /** Of those, the most one owner's scans may hold; the rest is a reserve for owners holding few. */
-  perOwnerSockets?: number;
 }
 
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
@@ -117,26 +110,18 @@ function checkTimeout(timeoutMs: number): void {
 }
 
 /**
- * One scanner per server: its global limiter is what all requests share. Each scan resolves
- * its host once and dials only that checked address.
+ * Each scan resolves its host once and dials only that checked address. Its sockets come out
+ * of the dialer's one budget: this scan's cap (`dialer.limiter()`), and the share of the
+ * account whose request runs it (the dialer takes the owner from `runAsOwner`, set by the
+ * work-in-flight check of the probe routes).
  */
 export class PortScanner {
   readonly #dialer: ScanDialer;
-  readonly #concurrency: number;
-  readonly #global: ConnectionLimiter;
+  readonly #concurrency: number | undefined;
 
   constructor(deps: { dialer: ScanDialer }, opts: PortScannerOptions = {}) {
     this.#dialer = deps.dialer;
-    this.#concurrency = opts.concurrency ?? SCAN_CONCURRENCY;
-    this.#global = new ConnectionLimiter(opts.globalSockets ?? SCANS_GLOBAL_SOCKETS, {
-      maxPerOwner: opts.perOwnerSockets ?? SCANS_PER_OWNER_SOCKETS,
-      reservedBelow: SCANS_RESERVED_BELOW,
-    });
-  }
-
-  /** Connects in flight and waiting across all scans. */
-  get stats(): { active: number; waiting: number } {
-    return { active: this.#global.active, waiting: this.#global.waiting };
+    this.#concurrency = opts.concurrency;
   }
 
   /** One port (POST /port/scan). Throws ValidationError (400) and TargetForbiddenError (403). */
@@ -173,7 +158,7 @@ export class PortScanner {
     }
     // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
     const ip = target.addresses[0]!;
-    const perScan = this.#dialer.limiter(this.#concurrency);
+    const perScan = this.#concurrency === undefined ? this.#dialer.limiter() : this.#dialer.limiter(this.#concurrency);
     // Without a caller's signal, none at all: an abort listener per queued port and per dial
     // cost a 1000-port loopback scan some 10 ms of its 60 here.
     const onItem = opts.onItem;
@@ -204,42 +189,22 @@ export class PortScanner {
 
   async #probe(host: string, ip: CheckedAddress, port: number, perScan: ConnectionLimiter, opts: ScanOptions): Promise<PortResult> {
     const { signal, timeoutMs } = opts;
-    // Whose scan this is: the account whose request runs it (runAsOwner, set by the work-in-flight
-    // check of the probe routes). The shared socket budget is divided fairly by owner.
-    const owner = currentOwner();
-    const queued = performance.now();
-    // This scan's cap first, then the shared one, so no scan holds a shared slot while it
-    // waits for its own.
-    const releaseScan = await perScan.acquire(signal);
-    let releaseGlobal: () => void;
+    let probed;
     try {
-      releaseGlobal = await this.#global.acquire(signal, owner);
-    } catch (err) {
-      releaseScan();
-      throw err;
-    }
-    const waited = performance.now() - queued;
-    let queuedMs = 0;
-    const result = (state: PortState, responseTime: number, reason: string): PortResult =>
-      portResult(host, ip, port, state, responseTime, reason, queuedMs);
-    try {
-      const probed = await this.#dialer.probe(ip, port, { timeoutMs, signal, owner });
-      const { code, elapsedMs, selfConnect } = probed;
-      queuedMs = round2(waited + probed.queuedMs);
-      if (code === null) return selfConnect ? result('closed', elapsedMs, 'connection refused (nothing listening)') : result('open', elapsedMs, 'connected');
-      if (REFUSED.has(code)) return result('closed', elapsedMs, describeDialError(code));
-      if (code === 'ETIMEDOUT') return result('filtered', elapsedMs, `no answer within ${timeoutMs / 1000} s`);
-      if (FILTERED.has(code)) return result('filtered', elapsedMs, describeDialError(code));
-      // EADDRNOTAVAIL and unknown failures are this machine's trouble, not the port's state:
-      // a 500 the operator sees beats a port silently reported wrong.
-      throw new DialError(code, ip, port, elapsedMs);
+      probed = await this.#dialer.probe(ip, port, { timeoutMs, signal, limiter: perScan });
     } catch (err) {
       if (err instanceof DialError && err.code === 'ABORT_ERR') throw signal?.reason ?? err;
       throw err;
-    } finally {
-      releaseGlobal();
-      releaseScan();
     }
+    const { code, elapsedMs, selfConnect, queuedMs } = probed;
+    const result = (state: PortState, reason: string): PortResult => portResult(host, ip, port, state, elapsedMs, reason, queuedMs);
+    if (code === null) return selfConnect ? result('closed', 'connection refused (nothing listening)') : result('open', 'connected');
+    if (REFUSED.has(code)) return result('closed', describeDialError(code));
+    if (code === 'ETIMEDOUT') return result('filtered', `no answer within ${timeoutMs / 1000} s`);
+    if (FILTERED.has(code)) return result('filtered', describeDialError(code));
+    // EADDRNOTAVAIL and unknown failures are this machine's trouble, not the port's state:
+    // a 500 the operator sees beats a port silently reported wrong.
+    throw new DialError(code, ip, port, elapsedMs);
   }
 }
 

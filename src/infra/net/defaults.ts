@@ -7,7 +7,8 @@
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
 /**
- * Sockets open at once across every request. Dials beyond this wait in a queue rather than
+ * The one socket budget: sockets open at once across every request and tool (port scans,
+ * proxy checks, WHOIS, IPv6 tests, webhooks). Dials beyond this wait in a queue rather than
  * fail, so a burst of scans slows down instead of reporting ports as filtered. Kept well
  * under a typical `ulimit -n` so the HTTP server still has descriptors to accept with.
  */
@@ -27,7 +28,11 @@ export const MAX_PER_OWNER_SOCKETS = 896;
  */
 export const RESERVED_BELOW_SOCKETS = 4;
 
-/** Upper bound for a per-request limiter, so one request cannot take the whole budget. */
+/**
+ * The most one request holds at once (`dialer.limiter()`), so one request cannot take its
+ * account's whole share. A port scan takes this many: 1000 silent ports at the shortest
+ * timeout then take two rounds of one second, which lets them finish in under three.
+ */
 export const MAX_PER_REQUEST_SOCKETS = 512;
 
 /** Per-try DNS timeout handed to c-ares; it backs off between tries. */

@@ -21,12 +21,13 @@
  *    connect time.
  * 3. The caller owns a returned socket: attach an `'error'` listener and `destroy()` or `end()`
  *    it when done. Its slot in the global budget (and in `limiter`) is freed when it closes.
- * 4. The global socket budget is shared fairly between owners (accounts: `owner`, or the
- *    `runAsOwner` context of src/domain/owner.ts): dials beyond it wait (the timeout only starts when the
- *    connect does), a freed slot goes to the waiting owner holding the fewest, no owner holds
- *    more than MAX_PER_OWNER_SOCKETS, and an aborted signal takes a waiting dial out of the
- *    queue. The wait is reported apart (`queuedMs`), never in a connect time.
- *    `dialer.limiter(n)` gives one request its own smaller cap on top.
+ * 4. Its budget is the process's one socket budget (numbers in defaults.ts), shared fairly
+ *    between owners (accounts: `owner`, or the `runAsOwner` context of src/domain/owner.ts): dials beyond
+ *    it wait (the timeout only starts when the connect does), a freed slot goes to the waiting
+ *    owner holding the fewest, no owner holds more than MAX_PER_OWNER_SOCKETS, and an aborted
+ *    signal takes a waiting dial out of the queue. The wait is reported apart (`queuedMs`),
+ *    never in a connect time. `dialer.limiter(n)` gives one request its own smaller cap within
+ *    it (at most MAX_PER_REQUEST_SOCKETS); no caller keeps a socket budget of its own.
  *
  * Anything that needs a socket to a user-chosen host and does not come through here is a bug.
  */
@@ -351,10 +352,10 @@ export class Dialer implements DialerContract {
   }
 
   /**
-   * A per-request cap on concurrent sockets, used on top of the global budget.
-   * Capped at MAX_PER_REQUEST_SOCKETS so one request cannot take the whole budget.
+   * A per-request cap on concurrent sockets, used within the global budget: `maxConcurrent`,
+   * or without it (a port scan) MAX_PER_REQUEST_SOCKETS, the most one request may hold.
    */
-  limiter(maxConcurrent: number): ConnectionLimiter {
+  limiter(maxConcurrent: number = MAX_PER_REQUEST_SOCKETS): ConnectionLimiter {
     if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) {
       throw new RangeError(`Dialer.limiter: maxConcurrent must be a positive integer, got ${maxConcurrent}`);
     }
