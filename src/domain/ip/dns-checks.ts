@@ -2,6 +2,7 @@ import type ipaddr from 'ipaddr.js';
 import { reverseName, reversedLabels } from '../dns/names.js';
 import { DNSBL_ERROR_PREFIX, DNSBL_POLICY_ANSWERS, DNSBL_PROXY_ANSWERS } from './defaults.js';
 import type { BlacklistResult, DnsQuerier } from './types.js';
+import { withDeadline } from '../../lib/deadline.js';
 
 type DnsResult = Awaited<ReturnType<DnsQuerier['query']>>;
 
@@ -10,24 +11,9 @@ type DnsResult = Awaited<ReturnType<DnsQuerier['query']>>;
  * per-attempt timeout is set to half the deadline (it retries once on the next server), and the
  * race makes the deadline hold whatever the client does.
  */
-async function queryWithin(
-  dns: DnsQuerier,
-  name: string,
-  type: 'A' | 'PTR',
-  deadlineMs: number,
-): Promise<DnsResult | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), deadlineMs);
-  });
-  try {
-    return await Promise.race([
-      dns.query(name, type, { timeoutMs: Math.max(1, Math.floor(deadlineMs / 2)) }).catch(() => null),
-      expired,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+async function queryWithin(dns: DnsQuerier, name: string, type: 'A' | 'PTR', deadlineMs: number): Promise<DnsResult | null> {
+  const query = dns.query(name, type, { timeoutMs: Math.max(1, Math.floor(deadlineMs / 2)) }).catch(() => null);
+  return withDeadline(query, deadlineMs, () => null);
 }
 
 function addressesOf(result: DnsResult): string[] {

@@ -3,6 +3,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { JobRecord, JobRepository } from '../../domain/jobs/repository.js';
 import { LeasedRuns, QueueClosingError } from './leased-run.js';
 import type { JobQueue, JobRunner } from '../../domain/jobs/queue.js';
+import { withDeadline } from '../../lib/deadline.js';
 
 /** The BullMQ queue's name; its keys start with the prefix (default `netdiag:bull`). */
 export const BULLMQ_QUEUE_NAME = 'netdiag-jobs';
@@ -84,11 +85,9 @@ const FRESH = Symbol('fresh');
 const ERROR_REPEAT_MS = 10_000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: Redis did not answer within ${ms} ms`)), ms);
+  return withDeadline(p, ms, () => {
+    throw new Error(`${what}: Redis did not answer within ${ms} ms`);
   });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -3,6 +3,7 @@ import type { HostPort } from '../../config.js';
 import { formatServer } from '../dns/transport.js';
 import { ResolveError, type ResolveErrorCode } from '../../domain/dialer.js';
 import { DNS_DEADLINE_MS, DNS_TIMEOUT_MS, DNS_TRIES } from './defaults.js';
+import { withDeadline } from '../../lib/deadline.js';
 
 /**
  * Name resolution for probe targets: A and AAAA only, through the configured servers, never
@@ -57,22 +58,14 @@ export class DnsHostResolver implements HostResolver {
 
   async resolve(hostname: string, family: 4 | 6): Promise<string[]> {
     const query = family === 4 ? this.#resolver.resolve4(hostname) : this.#resolver.resolve6(hostname);
-    let timer: NodeJS.Timeout | undefined;
-    // Not resolver.cancel(): it would cancel every other request's queries on this channel too.
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(resolveErrorFor('ETIMEOUT', hostname, family)),
-        this.#deadlineMs,
-      );
-    });
+    // Not resolver.cancel() at the deadline: it would cancel every other request's queries on this channel too.
     try {
-      return await Promise.race([query, deadline]);
+      return await withDeadline(query, this.#deadlineMs, () => {
+        throw resolveErrorFor('ETIMEOUT', hostname, family);
+      });
     } catch (err) {
       if (err instanceof ResolveError) throw err;
       throw toResolveError(err, hostname, family);
-    } finally {
-      clearTimeout(timer);
-      query.catch(() => undefined);
     }
   }
 }

@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { AppError, ValidationError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
+import { unlessAborted } from '../../lib/deadline.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
 import { DialError, ResolveError, type CheckedAddress, type ResolvedTarget } from '../../domain/dialer.js';
 import type { Dialer } from '../net/dialer.js';
@@ -36,25 +37,6 @@ function hostOf(url: URL): string {
 
 function portOf(url: URL): number {
   return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-}
-
-/** Rejects when `signal` aborts first; the losing promise is left to settle on its own. */
-function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new AbortedError());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new AbortedError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 export class DialerWebhookTransport implements WebhookTransport {
@@ -90,7 +72,7 @@ export class DialerWebhookTransport implements WebhookTransport {
     try {
       const url = new URL(req.url);
       // Checked again at every attempt: the name may point somewhere else by now.
-      const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal);
+      const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal, () => new AbortedError());
       socket = await this.#connect(target.addresses, portOf(url), req.timeoutMs, signal, req.owner);
       if (url.protocol === 'https:') socket = await this.#tls(socket, target.hostname ?? hostOf(url), signal);
       const status = await this.#post(socket, url, req, signal);
