@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import fastJson from 'fast-json-stringify';
 import type { Static, TSchema } from 'typebox';
-import { ValidationError } from '../errors.js';
 import { ResolveError, type ResolveOptions } from '../domain/dialer.js';
 import type { Dialer } from '../infra/net/dialer.js';
 import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/service.js';
+import { webhookUrlOf } from '../domain/webhooks/url.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';
 import { ok } from './reply.js';
@@ -67,24 +67,6 @@ export async function checkTarget(dialer: Pick<Dialer, 'resolve'>, target: strin
   } catch (err) {
     if (!(err instanceof ResolveError)) throw err;
   }
-}
-
-/** The longest webhook URL accepted. */
-export const WEBHOOK_URL_MAX_CHARS = 2048;
-
-/** `webhook_url` of a job's body: absent, or an http(s) URL (ValidationError otherwise). */
-export function webhookUrlOf(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new ValidationError('webhook_url', 'must be a string (an http:// or https:// URL)');
-  if (value.length > WEBHOOK_URL_MAX_CHARS) throw new ValidationError('webhook_url', `must be at most ${WEBHOOK_URL_MAX_CHARS} characters`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ValidationError('webhook_url', 'must be an http:// or https:// URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError('webhook_url', 'must be an http:// or https:// URL');
-  return url.toString();
 }
 
 /**

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from 'typebox';
 import { RESULT_IS_ITEMS } from '../../src/domain/jobs/service.js';
-import { defineOperation, jobOperation, prefersRespondAsync, webhookUrlOf } from '../../src/http/operation.js';
+import { webhookUrlOf } from '../../src/domain/webhooks/url.js';
+import { defineOperation, jobOperation, prefersRespondAsync } from '../../src/http/operation.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import { ValidationError } from '../../src/errors.js';
 

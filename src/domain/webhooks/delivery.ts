@@ -9,12 +9,12 @@ import type { Clock } from '../accounts/service.js';
 import { JOB_ITEMS_PAGE, jobViewOf } from '../jobs/service.js';
 import { resultTextOf } from '../jobs/items.js';
 import type { JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
-import { ValidationError } from '../../errors.js';
 import type { JobRecord } from '../jobs/repository.js';
 import type { Store } from '../store.js';
 import type { ClaimedWebhookDelivery, WebhookAttemptOutcome } from './repository.js';
 import type { WebhookSecrets } from './secrets.js';
 import { newWebhookId, signedHeaders } from './signing.js';
+import { parseWebhookUrl } from './url.js';
 
 /**
  * Waits before the 2nd..7th attempt (API.md: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h; the
@@ -27,7 +27,6 @@ export const WEBHOOK_RETRY_JITTER = 0.1;
 export const WEBHOOK_JITTER_FROM_MS = 60_000;
 /** A receiver's 2xx must arrive within this (resolve, connect, TLS, answer). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-export const WEBHOOK_URL_MAX_CHARS = 2_048;
 /** The HTTP status by which a receiver says "stop sending": no retry follows. */
 export const WEBHOOK_GONE_STATUS = 410;
 
@@ -57,22 +56,6 @@ export interface WebhookTransport {
   check(url: URL, field: string): Promise<void>;
   /** Never throws: every outcome, a forbidden address included, is a response to record. */
   send(request: WebhookSendRequest): Promise<WebhookResponse>;
-}
-
-/** The URL's own rules (before any resolution): http or https, no credentials, bounded length. */
-export function parseWebhookUrl(input: unknown, field = FIELD): URL {
-  if (typeof input !== 'string' || input.length === 0) throw new ValidationError(field, 'must be an http or https URL');
-  if (input.length > WEBHOOK_URL_MAX_CHARS) throw new ValidationError(field, `at most ${WEBHOOK_URL_MAX_CHARS} characters`);
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new ValidationError(field, 'must be an absolute http or https URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError(field, 'must use http or https');
-  if (url.username !== '' || url.password !== '') throw new ValidationError(field, 'must not carry credentials (user:password@)');
-  if (url.hostname === '') throw new ValidationError(field, 'must name a host');
-  return url;
 }
 
 /** The event type of a finished job's status. */
