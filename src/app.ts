@@ -53,6 +53,7 @@ import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './domain/jobs/queue.js';
 import { jobOperations } from './http/operations.js';
 import { jobRoutes } from './http/routes/jobs.js';
+import { DAY_MS } from './lib/time.js';
 
 /** A webhook queue error with the same message is logged at most this often. */
 const WEBHOOK_ERROR_REPEAT_MS = 60_000;
@@ -173,7 +174,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dialer,
     secrets: webhookSecrets,
     // Deliveries and their attempts are kept as long as the jobs they belong to.
-    tuning: { keepMs: deps.config.jobTtlDays * 86_400_000, ...deps.webhookTuning },
+    tuning: { keepMs: deps.config.jobTtlDays * DAY_MS, ...deps.webhookTuning },
     // While the database is away every poll fails: one line per message per WEBHOOK_ERROR_REPEAT_MS.
     onError: withoutRepeats((err) => app.log.warn({ err }, 'webhook delivery: the database could not be updated; the delivery is retried'), WEBHOOK_ERROR_REPEAT_MS),
     // Started when the app is ready: its first sweep builds events with the job service's view, wired below.

@@ -6,20 +6,21 @@ import type { Store } from '../store.js';
 import { DEFAULT_PLAN } from './plans.js';
 import { ARGON2_HASHER, checkNewPassword, hashPassword, needsRehash, verifyPassword, type PasswordHasher } from './passwords.js';
 import { AccountService, EMAIL_PATTERN, planOf, type Clock } from './service.js';
+import { DAY_MS } from '../../lib/time.js';
 
 /** A session lives this long after its last use... */
-export const SESSION_IDLE_MS = 7 * 86_400_000;
+export const SESSION_IDLE_MS = 7 * DAY_MS;
 /** ...and never longer than this after the login that made it. */
-export const SESSION_MAX_MS = 30 * 86_400_000;
+export const SESSION_MAX_MS = 30 * DAY_MS;
 /** A session's last use is written at most this often (the expiry slides with it). */
 export const SESSION_TOUCH_MS = 5 * 60_000;
 /** Sessions are purged at most this often (at a login)... */
 export const SESSION_PURGE_INTERVAL_MS = 3_600_000;
 /** ...once they have been expired or revoked this long (the sessions list never shows them). */
-export const SESSION_PURGE_AFTER_MS = 86_400_000;
+export const SESSION_PURGE_AFTER_MS = DAY_MS;
 /** A one-time link to set a password is good for a day; an invitation for a week. */
-export const PASSWORD_LINK_MS = 86_400_000;
-export const INVITE_LINK_MS = 7 * 86_400_000;
+export const PASSWORD_LINK_MS = DAY_MS;
+export const INVITE_LINK_MS = 7 * DAY_MS;
 /** What a login keeps of the client, for the sessions list: bounded. */
 const USER_AGENT_MAX = 200;
 

@@ -5,6 +5,7 @@ import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
 import { canonicalOf } from '../../lib/canonical.js';
 import { TOKEN_PATTERN, generateToken, hashToken, tokenPrefix } from './tokens.js';
 import { isPromise, type MaybePromise } from '../../maybe-promise.js';
+import { DAY_MS } from '../../lib/time.js';
 
 export type Clock = () => Date;
 
@@ -23,7 +24,6 @@ export const MAX_TOKEN_DAYS = 3_650;
 export const MAX_SEARCH_LENGTH = 200;
 /** The statuses an administrator may set. */
 export const ACCOUNT_STATUSES: readonly AccountStatus[] = ['active', 'suspended'];
-const DAY_MS = 86_400_000;
 /** Bound on remembered token hashes; dropped wholesale when full. */
 export const HASH_MEMO_MAX_ENTRIES = 10_000;
 

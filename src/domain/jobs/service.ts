@@ -9,6 +9,7 @@ import type { MaybePromise } from '../../maybe-promise.js';
 import { ItemWriter } from './item-writer.js';
 import { ItemTextError, resultTextOf } from './items.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
+import { DAY_MS } from '../../lib/time.js';
 
 /**
  * The job service: creates, reads, lists and cancels an account's jobs, and runs one when the
@@ -62,7 +63,6 @@ export const JOB_ID_RE = /^job_[0-9A-Za-z]{24}$/;
 export const JOB_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 /** Item batches fetched per query by streams and views (a job has at most 1000 items, so one read). */
 export const JOB_ITEMS_PAGE = 1000;
-const DAY_MS = 86_400_000;
 
 export function newJobId(): string {
   let id = 'job_';

@@ -4,6 +4,7 @@
  * holding the whole request; the worst case of one check is roughly
  * CONNECT + PROTOCOL + max(SSL, SPEED).
  */
+import { DAY_MS } from '../../lib/time.js';
 
 /** TCP connect to the proxy itself. */
 export const PROXY_CONNECT_TIMEOUT_MS = 5_000;
@@ -127,4 +128,4 @@ export const CHECK_USER_AGENT = 'netdiag-proxy-check/1.0';
  * The `socks` package's own handshake timer, set out of the way: each check's AbortSignal bounds
  * the handshake instead, so the two never race.
  */
-export const SOCKS_PACKAGE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+export const SOCKS_PACKAGE_TIMEOUT_MS = DAY_MS;

@@ -2,6 +2,7 @@ import { planLimits } from '../accounts/plans.js';
 import type { UsageOutcome, UsageRepository, UsageRow } from './repository.js';
 import type { WindowName, WindowState } from './rate-limit.js';
 import { round2 } from '../../lib/round.js';
+import { DAY_MS } from '../../lib/time.js';
 
 /** Bounds of `days` in /usage/history and /usage/export. */
 export const USAGE_DAYS_MIN = 1;
@@ -13,7 +14,6 @@ export function outcomeOf(status: number): UsageOutcome {
   return status >= 200 && status < 300 ? 'successful' : 'failed';
 }
 
-const DAY_MS = 86_400_000;
 let memoDay = -1;
 let memoText = '';
 

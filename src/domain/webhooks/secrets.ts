@@ -4,9 +4,10 @@ import { AppError } from '../../errors.js';
 import type { Store } from '../store.js';
 import type { WebhookSecret } from './repository.js';
 import { SECRET_PREFIX } from './signing.js';
+import { DAY_MS } from '../../lib/time.js';
 
 /** After a rotation the old secret signs too, for this long (API.md: 24 hours). */
-export const PREVIOUS_SECRET_MS = 86_400_000;
+export const PREVIOUS_SECRET_MS = DAY_MS;
 /** Signatures on one delivery at most (API.md): the current secret and two replaced ones. */
 export const MAX_SIGNING_SECRETS = 3;
 /** Standard Webhooks: `whsec_` + base64 of 24 to 64 random bytes. */

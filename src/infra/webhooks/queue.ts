@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { WebhookDelivery } from '../../domain/webhooks/delivery.js';
 import type { WebhookDeliveryRepository } from '../../domain/webhooks/repository.js';
+import { DAY_MS } from '../../lib/time.js';
 
 /** How often the database is asked for due deliveries (a new event is sent at once, without waiting). */
 export const WEBHOOK_POLL_MS = 1_000;
@@ -26,7 +27,7 @@ export const WEBHOOK_CONCURRENCY = 8;
  */
 export const WEBHOOK_PER_ACCOUNT_CONCURRENCY = 2;
 /** Finished deliveries and their attempts are kept this long unless told (the app passes NETDIAG_JOB_TTL_DAYS: as long as jobs). */
-export const WEBHOOK_KEEP_MS = 7 * 86_400_000;
+export const WEBHOOK_KEEP_MS = 7 * DAY_MS;
 /** How often finished deliveries past WEBHOOK_KEEP_MS are purged. */
 const PURGE_EVERY_MS = 3_600_000;
 /** How often each instance looks for finished jobs whose event was never queued; also at start. */
@@ -36,7 +37,7 @@ export const WEBHOOK_SWEEP_MS = 60_000;
  * instance down for a day) stays without one. At most half of keepMs, so a job in the window
  * still has its delivery if it ever had one (purge forgets deliveries after keepMs).
  */
-export const WEBHOOK_SWEEP_WINDOW_MS = 86_400_000;
+export const WEBHOOK_SWEEP_WINDOW_MS = DAY_MS;
 /** Jobs finished this recently are left to the instance that finished them, usually queueing the event just now. */
 export const WEBHOOK_SWEEP_GRACE_MS = 30_000;
 /** Jobs per sweep; after a full page that queued something, the next poll sweeps again. */
