@@ -1,31 +1,19 @@
-import type { CityResponse, Reader } from 'maxmind';
-import { cidrOf } from './address.js';
-import { buildDateOf, lookupMmdb, nameOf, openMmdb, readMmdbSync } from './mmdb-file.js';
+import type { CityResponse } from 'maxmind';
+import { MmdbReader, type MmdbKind } from './mmdb-reader.js';
 import type { GeoRecord } from '../../domain/ip/geoip.js';
 
-/** A MaxMind City (or Country) database: GeoLite2-City bundled, or the operator's GeoIP2 file. */
-export class MmdbCityReader {
-  readonly buildDate: string | null;
-  readonly databaseType: string;
+/** English name when the database has one (MaxMind's always do), else whatever language it has. */
+function nameOf(names: { readonly en?: string } | undefined): string | null {
+  if (!names) return null;
+  if (names.en) return names.en;
+  for (const value of Object.values(names)) if (typeof value === 'string' && value) return value;
+  return null;
+}
 
-  private constructor(private readonly reader: Reader<CityResponse>) {
-    this.buildDate = buildDateOf(reader);
-    this.databaseType = reader.metadata.databaseType;
-  }
-
-  /** `db` is the whole, inflated .mmdb file (see inflateMmdb). */
-  static fromBuffer(db: Buffer): MmdbCityReader {
-    return new MmdbCityReader(openMmdb<CityResponse>(db, /City|Country|Enterprise/i, 'a City or Country database'));
-  }
-
-  static openSync(path: string): MmdbCityReader {
-    return MmdbCityReader.fromBuffer(readMmdbSync(path));
-  }
-
-  city(ip: string): GeoRecord | null {
-    const found = lookupMmdb(this.reader, ip);
-    if (!found) return null;
-    const { rec, address, prefix } = found;
+const CITY: MmdbKind<CityResponse, GeoRecord> = {
+  accepts: /City|Country|Enterprise/i,
+  expected: 'a City or Country database',
+  record(rec, network) {
     const subdivision = rec.subdivisions?.[0];
     return {
       // No fallback to registered_country: that is where the ISP registered the block, not
@@ -40,9 +28,20 @@ export class MmdbCityReader {
       timezone: rec.location?.time_zone ?? null,
       continent: nameOf(rec.continent?.names),
       accuracy_radius: rec.location?.accuracy_radius ?? null,
-      network: cidrOf(address, prefix),
+      network,
       registered_country: nameOf(rec.registered_country?.names),
       registered_country_code: rec.registered_country?.iso_code ?? null,
     };
+  },
+};
+
+/** A MaxMind City (or Country) database: GeoLite2-City bundled, or the operator's GeoIP2 file. */
+export class MmdbCityReader extends MmdbReader<CityResponse, GeoRecord> {
+  constructor(db: Buffer) {
+    super(db, CITY);
+  }
+
+  city(ip: string): GeoRecord | null {
+    return this.lookup(ip);
   }
 }
