@@ -1,7 +1,7 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { JobRecord, JobRepository } from '../../domain/jobs/repository.js';
-import { LeasedRuns, QueueClosingError } from './leased-run.js';
+import type { JobRepository } from '../../domain/jobs/repository.js';
+import { JobLeases, QueueClosingError, type TakenJob } from './job-leases.js';
 import type { JobQueue, JobRunner } from '../../domain/jobs/queue.js';
 import { withDeadline } from '../../lib/deadline.js';
 
@@ -80,7 +80,6 @@ function isConnectionError(err: unknown): boolean {
   return (code !== undefined && CONNECTION_CODES.has(code)) || CONNECTION_MESSAGES.test(err.message);
 }
 
-const FRESH = Symbol('fresh');
 /** While Redis is down every connection reports each reconnect: one line per message per this long. */
 const ERROR_REPEAT_MS = 10_000;
 
@@ -105,7 +104,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 export class BullMqJobQueue implements JobQueue {
   readonly #o: BullMqQueueOptions;
   readonly #onError: (err: unknown) => void;
-  readonly #runs: LeasedRuns;
+  readonly #leases: JobLeases;
   readonly #channel: string;
   readonly #queue: Queue;
   /** Refusals in a row per waiting job, for the admit back-off. */
@@ -114,8 +113,6 @@ export class BullMqJobQueue implements JobQueue {
   readonly #clients: Redis[] = [];
   #worker: Worker | undefined;
   #pub: Redis;
-  #runner: JobRunner | undefined;
-  #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
   /** A connection error was seen and no connection has been ready since. */
   #redisLost = false;
@@ -141,7 +138,18 @@ export class BullMqJobQueue implements JobQueue {
       lastSeen.set(key, now);
       (LOST_LOCK.test(key) ? recovered : report)(err);
     };
-    this.#runs = new LeasedRuns({ repo: opts.repo, onError: this.#onError, leaseMs: opts.leaseMs, renewMs: opts.renewMs, owner: opts.owner, cancelReason: opts.cancelReason });
+    // No claim loop (BullMQ hands out the turns); its one chore is the sweep, at start and every sweepMs.
+    this.#leases = new JobLeases({
+      repo: opts.repo,
+      onError: this.#onError,
+      workers: opts.workers,
+      pollMs: opts.sweepMs ?? BULLMQ_SWEEP_MS,
+      chores: [{ everyMs: 0, run: async () => void (await this.sweep()) }],
+      leaseMs: opts.leaseMs,
+      renewMs: opts.renewMs,
+      owner: opts.owner,
+      cancelReason: opts.cancelReason,
+    });
     const prefix = opts.prefix ?? BULLMQ_PREFIX;
     const name = opts.name ?? BULLMQ_QUEUE_NAME;
     this.#channel = `${prefix}:${name}:cancel`;
@@ -164,11 +172,11 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   get owner(): string {
-    return this.#runs.owner;
+    return this.#leases.owner;
   }
 
   get active(): number {
-    return this.#runs.size;
+    return this.#leases.size;
   }
 
   async enqueue(id: string): Promise<void> {
@@ -185,14 +193,11 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   start(runner: JobRunner): void {
-    this.#runner = runner;
     if (this.#closed) return;
-    this.#sweepTimer = setInterval(() => void this.sweep(), this.#o.sweepMs ?? BULLMQ_SWEEP_MS);
-    this.#sweepTimer.unref();
-    void this.sweep();
+    this.#leases.start(runner, true);
     if (this.#o.workers === 0) return;
     const sub = this.#redis({ maxRetriesPerRequest: null });
-    sub.on('message', (_channel: string, id: string) => this.#runs.cancel(id));
+    sub.on('message', (_channel: string, id: string) => this.#leases.cancel(id));
     sub.subscribe(this.#channel).catch((err: unknown) => this.#onError(err));
     const worker = new Worker(this.#o.name ?? BULLMQ_QUEUE_NAME, (job, token) => this.#process(job, token), {
       connection: this.#redis({ maxRetriesPerRequest: null }),
@@ -212,7 +217,7 @@ export class BullMqJobQueue implements JobQueue {
     if (this.#closed) return 0;
     try {
       const candidates = await this.#o.repo.claimable(Date.now(), BULLMQ_SWEEP_BATCH);
-      const ids = candidates.map((c) => c.id).filter((id) => !this.#runs.has(id));
+      const ids = candidates.map((c) => c.id).filter((id) => !this.#leases.has(id));
       if (ids.length === 0) return 0;
       // One round trip; ids already waiting, delayed or active are left as they are.
       await withTimeout(
@@ -240,7 +245,7 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   async cancel(id: string): Promise<void> {
-    this.#runs.cancel(id);
+    this.#leases.cancel(id);
     // The process running it aborts at once; should this not reach it, its next lease renewal does.
     await withTimeout(this.#pub.publish(this.#channel, id), BULLMQ_ENQUEUE_TIMEOUT_MS, 'cancel').catch((err: unknown) => this.#onError(err));
   }
@@ -248,8 +253,7 @@ export class BullMqJobQueue implements JobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#sweepTimer);
-    await this.#runs.close();
+    await this.#leases.close();
     if (this.#worker) {
       // Processors give their jobs back (delayed, due now) before the worker lets go. Not waited
       // for past the close timeout: the runs are given back in the database already, and the sweep re-adds them.
@@ -282,7 +286,7 @@ export class BullMqJobQueue implements JobQueue {
     if (this.#closed) return this.#later(job, token, Date.now());
     const taken = await this.#takeFairest();
     if (taken) {
-      const reason = await this.#run(taken.job, taken.release);
+      const reason = await this.#run(taken);
       // Shutting down: given back in the database; the entry back in the queue, due now, for another worker.
       if (reason instanceof QueueClosingError) return this.#later(job, token, Date.now());
       if (taken.job.id === id) return;
@@ -301,24 +305,19 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   /** The first claimable job, in round-robin order, that this process may run now, claimed; undefined when none. */
-  async #takeFairest(): Promise<Awaited<ReturnType<LeasedRuns['take']>>> {
-    const full = new Set<number>();
-    for (const c of await this.#o.repo.claimable(Date.now(), BULLMQ_CANDIDATES)) {
-      if (this.#runs.has(c.id) || full.has(c.account_id)) continue;
-      const taken = await this.#runs.take(c, this.#runner!);
-      if (taken === null) full.add(c.account_id);
-      if (taken) {
-        this.#refusals.delete(c.id);
-        return taken;
-      }
-    }
-    return undefined;
+  async #takeFairest(): Promise<TakenJob | undefined> {
+    let first: TakenJob | undefined;
+    await this.#leases.takeInTurn(BULLMQ_CANDIDATES, () => first === undefined, (t) => {
+      first = t;
+      this.#refusals.delete(t.job.id);
+    });
+    return first;
   }
 
-  /** Runs a claimed job with a renewed lease; the abort reason, or FRESH when it ran to its end. */
-  async #run(job: JobRecord, release: () => void): Promise<unknown> {
-    const { abort, done } = this.#runs.start(job, this.#runner!, release);
+  /** Runs a claimed job with a renewed lease; the abort reason, or undefined when it ran to its end. */
+  async #run(taken: TakenJob): Promise<unknown> {
+    const { abort, done } = this.#leases.run(taken);
     await done;
-    return abort.signal.aborted ? abort.signal.reason : FRESH;
+    return abort.signal.aborted ? abort.signal.reason : undefined;
   }
 }
