@@ -114,7 +114,8 @@ export class WebhookDelivery implements JobWebhooks {
   readonly #clock: Clock;
   readonly retryDelaysMs: readonly number[];
   readonly timeoutMs: number;
-  onQueued: (() => void) | undefined;
+  /** Told after an event is queued (the queue's kick): given at construction, never set afterwards. */
+  readonly onQueued: (() => void) | undefined;
   /** Set by whoever builds the job service (its view), when that comes after this. */
   viewOf: (row: JobRecord) => Promise<JobView>;
   readonly #onError: (err: unknown) => void;

@@ -1,7 +1,9 @@
 import type { Clock } from '../../domain/accounts/service.js';
+import type { JobView } from '../../domain/jobs/types.js';
 import { WebhookDelivery } from '../../domain/webhooks/delivery.js';
 import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
 import type { Dialer } from '../net/dialer.js';
+import type { JobRecord } from '../../domain/jobs/repository.js';
 import type { Store } from '../../domain/store.js';
 import { EmbeddedWebhookQueue, type EmbeddedWebhookQueueOptions } from './queue.js';
 import { DialerWebhookTransport, type DialerWebhookTransportOptions } from './sender.js';
@@ -34,9 +36,14 @@ export function createWebhooks(opts: {
   tuning?: WebhookTuning;
   onError?: (err: unknown) => void;
   start?: boolean;
+  /** How a job's view is built for an event queued after the fact (the sweep); rowView unless given. */
+  viewOf?: (row: JobRecord) => Promise<JobView>;
 }): Webhooks {
   const t = opts.tuning ?? {};
   const delivery = new WebhookDelivery({
+    // An event queued by this instance is sent at once (the queue ignores it until started).
+    onQueued: () => queue.kick(),
+    ...(opts.viewOf ? { viewOf: opts.viewOf } : {}),
     store: opts.store,
     secrets: opts.secrets,
     transport: new DialerWebhookTransport(opts.dialer, t.ca !== undefined ? { ca: t.ca } : {}),

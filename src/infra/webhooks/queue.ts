@@ -6,13 +6,13 @@
  * WEBHOOK_SWEEP_MS (and at start) it also queues the events of jobs finished within
  * WEBHOOK_SWEEP_WINDOW_MS that have none (the enqueue after the job finished failed, or its
  * process died first): such an event is queued late rather than never, and still once (one row
- * per job).
+ * per job). The claim loop, leases and close are the leased queue's (infra/queue); the share of
+ * each account is the store's claim (WebhookDeliveryRepository.claim, `perAccount`).
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { WebhookDelivery } from '../../domain/webhooks/delivery.js';
-import type { WebhookDeliveryRepository } from '../../domain/webhooks/repository.js';
+import type { ClaimedWebhookDelivery, WebhookDeliveryRepository } from '../../domain/webhooks/repository.js';
 import { DAY_MS } from '../../lib/time.js';
+import { LeasedQueue } from '../queue/index.js';
 
 /** How often the database is asked for due deliveries (a new event is sent at once, without waiting). */
 export const WEBHOOK_POLL_MS = 1_000;
@@ -45,6 +45,7 @@ export const WEBHOOK_SWEEP_PAGE = 100;
 
 export interface EmbeddedWebhookQueueOptions {
   deliveries: WebhookDeliveryRepository;
+  /** Attempts deliveries; its onQueued should kick this queue (createWebhooks wires it). */
   delivery: WebhookDelivery;
   pollMs?: number;
   leaseMs?: number;
@@ -63,128 +64,74 @@ export interface EmbeddedWebhookQueueOptions {
 }
 
 export class EmbeddedWebhookQueue {
-  readonly owner: string;
-  readonly #deliveries: WebhookDeliveryRepository;
-  readonly #delivery: WebhookDelivery;
-  readonly #pollMs: number;
-  readonly #leaseMs: number;
-  readonly #concurrency: number;
-  readonly #perAccount: number;
-  readonly #keepMs: number;
-  readonly #sweepMs: number;
-  readonly #sweepWindowMs: number;
-  readonly #sweepGraceMs: number;
-  readonly #now: () => number;
-  readonly #onError: (err: unknown) => void;
-  readonly #inFlight = new Set<Promise<void>>();
-  readonly #abort = new AbortController();
-  #timer: NodeJS.Timeout | undefined;
-  #polling = false;
-  #again = false;
-  #started = false;
-  #closed = false;
-  #lastPurge = 0;
-  #nextSweep = 0;
+  readonly #queue: LeasedQueue<ClaimedWebhookDelivery>;
 
   constructor(opts: EmbeddedWebhookQueueOptions) {
-    this.#deliveries = opts.deliveries;
-    this.#delivery = opts.delivery;
-    this.#pollMs = opts.pollMs ?? WEBHOOK_POLL_MS;
-    this.#leaseMs = opts.leaseMs ?? WEBHOOK_LEASE_MS;
-    this.#concurrency = opts.concurrency ?? WEBHOOK_CONCURRENCY;
-    this.#perAccount = opts.perAccount ?? WEBHOOK_PER_ACCOUNT_CONCURRENCY;
-    this.#keepMs = opts.keepMs ?? WEBHOOK_KEEP_MS;
-    this.#sweepMs = opts.sweepMs ?? WEBHOOK_SWEEP_MS;
-    this.#sweepWindowMs = Math.min(opts.sweepWindowMs ?? WEBHOOK_SWEEP_WINDOW_MS, this.#keepMs / 2);
-    this.#sweepGraceMs = opts.sweepGraceMs ?? WEBHOOK_SWEEP_GRACE_MS;
-    this.#now = opts.now ?? Date.now;
-    this.#onError = opts.onError ?? (() => undefined);
-    this.owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-    if (this.#leaseMs <= opts.delivery.timeoutMs) {
-      throw new RangeError(`EmbeddedWebhookQueue: leaseMs (${this.#leaseMs}) must exceed the delivery timeout (${opts.delivery.timeoutMs}), or another instance could send the same attempt`);
+    const { deliveries, delivery } = opts;
+    const leaseMs = opts.leaseMs ?? WEBHOOK_LEASE_MS;
+    const perAccount = opts.perAccount ?? WEBHOOK_PER_ACCOUNT_CONCURRENCY;
+    const keepMs = opts.keepMs ?? WEBHOOK_KEEP_MS;
+    const sweepWindowMs = Math.min(opts.sweepWindowMs ?? WEBHOOK_SWEEP_WINDOW_MS, keepMs / 2);
+    const sweepGraceMs = opts.sweepGraceMs ?? WEBHOOK_SWEEP_GRACE_MS;
+    const now = opts.now ?? Date.now;
+    if (leaseMs <= delivery.timeoutMs) {
+      throw new RangeError(`EmbeddedWebhookQueue: leaseMs (${leaseMs}) must exceed the delivery timeout (${delivery.timeoutMs}), or another instance could send the same attempt`);
     }
-  }
-
-  /** Starts polling; an event queued by this instance's WebhookDelivery is sent at once. */
-  start(): void {
-    if (this.#started || this.#closed) return;
-    this.#started = true;
-    this.#delivery.onQueued = () => this.kick();
-    this.kick();
-  }
-
-  /** Looks for due deliveries now. */
-  kick(): void {
-    if (!this.#started || this.#closed) return;
-    if (this.#polling) {
-      this.#again = true;
-      return;
-    }
-    clearTimeout(this.#timer);
-    this.#polling = true;
-    void this.#poll().finally(() => {
-      this.#polling = false;
-      if (this.#closed) return;
-      if (this.#again) {
-        this.#again = false;
-        this.kick();
-        return;
-      }
-      this.#timer = setTimeout(() => this.kick(), this.#pollMs);
-      // Polling alone never keeps a process alive.
-      this.#timer.unref();
+    this.#queue = new LeasedQueue<ClaimedWebhookDelivery>({
+      work: {
+        idOf: (d) => String(d.id),
+        claim: async (owner, room, launch) => {
+          for (const d of await deliveries.claim(owner, now(), leaseMs, room(), perAccount)) launch(d);
+          // A freed slot (or an account's share freed by it) may have due work waiting behind it.
+          return true;
+        },
+        // No renewal: the lease outlasts an attempt (leaseMs > the delivery timeout).
+        run: (d, owner, signal) => delivery.attempt(d, owner, signal),
+        // Aborted before an answer (or never attempted): nothing recorded, due again at once.
+        giveBack: async (d, owner, recorded) => {
+          if (recorded !== true) await deliveries.release(d.id, owner);
+        },
+      },
+      concurrency: opts.concurrency ?? WEBHOOK_CONCURRENCY,
+      pollMs: opts.pollMs ?? WEBHOOK_POLL_MS,
+      owner: opts.owner,
+      now,
+      chores: [
+        { everyMs: PURGE_EVERY_MS, run: async (at) => void (await deliveries.purge(new Date(at - keepMs).toISOString())) },
+        {
+          everyMs: opts.sweepMs ?? WEBHOOK_SWEEP_MS,
+          run: async (at) => {
+            const { found, queued } = await delivery.enqueueMissed(new Date(at - sweepWindowMs), new Date(at - sweepGraceMs), WEBHOOK_SWEEP_PAGE);
+            // More may be waiting (a backlog after an outage): not a minute per page.
+            return found === WEBHOOK_SWEEP_PAGE && queued > 0;
+          },
+        },
+      ],
+      onError: opts.onError ?? (() => undefined),
     });
   }
 
-  async #poll(): Promise<void> {
-    try {
-      const free = this.#concurrency - this.#inFlight.size;
-      const now = this.#now();
-      // Every slot busy: nothing to claim, but the purge and the sweep still run.
-      const claimed = free > 0 ? await this.#deliveries.claim(this.owner, now, this.#leaseMs, free, this.#perAccount) : [];
-      for (const delivery of claimed) {
-        const run: Promise<void> = this.#delivery
-          .attempt(delivery, this.owner, this.#abort.signal)
-          .then(async (recorded) => {
-            if (!recorded && this.#abort.signal.aborted) await this.#deliveries.release(delivery.id, this.owner);
-          })
-          .catch((err: unknown) => this.#onError(err))
-          .finally(() => {
-            this.#inFlight.delete(run);
-            // A freed slot (or an account's share freed by it) may have due work waiting behind it.
-            this.kick();
-          });
-        this.#inFlight.add(run);
-      }
-      if (now - this.#lastPurge >= PURGE_EVERY_MS) {
-        this.#lastPurge = now;
-        await this.#deliveries.purge(new Date(now - this.#keepMs).toISOString());
-      }
-      if (now >= this.#nextSweep) {
-        this.#nextSweep = now + this.#sweepMs;
-        const { found, queued } = await this.#delivery.enqueueMissed(new Date(now - this.#sweepWindowMs), new Date(now - this.#sweepGraceMs), WEBHOOK_SWEEP_PAGE);
-        // More may be waiting (a backlog after an outage): not a minute per page.
-        if (found === WEBHOOK_SWEEP_PAGE && queued > 0) this.#nextSweep = now;
-      }
-    } catch (err) {
-      this.#onError(err);
-    }
+  get owner(): string {
+    return this.#queue.owner;
+  }
+
+  /** Starts polling; an event queued by this instance's WebhookDelivery (its onQueued calls kick) is sent at once. */
+  start(): void {
+    this.#queue.start();
+  }
+
+  /** Looks for due deliveries now (nothing before start()). */
+  kick(): void {
+    this.#queue.kick();
   }
 
   /** Attempts under way now. */
   get active(): number {
-    return this.#inFlight.size;
+    return this.#queue.size;
   }
 
   /** Stops polling, aborts attempts under way (their claims are given back, unrecorded) and waits for them. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    clearTimeout(this.#timer);
-    this.#abort.abort();
-    while (this.#polling || this.#inFlight.size > 0) {
-      await Promise.allSettled([...this.#inFlight]);
-      if (this.#polling) await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+  close(): Promise<void> {
+    return this.#queue.close();
   }
 }
