@@ -1,6 +1,7 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { JobRepository } from '../../domain/jobs/repository.js';
+import { withoutRepeats } from '../../lib/repeat-filter.js';
 import { JobLeases, QueueClosingError, type TakenJob } from './job-leases.js';
 import type { JobQueue, JobRunner } from '../../domain/jobs/queue.js';
 import { withDeadline } from '../../lib/deadline.js';
@@ -35,8 +36,6 @@ export const BULLMQ_CANDIDATES = 50;
 export const BULLMQ_SWEEP_BATCH = 1_000;
 /** Looking at a job held by another lease again this long after the lease's end, so it has lapsed by then. */
 const LEASE_LAPSE_MARGIN_MS = 50;
-/** Distinct error messages remembered for ERROR_REPEAT_MS; past it they are forgotten at once (memory stays bounded). */
-const ERROR_MESSAGES_TRACKED = 100;
 
 export interface BullMqQueueOptions {
   redisUrl: string;
@@ -123,7 +122,7 @@ export class BullMqJobQueue implements JobQueue {
     const report = opts.onError ?? (() => undefined);
     const recovered = opts.onRecovered ?? report;
     const redisState = opts.onRedis;
-    const lastSeen = new Map<string, number>();
+    const once = withoutRepeats((err) => (LOST_LOCK.test(err instanceof Error ? err.message : String(err)) ? recovered : report)(err), ERROR_REPEAT_MS);
     this.#onError = (err) => {
       if (redisState && isConnectionError(err)) {
         // Said once per outage (whichever of this queue's connections notices first), not per retry.
@@ -131,12 +130,7 @@ export class BullMqJobQueue implements JobQueue {
         this.#redisLost = true;
         return;
       }
-      const key = err instanceof Error ? err.message : String(err);
-      const now = Date.now();
-      if ((lastSeen.get(key) ?? -Infinity) > now - ERROR_REPEAT_MS) return;
-      if (lastSeen.size > ERROR_MESSAGES_TRACKED) lastSeen.clear();
-      lastSeen.set(key, now);
-      (LOST_LOCK.test(key) ? recovered : report)(err);
+      once(err);
     };
     // No claim loop (BullMQ hands out the turns); its one chore is the sweep, at start and every sweepMs.
     this.#leases = new JobLeases({
