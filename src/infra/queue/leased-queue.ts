@@ -105,7 +105,9 @@ export class LeasedQueue<W> {
   readonly #chores: ReadonlyArray<{ chore: Chore; next: number }>;
   readonly #now: () => number;
   readonly #onError: (err: unknown) => void;
-  readonly #running = new Map<string, LeasedRun>();
+  /** Runs in this process now, and the latest run of each item (claimed again here only once its lease lapsed). */
+  readonly #running = new Set<LeasedRun>();
+  readonly #byId = new Map<string, LeasedRun>();
   #started = false;
   #closing = false;
   #timer: NodeJS.Timeout | undefined;
@@ -137,7 +139,7 @@ export class LeasedQueue<W> {
   }
 
   has(id: string): boolean {
-    return this.#running.has(id);
+    return this.#byId.has(id);
   }
 
   /** Starts the claim loop (and the chores): a look now, then when kicked and every pollMs. */
@@ -201,12 +203,15 @@ export class LeasedQueue<W> {
     const abort = new AbortController();
     if (this.#closing) abort.abort(new QueueClosingError());
     const run: { abort: AbortController; done: Promise<void> } = { abort, done: Promise.resolve() };
-    this.#running.set(id, run);
-    run.done = this.#runToEnd(id, item, abort);
+    // Counted before it starts: its end (which may come at once) finds it there.
+    this.#running.add(run);
+    this.#byId.set(id, run);
+    run.done = this.#runToEnd(id, item, run);
     return run;
   }
 
-  async #runToEnd(id: string, item: W, abort: AbortController): Promise<void> {
+  async #runToEnd(id: string, item: W, run: LeasedRun): Promise<void> {
+    const { abort } = run;
     const { renew } = this.#work;
     const renewal =
       renew && this.#renewMs !== undefined && !abort.signal.aborted
@@ -231,7 +236,8 @@ export class LeasedQueue<W> {
       if (abort.signal.reason instanceof QueueClosingError) {
         await this.#work.giveBack(item, this.owner, outcome).catch((err: unknown) => this.#onError(err));
       }
-      this.#running.delete(id);
+      this.#running.delete(run);
+      if (this.#byId.get(id) === run) this.#byId.delete(id);
       // A slot (and the account's share) is free again: another look, when the last one left items
       // behind. New items kick a look of their own, and the poll finds other processes' items.
       if (this.#leftBehind) this.kick();
@@ -240,7 +246,7 @@ export class LeasedQueue<W> {
 
   /** The item was cancelled: its run here, if any, stops at once with `reason`. */
   cancel(id: string, reason: unknown): void {
-    this.#running.get(id)?.abort.abort(reason);
+    this.#byId.get(id)?.abort.abort(reason);
   }
 
   /** Stops looking, aborts every run (their claims are given back) and waits for the look and the runs to end. */
@@ -248,7 +254,7 @@ export class LeasedQueue<W> {
     this.#closing = true;
     clearTimeout(this.#timer);
     while (this.#looking || this.#running.size > 0) {
-      const runs = [...this.#running.values()];
+      const runs = [...this.#running];
       for (const r of runs) if (!r.abort.signal.aborted) r.abort.abort(new QueueClosingError());
       await Promise.allSettled([this.#looking, ...runs.map((r) => r.done)]);
     }
