@@ -123,6 +123,9 @@ export function guardedPool(config: pg.PoolConfig, breaker: CircuitBreaker): { p
   // An idle client that dies (server restart) is dropped by the pool; it does not open the
   // breaker by itself: the next connect says whether the server is really gone.
   raw.on('error', () => {});
+  // A client whose statement failed or timed out at the connection level is not given back to
+  // the pool when released: it is dropped (a timed-out statement may still be running on it).
+  const broken = new WeakMap<pg.PoolClient, Error>();
   raw.on('connect', (client) => {
     client.on('error', onClientError);
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -133,6 +136,7 @@ export function guardedPool(config: pg.PoolConfig, breaker: CircuitBreaker): { p
       if (!(result instanceof Promise)) return result;
       return result.catch((err: unknown) => {
         if (!isDatabaseUnreachable(err)) throw err;
+        broken.set(client, err as Error);
         breaker.failed(err);
         throw new DatabaseUnavailableError(err);
       });
@@ -155,6 +159,8 @@ export function guardedPool(config: pg.PoolConfig, breaker: CircuitBreaker): { p
         throw new DatabaseUnavailableError(err);
       }
       breaker.succeeded();
+      const release = client.release;
+      client.release = (err?: Error | boolean) => release(err ?? broken.get(client));
       return client as unknown as PostgresPoolClient;
     },
     end: () => raw.end(),
