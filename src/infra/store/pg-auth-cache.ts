@@ -61,6 +61,18 @@ export class ListenedCache<V> {
     await sql`select pg_notify(${this.channel}, '')`.execute(db);
   }
 
+  /**
+   * Runs `work`, a write that changes what is cached, with a NOTIFY in its own transaction: the
+   * announcement goes out exactly when the change commits, to every instance (this one too).
+   */
+  write<DB, T>(db: Kysely<DB>, work: (q: Kysely<DB>) => Promise<T>): Promise<T> {
+    return db.transaction().execute(async (trx) => {
+      const result = await work(trx);
+      await this.notify(trx);
+      return result;
+    });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TOKEN_TOUCH_FLUSH_MS, TouchBuffer } from '../../../src/infra/store/kysely-repos.js';
+import { TOKEN_TOUCH_FLUSH_MS, TouchBuffer } from '../../../src/infra/store/tokens.js';
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
