@@ -11,6 +11,7 @@ import { serve, type Served } from './helpers/serve.js';
 import { schemaDatabaseUrl } from './helpers/pg-schema.js';
 import { REDIS_KEY_PREFIX } from '../src/infra/ratelimit/redis.js';
 import { openPostgresStore } from '../src/infra/store/postgres.js';
+import { eventually } from './helpers/eventually.js';
 
 /**
  * API.md, Rate limits: "A call an instance admitted but never answered (the instance was killed)
@@ -24,12 +25,9 @@ import { openPostgresStore } from '../src/infra/store/postgres.js';
 const QUICK_CALLS = 5;
 /** Slow calls in flight at the kill: admitted, never answered, never recorded. */
 const SLOW_CALLS = 20;
-/** Polls of Redis while waiting for convergence (a failure message, not a timing bound). */
-const POLLS = 200;
-const POLL_MS = 100;
+/** How long convergence may take (a failure message, not a timing bound). */
+const CONVERGE_MS = 20_000;
 const DAY_MS = 86_400_000;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const pgUrl = process.env.TEST_DATABASE_URL;
 if (!pgUrl || !hasRedisServer) {
@@ -79,7 +77,7 @@ if (!pgUrl || !hasRedisServer) {
       ),
     );
     // Every slow call admitted (spent in Redis), none answered.
-    for (let i = 0; i < POLLS && (await spentInRedis()) < QUICK_CALLS + SLOW_CALLS; i++) await sleep(POLL_MS);
+    await eventually(spentInRedis, (n) => n >= QUICK_CALLS + SLOW_CALLS, { timeoutMs: CONVERGE_MS, what: 'every slow call admitted' });
     assert.equal(await spentInRedis(), QUICK_CALLS + SLOW_CALLS);
     first.child.kill('SIGKILL');
     await first.exited;
@@ -88,11 +86,8 @@ if (!pgUrl || !hasRedisServer) {
 
     const second = await serve(dbPath, false, env);
     t.after(() => second.child.kill('SIGKILL'));
-    let spent = await spentInRedis();
-    for (let i = 0; i < POLLS && spent !== (await recordedCalls()); i++) {
-      await sleep(POLL_MS);
-      spent = await spentInRedis();
-    }
+    await eventually(async () => (await spentInRedis()) === (await recordedCalls()), { timeoutMs: CONVERGE_MS, what: 'Redis to converge to the recorded calls' });
+    const spent = await spentInRedis();
     t.diagnostic(`spent in Redis ${spent}, recorded ${await recordedCalls()}`);
     assert.equal(spent, await recordedCalls(), 'the calls admitted and never answered were given back');
     // Through the API: api_calls_used counts this call too, recorded before its answer.

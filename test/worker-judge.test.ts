@@ -14,6 +14,7 @@ import { tempDir } from './helpers/build.js';
 import { freePort } from './helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from './helpers/redis-server.js';
 import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
+import { eventually } from './helpers/eventually.js';
 
 /**
  * Issue 24: README's "several machines" block as written. API instances with NETDIAG_WORKERS=0
@@ -72,14 +73,8 @@ function startWorker(t: TestContext, env: Record<string, string>): Worker {
 type Answer<T> = { success: boolean; data: T };
 
 async function finished(read: () => Promise<JobView>): Promise<JobView> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const job = await read();
-    if (job.status !== 'queued' && job.status !== 'running') return job;
-    assert.ok(Date.now() < deadline, `the job is still ${job.status}`);
-    // Under the 10 reads a second a job allows.
-    await new Promise((r) => setTimeout(r, 150));
-  }
+  // Under the 10 reads a second a job allows.
+  return eventually(read, (job) => job.status !== 'queued' && job.status !== 'running', { timeoutMs: 30_000, intervalMs: 150, what: 'the job to finish' });
 }
 
 /** A warning (pino level 40) the worker logged about the judge. */
@@ -89,13 +84,8 @@ function judgeWarning(worker: Worker): { msg: string } | undefined {
 
 /** The warning, once its line is out (pino writes stdout asynchronously, after the start line on stderr). */
 async function startWarning(worker: Worker): Promise<{ msg: string }> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const warned = judgeWarning(worker);
-    if (warned) return warned;
-    assert.ok(Date.now() < deadline, `the worker warns at start: ${JSON.stringify(worker.log())}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const warned = await eventually(() => judgeWarning(worker), (w) => w !== undefined, { timeoutMs: 10_000, intervalMs: 20, what: 'the worker warns at start' });
+  return warned!;
 }
 
 function assertMisconfigured(job: JobView, reason: RegExp): void {

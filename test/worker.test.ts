@@ -13,6 +13,7 @@ import { freePort } from './helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from './helpers/redis-server.js';
 import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
 import { startReceiver } from './infra/webhooks/receiver.js';
+import { eventually } from './helpers/eventually.js';
 
 /**
  * Issue 18: two `netdiag worker` processes on one PostgreSQL and one Redis (a redis-server of
@@ -29,16 +30,6 @@ function skipReason(): string | false {
   if (!hasRedisServer) return 'needs redis-server (the test starts one of its own)';
   if (spawnSync('sh', ['-c', 'command -v python3']).status !== 0) return 'needs python3 (listeners that never accept: SYN-dropping ports on loopback)';
   return false;
-}
-
-async function waitFor<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 function startWorker(env: Record<string, string>): { child: ChildProcess; ready: Promise<string> } {
@@ -103,7 +94,7 @@ test('SIGKILL of the worker running a job: the other worker finishes it, same re
   const job = ((await created.json()) as { data: JobView }).data;
 
   // The worker that claimed it, by the pid in its lease; killed while its scan waits for answers.
-  const running = await waitFor(() => store.jobs.find(job.id), (r) => r?.status === 'running' && r.lease_owner !== null, 15_000, 'the job to run');
+  const running = await eventually(() => store.jobs.find(job.id), (r) => r?.status === 'running' && r.lease_owner !== null, { timeoutMs: 15_000, intervalMs: 100, what: 'the job to run' });
   const pid = Number(running!.lease_owner!.split(':')[1]);
   const victim = workers.find((w) => w.child.pid === pid);
   assert.ok(victim, `lease owner ${running!.lease_owner} is one of the workers`);
@@ -112,7 +103,7 @@ test('SIGKILL of the worker running a job: the other worker finishes it, same re
   await new Promise((r) => victim.child.once('exit', r));
   assert.equal((await store.jobs.find(job.id))?.status, 'running', 'killed mid-job');
 
-  const done = await waitFor(() => store.jobs.find(job.id), (r) => r?.status !== 'running' && r?.status !== 'queued', 50_000, 'another worker to finish the job');
+  const done = await eventually(() => store.jobs.find(job.id), (r) => r?.status !== 'running' && r?.status !== 'queued', { timeoutMs: 50_000, intervalMs: 100, what: 'another worker to finish the job' });
   assert.equal(done!.status, 'succeeded');
   assert.equal(done!.attempts, 2);
   const survivor = workers.find((w) => w !== victim)!;
@@ -124,7 +115,7 @@ test('SIGKILL of the worker running a job: the other worker finishes it, same re
   assert.deepEqual(untimed(view.result), untimed(sync));
   assert.ok((view.result as Array<{ state: string }>).every((i) => i.state === 'filtered'));
 
-  await waitFor(() => receiver.received.length, (n) => n >= 1, 10_000, 'the webhook');
+  await eventually(() => receiver.received.length, (n) => n >= 1, { timeoutMs: 10_000, intervalMs: 100, what: 'the webhook' });
   await sleep(1_000);
   assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id');
   assert.equal(receiver.received.length, 1, 'delivered once');

@@ -6,7 +6,8 @@ import { CONCURRENT_RETRY_AFTER_S } from '../../src/http/plugins/concurrency.js'
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { startListener } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** Connects to this address never complete (no packet is sent: the socket is never told to connect). */
 const SILENT_HOST = '127.0.0.2';
@@ -53,7 +54,7 @@ for (const plan of ['free', 'basic'] as const) {
     const max = CONCURRENT_PROBES[plan];
     const controller = new AbortController();
     const held = Array.from({ length: max }, () => hangingScan(b, controller));
-    await pollUntil(() => spy.silent.length === max);
+    await eventually(() => spy.silent.length === max);
     assert.equal(spy.silent.length, max, 'every admitted scan is connecting');
 
     const refused = await openScan(b);
@@ -97,7 +98,7 @@ for (const plan of ['free', 'basic'] as const) {
     // The client hangs up: its slots come back, and the account may probe again.
     controller.abort();
     await Promise.all(held);
-    await pollUntil(() => dialer.stats.active === 0);
+    await eventually(() => dialer.stats.active === 0);
     let admitted = 0;
     for (let i = 0; i < 3 && admitted === 0; i++) {
       const res = await openScan(b);

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { build } from '../helpers/build.js';
-import { hangingConnect, pollUntil } from '../infra/net/fixtures/connect-spy.js';
+import { hangingConnect } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 
 test('the default shutdown grace outlasts a 1000-port scan at the 30 s timeout', () => {
   // 1000 silent ports run in two waves of the per-request socket budget: about 60 s.
@@ -26,7 +27,7 @@ test('shutting down: the request in flight is answered and recorded; a request t
 
   // A scan whose connects never answer: it takes its whole 2 s timeout.
   const inFlight = b.api('/api/port/scan', { json: { host: '127.0.0.1', port: 9, timeout: 2 } });
-  await pollUntil(() => dialer.stats.active >= 1);
+  await eventually(() => dialer.stats.active >= 1);
   const closed = b.app.close();
 
   const late = await b.api('/api/user', { headers: { connection: 'keep-alive' } });

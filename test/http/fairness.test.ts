@@ -8,7 +8,8 @@ import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { currentOwner } from '../../src/domain/owner.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { startListener } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 
 /**
  * Issue 15: one account's twenty 1000-port scans of silent ports held the shared connect queue
@@ -93,7 +94,7 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
       }),
   );
   const refused = A_SCANS - CONCURRENT_PROBES.enterprise;
-  await pollUntil(() => statuses.length === refused && silent.length === MAX_PER_OWNER_SOCKETS);
+  await eventually(() => statuses.length === refused && silent.length === MAX_PER_OWNER_SOCKETS);
   assert.deepEqual(statuses, Array.from({ length: refused }, () => 429), 'the 17th and later scans are refused');
   assert.equal(silent.length, MAX_PER_OWNER_SOCKETS, "A holds its share of the scanners' sockets, no more");
   assert.ok(dialer.stats.active === MAX_PER_OWNER_SOCKETS, 'and those connects are all in flight');
@@ -108,7 +109,7 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
   // A hangs up: every queued port leaves the queue, every socket closes.
   hangUp.abort();
   await Promise.all(aScans);
-  await pollUntil(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
+  await eventually(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
   assert.deepEqual({ active: dialer.stats.active, waiting: dialer.stats.waiting }, { active: 0, waiting: 0 });
   assert.equal(silent.length, MAX_PER_OWNER_SOCKETS, 'nothing queued was dialled after the hang-up');
 });
@@ -140,7 +141,7 @@ test("issue 24: four accounts' 20 scans of 1000 silent ports leave the reserve f
     // asked for all it will get while none of its connects ends), and the unreserved part is full.
     const settled = (): boolean =>
       silentBy.size === flooders.length && [...silentBy.values()].every((n) => n >= RESERVED_BELOW_SOCKETS) && silent.length >= MAX_PER_OWNER_SOCKETS;
-    await pollUntil(settled, 3_000);
+    await eventually(settled, { timeoutMs: 30_000 });
     assert.ok(settled(), `the four accounts' connects started: ${JSON.stringify([...silentBy.values()])}`);
     held = silent.length;
     // Only an account's first connects may come out of the reserve: at most its few each.
@@ -157,7 +158,7 @@ test("issue 24: four accounts' 20 scans of 1000 silent ports leave the reserve f
     hangUp.abort();
     await Promise.all(scans);
   }
-  await pollUntil(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
+  await eventually(() => dialer.stats.active === 0 && dialer.stats.waiting === 0);
   assert.deepEqual({ active: dialer.stats.active, waiting: dialer.stats.waiting }, { active: 0, waiting: 0 });
   assert.equal(silent.length, held, 'nothing queued was dialled after the hang-up');
 });

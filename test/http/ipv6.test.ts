@@ -6,7 +6,8 @@ import { createDialer } from '../../src/infra/net/dialer.js';
 import { startDnsServer } from '../fixtures/dns-server.js';
 import { build } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { connectSpy, hangingConnect, pollUntil } from '../infra/net/fixtures/connect-spy.js';
+import { connectSpy, hangingConnect } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 
 test('/ipv6/validate and /ipv6/expand through the API', async (t) => {
   const { api, app } = await build(t);
@@ -126,11 +127,11 @@ test('/ipv6/test: a client that hangs up stops the connects, and the call is rec
   const b = await build(t, { deps: { dialer } });
   const controller = new AbortController();
   const pending = b.api('/api/ipv6/test', { json: { target: '::1' }, signal: controller.signal }).catch((err: unknown) => err);
-  await pollUntil(() => dialer.stats.active >= 2);
+  await eventually(() => dialer.stats.active >= 2);
   assert.equal(dialer.stats.active, 2, 'ports 443 and 80 are being tried');
   controller.abort();
   await pending;
-  await pollUntil(() => dialer.stats.active === 0);
+  await eventually(() => dialer.stats.active === 0);
   assert.equal(dialer.stats.active, 0, 'both connects were abandoned');
   assert.ok(sockets.length === 2 && sockets.every((s) => s.destroyed));
   const stats = (await (await b.api('/api/usage/stats')).json()) as {

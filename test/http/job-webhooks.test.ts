@@ -12,7 +12,7 @@ import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, tempDir } from '../helpers/build.js';
 import { connectSpy, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { startReceiver } from '../infra/webhooks/receiver.js';
-import { waitFor } from '../infra/webhooks/suite.js';
+import { eventually } from '../helpers/eventually.js';
 
 const LOOPBACK_ENV = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128' };
 const FAST = { retryDelaysMs: [40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
@@ -29,16 +29,17 @@ test('a job with a webhook_url: the receiver gets job.succeeded, signed, after 5
   const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: target.port, webhook_url: `${receiver.url}/hook` }, headers: { prefer: 'respond-async' } });
   assert.equal(res.status, 202);
   const job = ((await res.json()) as { data: JobView }).data;
-  await waitFor(async () => receiver.received.length, (n) => n >= 3);
+  await eventually(async () => receiver.received.length, (n) => n >= 3);
   assert.equal(receiver.received.length, 3);
   assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1);
   const secret = ((await (await b.api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;
   const event = new Webhook(secret).verify(receiver.received[2]!.body, receiver.received[2]!.headers as Record<string, string>) as { type: string; data: JobView };
   assert.equal(event.type, 'job.succeeded');
   assert.equal(event.data.id, job.id);
-  const shown = await waitFor(
+  const shown = await eventually(
     async () => ((await (await b.api(`/api/jobs/${job.id}`)).json()) as { data: JobView }).data,
     (j) => (j.webhook_deliveries?.length ?? 0) === 3,
+    { intervalMs: 100 },
   );
   assert.deepEqual(shown.webhook_deliveries?.map((a) => [a.attempt, a.status]), [
     [1, 500],
@@ -72,13 +73,13 @@ test('a job finished while its event could not be queued (the database failed ju
   assert.equal(res.status, 202);
   const id = ((await res.json()) as { data: JobView }).data.id;
   const view = async () => ((await (await b.api(`/api/jobs/${id}`)).json()) as { data: JobView }).data;
-  assert.equal((await waitFor(view, (j) => j.status === 'succeeded')).status, 'succeeded');
-  await waitFor(async () => refused, (n) => n >= 1);
+  assert.equal((await eventually(view, (j) => j.status === 'succeeded', { intervalMs: 100 })).status, 'succeeded');
+  await eventually(async () => refused, (n) => n >= 1);
   assert.ok(refused >= 1);
   assert.equal(receiver.received.length, 0);
 
   down = false;
-  await waitFor(async () => receiver.received.length, (n) => n >= 1);
+  await eventually(async () => receiver.received.length, (n) => n >= 1);
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(receiver.received.length, 1, 'one event, however many sweeps ran');
   const secret = ((await (await b.api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;
@@ -126,7 +127,7 @@ test("an event the sweep queues at start shows the job as the API does: a bulk j
     await store.close();
   });
   await app.ready();
-  await waitFor(async () => receiver.received.length, (n) => n >= 1);
+  await eventually(async () => receiver.received.length, (n) => n >= 1);
   const secret = ((await app.inject({ url: '/api/webhooks/secret', headers: { authorization: `Bearer ${token}` } })).json() as { data: { secret: string } }).data.secret;
   const event = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as { type: string; data: JobView };
   assert.equal(event.type, 'job.cancelled');

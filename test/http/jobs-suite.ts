@@ -11,7 +11,8 @@ import { createDialer, type ConnectFn, type Dialer } from '../../src/infra/net/d
 import type { Store } from '../../src/domain/store.js';
 import type { Backend } from '../infra/store/backends.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { closedPort, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { closedPort, hangingConnect, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';
 import { startReceiver, status } from '../infra/webhooks/receiver.js';
 
@@ -298,7 +299,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging.fn });
       const s = await harness(t, engine).start({ deps: { dialer } });
       const job = await createJob(s, '/port/scan-range', { host: '127.0.0.1', ports: '1-20', timeout: 30 });
-      await pollUntil(() => hanging.sockets.length >= 20);
+      await eventually(() => hanging.sockets.length >= 20);
       assert.equal(hanging.sockets.length, 20, 'every port is dialled');
       const running = await pollJob(s, job.id, (j) => j.status === 'running');
       assert.deepEqual(running.result, []);
@@ -308,7 +309,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       await assertMatchesOpenApi(s.app, 'DELETE', '/api/jobs/{id}', 200, body);
       assert.equal(body.data.status, 'cancelled');
       assert.ok(body.data.finished_at);
-      await pollUntil(() => hanging.sockets.every((sock) => sock.destroyed), 50);
+      await eventually(() => hanging.sockets.every((sock) => sock.destroyed), { timeoutMs: 500 });
       assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'every socket of the job is closed within half a second');
       await sleep(200);
       const later = (await (await s.api(`/api/jobs/${job.id}`)).json()) as Ok<JobView>;
@@ -326,7 +327,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       // The free plan runs 2 at once.
       const jobs: JobView[] = [];
       for (const port of [1, 2, 3]) jobs.push(await createJob(s, '/port/scan', { host: '127.0.0.1', port, timeout: 30 }, free));
-      await pollUntil(() => hanging.sockets.length >= 2);
+      await eventually(() => hanging.sockets.length >= 2);
       await sleep(1_500);
       assert.equal(hanging.sockets.length, 2, 'two jobs dial, the third waits');
       const statuses = async () => Promise.all(jobs.map(async (j) => ((await (await s.api(`/api/jobs/${j.id}`, { token: free })).json()) as Ok<JobView>).data.status));
@@ -337,7 +338,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       assert.equal(((await sync.json()) as Err).details?.window, 'concurrent');
       const running = (await Promise.all(jobs.map(async (j) => [j.id, ((await (await s.api(`/api/jobs/${j.id}`, { token: free })).json()) as Ok<JobView>).data.status] as const))).find(([, st]) => st === 'running')!;
       assert.equal((await s.api(`/api/jobs/${running[0]}`, { method: 'DELETE', token: free })).status, 200);
-      await pollUntil(() => hanging.sockets.length >= 3, 300);
+      await eventually(() => hanging.sockets.length >= 3, { timeoutMs: 3_000 });
       assert.equal(hanging.sockets.length, 3, 'the waiting job runs once a slot is free');
       assert.deepEqual((await statuses()).sort(), ['cancelled', 'running', 'running']);
     });
@@ -348,7 +349,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       const h = harness(t, engine);
       const s = await h.start({ deps: { dialer } });
       const job = await createJob(s, '/port/scan-range', { host: '127.0.0.1', ports: '1-3', timeout: 30 });
-      await pollUntil(() => hanging.sockets.length >= 3);
+      await eventually(() => hanging.sockets.length >= 3);
       // A client that reads the stream's headers and hangs up (its own socket: fetch's pool may open spare ones).
       const leftStatus = await new Promise<number>((resolve, reject) => {
         const req = http.get(`${s.url}/api/jobs/${job.id}`, { agent: false, headers: { authorization: `Bearer ${s.tokens.a}`, accept: 'application/x-ndjson' } }, (res) => {
@@ -380,12 +381,12 @@ export function jobEngineSuite(engine: JobEngine): void {
       const acceptor = await h.start({ env: { NETDIAG_WORKERS: '0' } });
       const worker = await h.start({ deps: { dialer } });
       const job = await createJob(acceptor, '/port/scan-range', { host: '127.0.0.1', ports: '1-5', timeout: 30 });
-      await pollUntil(() => hanging.sockets.length >= 5, 500);
+      await eventually(() => hanging.sockets.length >= 5, { timeoutMs: 5_000 });
       assert.equal(hanging.sockets.length, 5, 'the other instance runs it');
       const res = await acceptor.api(`/api/jobs/${job.id}`, { method: 'DELETE' });
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as Ok<JobView>).data.status, 'cancelled');
-      await pollUntil(() => hanging.sockets.every((sock) => sock.destroyed), 800);
+      await eventually(() => hanging.sockets.every((sock) => sock.destroyed), { timeoutMs: 8_000 });
       assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'closed within a lease renewal');
       assert.equal((await worker.store.jobs.find(job.id))?.status, 'cancelled');
     });
@@ -400,12 +401,12 @@ export function jobEngineSuite(engine: JobEngine): void {
       for (const port of [11, 12, 13]) await scan(port, acceptor.tokens.b);
       await h.start({ env: { NETDIAG_WORKERS: '1' }, deps: { dialer: held.dialer() } });
       await h.start({ env: { NETDIAG_WORKERS: '1' }, deps: { dialer: held.dialer() } });
-      await pollUntil(() => held.dialled.length >= 2, 500);
+      await eventually(() => held.dialled.length >= 2, { timeoutMs: 5_000 });
       assert.deepEqual([...held.dialled].sort((x, y) => x - y), [1, 11], "each account's oldest job first, one per account");
       // Another account's one job, queued behind both backlogs while both workers are busy.
       await scan(21, acceptor.tokens.free);
       held.release(held.dialled[0]!);
-      await pollUntil(() => held.dialled.length >= 3, 500);
+      await eventually(() => held.dialled.length >= 3, { timeoutMs: 5_000 });
       assert.equal(held.dialled[2], 21, "the other account's job runs next, before either backlog");
       // The rest run as runs end, every one of them.
       const released = new Set([held.dialled[0]!]);
@@ -415,7 +416,7 @@ export function jobEngineSuite(engine: JobEngine): void {
         released.add(next);
         const before = held.dialled.length;
         held.release(next);
-        if (before < 7) await pollUntil(() => held.dialled.length > before, 500);
+        if (before < 7) await eventually(() => held.dialled.length > before, { timeoutMs: 5_000 });
       }
       assert.deepEqual([...held.dialled].sort((x, y) => x - y), [1, 2, 3, 11, 12, 13, 21]);
     });
@@ -431,7 +432,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       const jobs: JobView[] = [];
       for (const port of [1, 2, 3, 4]) jobs.push(await createJob(acceptor, '/port/scan', { host: '127.0.0.1', port, timeout: 30, webhook_url: `${receiver.url}/free` }, free));
       // The free plan runs 2 at once: two run, two wait queued.
-      await pollUntil(() => held.dialled.length >= 2, 500);
+      await eventually(() => held.dialled.length >= 2, { timeoutMs: 5_000 });
       const running = [...held.dialled];
       assert.equal(running.length, 2);
       // As `netdiag account suspend` does it: through the account service, from a process running no job.
@@ -445,12 +446,12 @@ export function jobEngineSuite(engine: JobEngine): void {
         assert.deepEqual(JSON.parse(row.error!), body, j.id);
       }
       // The worker running two of them stops them (at its next lease renewal, as a cancel elsewhere).
-      await pollUntil(() => running.every((port) => held.closed(port)), 800);
+      await eventually(() => running.every((port) => held.closed(port)), { timeoutMs: 8_000 });
       assert.ok(running.every((port) => held.closed(port)), "the suspended account's running scans are stopped");
       // Another account's job and its webhook go through; the suspended account's events would have gone before it.
       const other = await createJob(acceptor, '/ipv6/validate', { ipv6: '::1', webhook_url: `${receiver.url}/a` });
       await pollJob(acceptor, other.id);
-      await pollUntil(() => receiver.received.length >= 1, 500);
+      await eventually(() => receiver.received.length >= 1, { timeoutMs: 5_000 });
       assert.deepEqual(receiver.received.map((r) => r.url), ['/a'], 'no event for the cancelled jobs');
       assert.deepEqual(held.dialled, running, 'no queued scan of the suspended account started');
     });

@@ -8,7 +8,8 @@ import { DnsHostResolver } from '../../src/infra/net/resolver.js';
 import { build, type Built } from '../helpers/build.js';
 import { finishedJob } from '../helpers/jobs.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { closedPort, connectSpy, hangingConnect, pollUntil, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { closedPort, connectSpy, hangingConnect, startListener } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';
 import { blackholeUnavailable, runInBlackhole } from '../domain/ports/fixtures/blackhole.js';
 import { openFds, quietLowPorts } from '../domain/ports/fixtures/quiet-ports.js';
@@ -381,12 +382,12 @@ test('a client that hangs up mid-scan cancels it: every connect ends long before
   const pending = b
     .api('/api/port/scan-range', { json: { host: '127.0.0.1', ports: Array.from({ length: 200 }, (_, i) => i + 1), timeout: 30 }, signal: controller.signal })
     .catch((err: unknown) => err);
-  await pollUntil(() => dialer.stats.active >= 200);
+  await eventually(() => dialer.stats.active >= 200);
   assert.equal(dialer.stats.active, 200, 'the scan is under way');
   const hungUpAt = Date.now();
   controller.abort();
   await pending;
-  await pollUntil(() => dialer.stats.active === 0);
+  await eventually(() => dialer.stats.active === 0);
   assert.equal(dialer.stats.active, 0, 'every connect was abandoned');
   assert.ok(Date.now() - hungUpAt < 3_000, 'well before the 30 s timeout');
   assert.ok(sockets.every((s) => s.destroyed));

@@ -1,4 +1,4 @@
-import { pollUntil } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createDialer } from '../../src/infra/net/dialer.js';
@@ -445,12 +445,12 @@ test('a client that hangs up mid-check cancels the checks: their sockets close l
   const pending = b
     .api('/api/proxy/check-bulk', { json: { proxies: Array.from({ length: 10 }, () => f('silent')) }, signal: controller.signal })
     .catch((err: unknown) => err);
-  await pollUntil(() => dialer.stats.active >= 10);
+  await eventually(() => dialer.stats.active >= 10);
   assert.ok(dialer.stats.active >= 10, `the checks are under way (${dialer.stats.active} sockets)`);
   const hungUpAt = Date.now();
   controller.abort();
   await pending;
-  await pollUntil(() => dialer.stats.active === 0);
+  await eventually(() => dialer.stats.active === 0);
   assert.equal(dialer.stats.active, 0, 'every socket of the checks was closed');
   assert.ok(Date.now() - hungUpAt < 3_000, 'well before the 20 s timeouts');
   const stats = (await (await b.api('/api/usage/stats')).json()) as {

@@ -6,7 +6,8 @@ import { createDialer } from '../../src/infra/net/dialer.js';
 import { createWebhooks } from '../../src/infra/webhooks/index.js';
 import { build } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
-import { finishedJob, waitFor } from '../infra/webhooks/suite.js';
+import { finishedJob } from '../infra/webhooks/suite.js';
+import { eventually } from '../helpers/eventually.js';
 import { startReceiver, status } from '../infra/webhooks/receiver.js';
 
 interface SecretBody {
@@ -61,7 +62,7 @@ test('rotate makes a new secret; for 24 hours deliveries carry both signatures a
   const accountId = (await b.store.accounts.findByEmail('tester@example.com'))!.id;
   const job = finishedJob(receiver.url);
   await delivery.finished(job, accountId);
-  await waitFor(async () => receiver.received.length, (n) => n === 1);
+  await eventually(async () => receiver.received.length, (n) => n === 1);
   const got = receiver.received[0]!;
   const headers = got.headers as Record<string, string>;
   assert.equal(headers['webhook-signature']!.split(' ').length, 2);

@@ -6,6 +6,7 @@ import { Judge, ProxyChecker } from '../../../src/domain/proxy/index.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { loadConfig } from '../../../src/config.js';
 import { EXIT_ADDRESS, startHttpProxy, startSocksProxy, startTlsTarget } from '../../fixtures/proxies.js';
+import { eventually } from '../../helpers/eventually.js';
 
 /**
  * The checker on its own, against a judge named by hostname (as NETDIAG_JUDGE_URL would name
@@ -105,6 +106,6 @@ test("the speed test goes on over the winning try's tunnel: one tunnel to the ju
   assert.ok(seen.includes(`127.0.0.1:${tlsTarget.port}`), 'the SSL check has its own tunnel to its target');
   assert.equal(judge.active, 0, 'every nonce is revoked when its check ends');
   // (A destroyed socket frees its slot when it has closed, a turn or two later.)
-  for (let i = 0; i < 20 && dialer.stats.active > 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  await eventually(() => dialer.stats.active === 0, { what: 'every socket slot freed' });
   assert.equal(dialer.stats.active, 0, 'no connection outlives the check');
 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { build } from '../../helpers/build.js';
-import { hangingConnect, pollUntil } from '../../infra/net/fixtures/connect-spy.js';
+import { hangingConnect } from '../../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 import { PASSWORD, PageClient, setPassword } from './browserless.js';
 
 const EMAIL = 'tester@example.com';
@@ -25,8 +26,8 @@ test('jobs page: the account\'s jobs with status and progress; a running one is 
   const running = await b.api('/api/port/scan-range', { json: { host: '127.0.0.1', ports: [1, 2, 3, 4, 5], timeout: 30 }, headers: ASYNC });
   assert.equal(running.status, 202);
   const runningId = ((await running.json()) as { data: { id: string } }).data.id;
-  await pollUntil(() => hanging.sockets.length >= 5);
-  for (let i = 0; i < 100 && (await b.store.jobs.find(doneId))?.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20));
+  await eventually(() => hanging.sockets.length >= 5);
+  await eventually(async () => (await b.store.jobs.find(doneId))?.status === 'succeeded', { what: 'the quick job to succeed' });
 
   const page = await c.get('/jobs');
   assert.equal(page.status, 200);
@@ -44,7 +45,7 @@ test('jobs page: the account\'s jobs with status and progress; a running one is 
   await c.get('/jobs');
   const cancelled = await c.post(`/jobs/${runningId}/cancel`, {});
   assert.equal(cancelled.status, 303);
-  await pollUntil(() => hanging.sockets.every((s) => s.destroyed), 100);
+  await eventually(() => hanging.sockets.every((s) => s.destroyed), { timeoutMs: 1_000 });
   assert.ok(hanging.sockets.every((s) => s.destroyed), 'the job\'s sockets are closed');
   assert.match((await c.get('/jobs')).html, new RegExp(`${runningId}[\\s\\S]*?cancelled`));
   await c.get('/jobs');

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { IN_FLIGHT_KEY_PREFIX, createInFlightSlots, RedisInFlight } from '../../../src/infra/inflight/index.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
-import { closedPort, pollUntil } from '../net/fixtures/connect-spy.js';
+import { closedPort } from '../net/fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 
 /** Acquires made while Redis is away: each of them must be answered, and none may log again. */
 const ACQUIRES_WHILE_AWAY = 20;
@@ -40,7 +41,7 @@ test(
     assert.deepEqual(lines.map(([level]) => level), ['warn'], 'one warning, not one per request');
 
     server = await startRedisServer(t, port);
-    await pollUntil(() => !slots.degraded);
+    await eventually(() => !slots.degraded);
     assert.equal(slots.degraded, false, 'back to Redis once it answers');
     const after = await slots.tryAcquire(owner, 2);
     assert.equal(typeof after, 'function');

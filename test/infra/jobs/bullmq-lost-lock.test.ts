@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { BULLMQ_QUEUE_NAME, BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import type { JobRunner } from '../../../src/domain/jobs/queue.js';
-import { pollUntil } from '../net/fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 import { sqliteStoreWithAccount } from '../store/backends.js';
 
 /**
@@ -38,12 +38,12 @@ test('a lost BullMQ lock is reported as a recovery, not as an error', { skip: TE
   await store.jobs.create({ id, account_id: account.id, endpoint: '/port/scan', body: '{}', webhook_url: null, progress_total: 1, created_at: new Date().toISOString() });
   queue.start(runner);
   await queue.enqueue(id);
-  await pollUntil(() => release !== undefined, 1_000);
+  await eventually(() => release !== undefined, { timeoutMs: 10_000 });
   assert.ok(release, 'the job runs');
   // The worker "paused": its lock lapsed and BullMQ's stalled check took the job back.
   assert.equal(await redis.del(`${prefix}:${BULLMQ_QUEUE_NAME}:${id}:lock`), 1);
   release();
-  await pollUntil(() => recovered.length > 0, 1_000);
+  await eventually(() => recovered.length > 0, { timeoutMs: 10_000 });
   assert.match(String(recovered[0]), /lock for job/);
   assert.deepEqual(errors, []);
 });

@@ -9,7 +9,7 @@ import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import { sqliteBackend, sqliteStoreWithAccount } from '../store/backends.js';
 import { freePort } from '../../helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
-import { pollUntil } from '../net/fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 
 /**
  * Redis unreachable when a job is created (docs/jobs.md): the job is still accepted (202, queued
@@ -47,12 +47,7 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   assert.ok(errors.length > 0, 'the outage is reported to the log');
 
   await startRedisServer(t, port);
-  const deadline = Date.now() + 15_000;
-  let status = 'queued';
-  while (Date.now() < deadline && status !== 'succeeded') {
-    await sleep(100);
-    status = (await store.jobs.find(job.id))?.status ?? 'gone';
-  }
+  const status = await eventually(async () => (await store.jobs.find(job.id))?.status ?? 'gone', (st) => st === 'succeeded', { timeoutMs: 15_000, intervalMs: 100, what: 'the job to run' });
   assert.equal(status, 'succeeded', 'run once Redis answers');
   const done = await app.inject({ url: `/api/jobs/${job.id}`, headers: { authorization: `Bearer ${token}` } });
   assert.equal((done.json() as { data: JobView }).data.result && typeof (done.json() as { data: JobView }).data.result, 'object');
@@ -70,10 +65,10 @@ test('Redis going away and coming back is reported once each through onRedis, ne
   queue.start({ admit: () => () => undefined, run: async () => undefined });
   await queue.connected();
   first.kill('SIGKILL');
-  await pollUntil(() => states.length > 0, 1_000);
+  await eventually(() => states.length > 0, { timeoutMs: 10_000 });
   assert.deepEqual(states, ['lost']);
   await startRedisServer(t, port);
-  await pollUntil(() => states.includes('back'), 1_500);
+  await eventually(() => states.includes('back'), { timeoutMs: 15_000 });
   assert.deepEqual(states, ['lost', 'back'], 'one line for the outage and one for the recovery, however many connections retried');
   assert.deepEqual(errors, [], 'an expected outage is not an error');
 });

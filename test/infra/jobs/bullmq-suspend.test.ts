@@ -6,7 +6,7 @@ import { AccountService } from '../../../src/domain/accounts/service.js';
 import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import { cancelsPublished } from '../../../src/infra/jobs/index.js';
 import type { JobRunner } from '../../../src/domain/jobs/queue.js';
-import { pollUntil } from '../net/fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 import { sqliteStoreWithAccount } from '../store/backends.js';
 
 /**
@@ -41,11 +41,11 @@ test('a suspension from the CLI stops the account\'s job running in a BullMQ wor
   await store.jobs.create({ id, account_id: account.id, endpoint: '/port/scan', body: '{}', webhook_url: null, progress_total: 1, created_at: new Date().toISOString() });
   worker.start(runner);
   await worker.enqueue(id);
-  await pollUntil(() => signal !== undefined, 1_000);
+  await eventually(() => signal !== undefined, { timeoutMs: 10_000 });
   assert.ok(signal, 'the worker runs the job');
   const accounts = new AccountService(store);
   await cancelsPublished({ redisUrl }, store, accounts, () => accounts.setStatus(account.email, 'suspended'), { prefix });
   assert.equal((await store.jobs.find(id))?.status, 'cancelled');
-  await pollUntil(() => signal!.aborted, 300);
+  await eventually(() => signal!.aborted, { timeoutMs: 3_000 });
   assert.ok(signal!.aborted, 'the run was told at once, not at a lease renewal');
 });

@@ -4,7 +4,7 @@ import { EmbeddedJobQueue } from '../../../src/infra/jobs/embedded.js';
 import type { JobRunner } from '../../../src/domain/jobs/queue.js';
 import type { JobRecord } from '../../../src/domain/jobs/repository.js';
 import type { Store } from '../../../src/domain/store.js';
-import { pollUntil } from '../net/fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 import { sqliteStoreWithAccount } from '../store/backends.js';
 
 /**
@@ -54,12 +54,12 @@ test('one worker: jobs left behind start one after another as runs end; a run th
   const q = await setup(t);
   const [a, b, c] = [await q.create(), await q.create(), await q.create()];
   q.queue.start(q.runner);
-  await pollUntil(() => q.started.length === 1);
+  await eventually(() => q.started.length === 1);
   assert.deepEqual(q.started, [a]);
   q.end(a);
-  await pollUntil(() => q.started.length === 2);
+  await eventually(() => q.started.length === 2);
   q.end(b);
-  await pollUntil(() => q.started.length === 3);
+  await eventually(() => q.started.length === 3);
   assert.deepEqual(q.started, [a, b, c], 'oldest first, each when the one before ended');
   // The look that started c saw c alone: its end needs no look (new jobs kick their own).
   const looks = q.looks();
@@ -68,7 +68,7 @@ test('one worker: jobs left behind start one after another as runs end; a run th
   assert.equal(q.looks(), looks);
   const d = await q.create();
   await q.queue.enqueue(d);
-  await pollUntil(() => q.started.length === 4);
+  await eventually(() => q.started.length === 4);
   assert.equal(q.started[3], d);
 });
 
@@ -82,6 +82,6 @@ test("a new job starts once its creating request's answer is out, not before", a
   await new Promise((r) => setTimeout(r, 20));
   assert.deepEqual(q.started, [], 'still answering');
   answer();
-  await pollUntil(() => q.started.length === 1);
+  await eventually(() => q.started.length === 1);
   assert.deepEqual(q.started, [id]);
 });

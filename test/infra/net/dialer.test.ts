@@ -7,7 +7,8 @@ import { DialError, type CheckedAddress } from '../../../src/domain/dialer.js';
 import { Dialer, type ConnectFn } from '../../../src/infra/net/dialer.js';
 import { TargetPolicy } from '../../../src/infra/net/policy.js';
 import type { HostResolver } from '../../../src/infra/net/resolver.js';
-import { closedPort, hangingConnect, pollUntil, startListener } from './fixtures/connect-spy.js';
+import { closedPort, hangingConnect, startListener } from './fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 import { rawConnect } from '../../../src/infra/net/raw-connect.js';
 import { runAsOwner } from '../../../src/domain/owner.js';
 
@@ -47,8 +48,9 @@ function dialerWith(opts: { max?: number; connectFn?: ConnectFn } = {}): Dialer 
   });
 }
 
+/** A destroyed socket frees its slot when it has closed, a turn or two later. */
 async function settle(dialer: Dialer): Promise<void> {
-  for (let i = 0; i < 50 && dialer.stats.active > 0; i++) await sleep(5);
+  await eventually(() => dialer.stats.active === 0, { what: 'every socket slot freed' });
 }
 
 describe('dialer', () => {
@@ -88,7 +90,7 @@ describe('dialer', () => {
     const held = await dialer.connect(LOOP, listener.port, { timeoutMs: 2_000 });
     const controller = new AbortController();
     const queued = dialer.connect(LOOP, listener.port, { timeoutMs: 2_000, signal: controller.signal });
-    await sleep(10);
+    await eventually(() => dialer.stats.waiting === 1);
     assert.equal(dialer.stats.waiting, 1);
     controller.abort();
     await assert.rejects(queued, (e: unknown) => e instanceof DialError && e.code === 'ABORT_ERR');
@@ -122,7 +124,7 @@ describe('dialer', () => {
       ...Array.from({ length: 5 }, () => dialer.connect(silent, 80, { ...opts, owner: 'A' })),
       ...Array.from({ length: 5 }, () => runAsOwner('A', () => dialer.connect(silent, 80, opts))),
     ].map((p) => p.catch((e: unknown) => e));
-    await pollUntil(() => hanging.length === 3 && dialer.stats.waiting === 7);
+    await eventually(() => hanging.length === 3 && dialer.stats.waiting === 7);
     assert.equal(hanging.length, 3);
     assert.equal(dialer.stats.waiting, 7);
     // B's connect starts at once on the slot A may not take, and says it did not wait for it.

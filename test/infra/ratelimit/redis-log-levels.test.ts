@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freePort } from '../../helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
-import { pollUntil } from '../net/fixtures/connect-spy.js';
+import { eventually } from '../../helpers/eventually.js';
 import { RedisRateLimiter } from '../../../src/infra/ratelimit/redis.js';
 
 /**
@@ -27,11 +27,11 @@ test(
 
     server.kill('SIGKILL');
     await new Promise((resolve) => server.once('exit', resolve));
-    await pollUntil(() => limiter.redisState() === 'degraded');
+    await eventually(() => limiter.redisState() === 'degraded');
     assert.equal((await limiter.consume('ip:192.0.2.1', limits, now)).allowed, true, 'limited by the instance alone');
 
     server = await startRedisServer(t, port);
-    await pollUntil(() => limiter.redisState() === 'ok', 1_000);
+    await eventually(() => limiter.redisState() === 'ok', { timeoutMs: 10_000 });
     assert.equal(limiter.redisState(), 'ok');
     assert.deepEqual(
       lines.map(([level]) => level),

@@ -8,6 +8,7 @@ import { serve, type Served } from '../../helpers/serve.js';
 import { hasRedisServer, startRedisServer as startRedis } from '../../helpers/redis-server.js';
 import { PLANS } from '../../../src/domain/accounts/plans.js';
 import { RedisRateLimiter } from '../../../src/infra/ratelimit/redis.js';
+import { eventually } from '../../helpers/eventually.js';
 
 /**
  * Redis goes away under traffic and comes back empty, with a real `netdiag serve` and a Redis of
@@ -18,7 +19,8 @@ const FREE_PER_MINUTE = PLANS.free.requests_per_minute;
 /** The steps take a few seconds; they start no later than this second of a minute, so they share one. */
 const LATEST_START_SECOND = 25;
 /** Polls of /readyz while waiting for the server to find the restarted Redis (a failure message, not a timing bound). */
-const READY_POLLS = 200;
+/** How long Redis may take to be used again once it is back (a failure message, not a bound). */
+const READY_MS = 10_000;
 const READY_POLL_MS = 50;
 const WARN = 'Redis does not answer';
 const BACK = 'Redis answers again';
@@ -67,12 +69,11 @@ if (!hasRedisServer) {
 
     // Redis comes back empty.
     redis = await startRedis(t, redisPort);
-    let ready: unknown;
-    for (let i = 0; i < READY_POLLS; i++) {
-      ready = (await get(s, '/readyz')).body;
-      if (!('redis' in (ready as object))) break;
-      await new Promise((r) => setTimeout(r, READY_POLL_MS));
-    }
+    const ready = await eventually(async () => (await get(s, '/readyz')).body, (body) => !('redis' in (body as object)), {
+      timeoutMs: READY_MS,
+      intervalMs: READY_POLL_MS,
+      what: '/readyz without a Redis note',
+    });
     assert.deepEqual(ready, { status: 'ready' }, 'the server went back to Redis');
     const after = await get(s, '/api/user', free);
     assert.equal(after.status, 429, 'the free account, at its minute limit, stays limited although Redis lost every count');
@@ -116,7 +117,7 @@ if (!hasRedisServer) {
     assert.equal(limiter.redisState(), 'degraded');
 
     redis.kill('SIGCONT');
-    for (let i = 0; i < READY_POLLS && limiter.redisState() !== 'ok'; i++) await new Promise((r) => setTimeout(r, READY_POLL_MS));
+    await eventually(() => limiter.redisState() === 'ok', { timeoutMs: READY_MS, intervalMs: READY_POLL_MS, what: 'the limiter back on Redis' });
     assert.equal(limiter.redisState(), 'ok', 'back to Redis once it answers');
     const back = await limiter.consume('acct:1', limits, now);
     assert.equal(back.windows[0]!.used, 6, 'the calls admitted while Redis hung count in Redis too');

@@ -9,6 +9,7 @@ import { tempDir } from '../../helpers/build.js';
 import { PrivateCluster, findPgCtl } from '../../helpers/pg-cluster.js';
 import { serve } from '../../helpers/serve.js';
 import { TEST_DATABASE_URL } from './backends.js';
+import { eventually } from '../../helpers/eventually.js';
 
 /** The hang the old code showed; a refusal must come well before it. */
 const HANG_MS = 2_000;
@@ -19,15 +20,6 @@ const LOAD_WORKERS = 2;
 
 const bin = new URL('../../../bin/netdiag.js', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Calls `probe` until it returns true, failing after `deadlineMs`. */
-async function until(what: string, deadlineMs: number, probe: () => Promise<boolean>): Promise<void> {
-  const end = performance.now() + deadlineMs;
-  while (!(await probe())) {
-    if (performance.now() > end) assert.fail(`${what}: not within ${deadlineMs} ms`);
-    await sleep(50);
-  }
-}
 
 const server = findPgCtl();
 if (!TEST_DATABASE_URL) {
@@ -73,7 +65,7 @@ if (!TEST_DATABASE_URL) {
     const alive = () => served.child.exitCode === null && served.child.signalCode === null;
 
     for (const mode of ['fast', 'immediate'] as const) {
-      await until(`200 before the ${mode} stop`, RECOVERY_DEADLINE_MS, async () => (await call('/api/user')).status === 200);
+      await eventually(async () => (await call('/api/user')).status === 200, { timeoutMs: RECOVERY_DEADLINE_MS, intervalMs: 50, what: `200 before the ${mode} stop` });
       // Traffic runs through the stop and the start: requests answered as the database goes
       // away have their usage written later, not lost.
       let loading = true;
@@ -83,7 +75,7 @@ if (!TEST_DATABASE_URL) {
       await sleep(200);
       await cluster.stop(mode);
 
-      await until(`/readyz 503 after the ${mode} stop`, HANG_MS, async () => (await fetch(`${base}/readyz`)).status === 503);
+      await eventually(async () => (await fetch(`${base}/readyz`)).status === 503, { timeoutMs: HANG_MS, intervalMs: 50, what: `/readyz 503 after the ${mode} stop` });
       for (let i = 0; i < 5; i++) {
         const started = performance.now();
         const res = await call('/api/user');
@@ -103,7 +95,7 @@ if (!TEST_DATABASE_URL) {
       assert.ok(alive(), `the server is alive after a ${mode} stop`);
 
       await cluster.start();
-      await until(`200 again after the ${mode} stop`, RECOVERY_DEADLINE_MS, async () => (await call('/api/user')).status === 200);
+      await eventually(async () => (await call('/api/user')).status === 200, { timeoutMs: RECOVERY_DEADLINE_MS, intervalMs: 50, what: `200 again after the ${mode} stop` });
       assert.equal((await fetch(`${base}/readyz`)).status, 200);
       loading = false;
       await Promise.all(load);
@@ -120,11 +112,11 @@ if (!TEST_DATABASE_URL) {
     db.on('error', () => {}); // the cluster is removed when the test ends
     await db.connect();
     let recorded = -1;
-    await until(`usage equal to the ${answered} answered requests`, RECOVERY_DEADLINE_MS, async () => {
+    await eventually(async () => {
       recorded = Number((await db.query<{ n: string }>('select coalesce(sum(requests), 0) as n from usage_daily')).rows[0]!.n);
       assert.ok(recorded <= answered, `recorded ${recorded} of ${answered} answered: none twice`);
       return recorded === answered;
-    });
+    }, { timeoutMs: RECOVERY_DEADLINE_MS, intervalMs: 50, what: `usage equal to the ${answered} answered requests` });
     const kept = served.stdout().split('\n').filter((line) => line.includes('usage records could not be written')).length;
     t.diagnostic(`${recorded} requests recorded; usage writes failed and were kept in ${kept} outage(s)`);
     const logged = served.stdout().split('\n').filter((line) => line.includes('requests that need it are answered 503')).length;

@@ -14,7 +14,8 @@ import { createWebhooks, type WebhookTuning } from '../../../src/infra/webhooks/
 import { withoutRepeats } from '../../../src/lib/repeat-filter.js';
 import { sqliteBackend } from '../store/backends.js';
 import { startReceiver, status } from './receiver.js';
-import { finishedJob, finishedRow, waitFor } from './suite.js';
+import { finishedJob, finishedRow } from './suite.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
@@ -58,11 +59,11 @@ test('the queue survives a database that is down (claims and completions fail) a
   down = true;
   const first = finishedJob(receiver.url);
   assert.equal(await w.delivery.enqueue(first, account.id), true);
-  await waitFor(async () => errors.length, (n) => n >= 3, 2_000);
+  await eventually(async () => errors.length, (n) => n >= 3, { timeoutMs: 2_000 });
   assert.ok(errors.length >= 3);
   assert.equal(receiver.received.length, 0);
   down = false;
-  const [a] = await waitFor(() => w.delivery.attemptsOf(first.id), (x) => x.length === 1);
+  const [a] = await eventually(() => w.delivery.attemptsOf(first.id), (x) => x.length === 1);
   assert.deepEqual([a!.attempt, a!.status], [1, 200]);
 
   // Down between the send and its record: the attempt is lost, and sent again once the lease lapses.
@@ -80,7 +81,7 @@ test('the queue survives a database that is down (claims and completions fail) a
     return got;
   };
   await w.delivery.finished(second, account.id);
-  const [b2] = await waitFor(() => w.delivery.attemptsOf(second.id), (x) => x.length === 1, 5_000);
+  const [b2] = await eventually(() => w.delivery.attemptsOf(second.id), (x) => x.length === 1, { timeoutMs: 5_000 });
   assert.deepEqual([b2!.attempt, b2!.status], [1, 200]);
   assert.equal(receiver.received.filter((r) => JSON.parse(r.body).data.id === second.id).length, 2, 'sent again after the lost record');
 });
@@ -99,13 +100,13 @@ test('a job finished while the database failed to queue its event: the sweep fai
   down = true;
   const id = await finishedRow(store, account.id, { url: receiver.url, agoMs: 1_000 });
   await w.delivery.finished(await rowView(store)((await store.jobs.find(id))!), account.id);
-  await waitFor(async () => errors.length, (n) => n >= 4, 2_000);
+  await eventually(async () => errors.length, (n) => n >= 4, { timeoutMs: 2_000 });
   assert.ok(errors.length >= 4, 'the lost enqueue and every failed sweep were reported');
   assert.equal(reported.length, 1, 'the log has one line for them');
   assert.equal(receiver.received.length, 0);
 
   down = false;
-  await waitFor(async () => receiver.received.length, (n) => n >= 1);
+  await eventually(async () => receiver.received.length, (n) => n >= 1);
   await new Promise((r) => setTimeout(r, 150));
   assert.equal(receiver.received.length, 1);
   assert.equal((JSON.parse(receiver.received[0]!.body) as { data: { id: string } }).data.id, id);

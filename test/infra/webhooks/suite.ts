@@ -18,21 +18,12 @@ import { connectSpy, type ConnectSpy } from '../net/fixtures/connect-spy.js';
 import { startDnsServer } from '../net/fixtures/dns-server.js';
 import type { Backend } from '../store/backends.js';
 import { startReceiver, status, type Answer, type Receiver } from './receiver.js';
+import { eventually } from '../../helpers/eventually.js';
 
 /** The schedule in milliseconds: the real one's shape (six retries), a test's patience. */
 const FAST: WebhookTuning = { retryDelaysMs: [40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
-
-export async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 5_000): Promise<T> {
-  const until = Date.now() + ms;
-  let v = await read();
-  while (!done(v) && Date.now() < until) {
-    await new Promise((r) => setTimeout(r, 20));
-    v = await read();
-  }
-  return v;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -105,7 +96,7 @@ interface Setup {
 async function assertCutAtTimeout(s: Setup, r: Receiver): Promise<void> {
   const job = finishedJob(r.url);
   await s.delivery.finished(job, s.accountId);
-  const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+  const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
   assert.equal(a!.status, null);
   assert.equal(a!.error, 'no answer within 300 ms');
   assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
@@ -159,7 +150,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const r = await s.receiver(status(204));
     const job = finishedJob(`${r.url}/hooks/netdiag?x=1`);
     await s.delivery.finished(job, s.accountId);
-    const attempts = await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
+    const attempts = await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
     assert.equal(attempts.length, 1);
     assert.equal(attempts[0]!.attempt, 1);
     assert.equal(attempts[0]!.status, 204);
@@ -190,7 +181,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     await s.delivery.finished(failed, s.accountId);
     await s.delivery.finished(finishedJob(null), s.accountId);
     assert.equal(await s.delivery.enqueue({ ...finishedJob(r.url), status: 'running' }, s.accountId), false);
-    await waitFor(async () => r.received.length, (n) => n >= 2);
+    await eventually(async () => r.received.length, (n) => n >= 2);
     await sleep(150);
     assert.deepEqual(r.received.map((x) => (JSON.parse(x.body) as { type: string }).type).sort(), ['job.cancelled', 'job.failed']);
   });
@@ -203,7 +194,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     });
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
-    const attempts = await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 3);
+    const attempts = await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 3);
     assert.deepEqual(
       attempts.map((a) => [a.attempt, a.status, a.error]),
       [
@@ -229,7 +220,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const r = await s.receiver(status(503));
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
-    await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 3);
+    await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 3);
     await sleep(200);
     assert.equal(r.received.length, 3);
     assert.deepEqual((await s.delivery.attemptsOf(job.id)).map((a) => a.status), [503, 503, 503]);
@@ -240,7 +231,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const r = await s.receiver(status(410));
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
-    await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
+    await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
     await sleep(300);
     assert.equal(r.received.length, 1);
     assert.deepEqual((await s.delivery.attemptsOf(job.id)).map((a) => [a.status, a.error]), [[410, 'HTTP 410']]);
@@ -252,7 +243,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const r = await s.receiver(status(302, { location: `${elsewhere.url}/moved` }));
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
-    const attempts = await waitFor(() => s.delivery.attemptsOf(job.id), (a) => a.length === 2);
+    const attempts = await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 2);
     assert.deepEqual(attempts.map((a) => [a.status, a.error]), [
       [302, 'redirect (302) not followed'],
       [302, 'redirect (302) not followed'],
@@ -301,10 +292,10 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     });
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
-    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.equal(a!.status, 200);
     assert.equal(a!.error, null);
-    await waitFor(async () => closed, (c) => c);
+    await eventually(async () => closed, (c) => c);
     assert.ok(closed, 'the receiver saw the socket close');
     assert.equal(finished, false, 'the receiver never got to send its whole answer');
   });
@@ -317,7 +308,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     });
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
-    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.deepEqual([a!.status, a!.error], [200, null]);
     assert.ok(a!.duration_ms < 3_000, String(a!.duration_ms));
   });
@@ -327,7 +318,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const r = await s.receiver(status(200), true);
     const job = finishedJob(`https://localhost:${r.port}/tls`);
     await s.delivery.finished(job, s.accountId);
-    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.deepEqual([a!.status, a!.error], [200, null]);
     assert.equal(r.received[0]!.headers.host, `localhost:${r.port}`);
   });
@@ -350,7 +341,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const r = await s.receiver(status(200));
     const job = finishedJob(`http://localhost:${r.port}/`);
     await s.delivery.finished(job, s.accountId);
-    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.equal(a!.status, null);
     assert.match(a!.error ?? '', /resolves to 127\.0\.0\.1, which is in the blocked/);
     assert.deepEqual(s.spy.calls, []);
@@ -370,7 +361,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     await w.delivery.checkUrl(url);
     const job = finishedJob(url);
     await w.delivery.finished(job, s.accountId);
-    const [a] = await waitFor(() => w.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => w.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.equal(a!.status, null);
     assert.match(a!.error ?? '', /hook\.test resolves to 127\.0\.0\.1, which is in the blocked/);
     assert.deepEqual(spy.calls, []);
@@ -398,7 +389,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
       await b.queue.close();
       await storeB.close();
     });
-    const [attempt] = await waitFor(() => b.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [attempt] = await eventually(() => b.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.deepEqual([attempt!.attempt, attempt!.status], [1, 200]);
     assert.equal(r.received.length, 1);
     assert.ok(r.received[0]!.at >= claimedAt + LEASE_MS, 'not before the lease lapsed');
@@ -421,14 +412,14 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     const first = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, timeoutMs: 5_000, leaseMs: 30_000 } });
     await first.delivery.finished(job, s.accountId);
-    await waitFor(async () => r.received.length, (n) => n === 1);
+    await eventually(async () => r.received.length, (n) => n === 1);
     await first.queue.close();
     assert.deepEqual(await first.delivery.attemptsOf(job.id), [], 'an interrupted attempt is not recorded');
 
     const started = Date.now();
     const second = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
     t.after(() => second.queue.close());
-    const [a] = await waitFor(() => second.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => second.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.deepEqual([a!.attempt, a!.status], [1, 200]);
     assert.ok(Date.now() - started < 2_000, 'not after the 30 s lease: it was given back');
     assert.equal(answered, 1);
@@ -452,7 +443,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
       // Queued by either instance.
       await (i % 2 === 0 ? s.delivery : b.delivery).finished(job, s.accountId);
     }
-    await waitFor(async () => r.received.length, (n) => n >= 20);
+    await eventually(async () => r.received.length, (n) => n >= 20);
     await sleep(200);
     assert.equal(r.received.length, 20);
     assert.equal(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 20);
@@ -472,11 +463,11 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const { account: other } = await new AccountService(s.store).createAccount({ email: `other${jobs}@example.com`, name: 'Other' });
     const job = finishedJob(fast.url);
     await s.delivery.finished(job, other.id);
-    const [a] = await waitFor(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.deepEqual([a!.attempt, a!.status], [1, 200]);
     // Sent while the busy account's first attempts still hang: none of them is recorded yet.
     for (const id of busy) assert.deepEqual(await s.delivery.attemptsOf(id), []);
-    await waitFor(async () => slow.received.length, (n) => n >= 2, 1_000);
+    await eventually(async () => slow.received.length, (n) => n >= 2, { timeoutMs: 1_000 });
     await sleep(100);
     assert.equal(slow.received.length, 2, 'the busy account holds its 2 slots, no more');
   });
@@ -510,7 +501,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     });
     const w = createWebhooks({ store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: s.secrets, tuning: { ...FAST, timeoutMs: 300, retryDelaysMs: [], concurrency: 2, perAccount: 2 } });
     t.after(() => w.queue.close());
-    await waitFor(async () => r.received.length, (n) => n >= 7);
+    await eventually(async () => r.received.length, (n) => n >= 7);
     assert.deepEqual(taken.slice(0, 2), ['/a1', '/b1'], "each account's oldest first, one per account");
     assert.equal(taken[2], '/c1', "the other account's event goes next, before either backlog");
     assert.deepEqual([...taken].sort(), ['/a1', '/a2', '/a3', '/b1', '/b2', '/b3', '/c1']);
@@ -530,8 +521,8 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     t.after(() => w.queue.close());
     // Another account's event, queued after them, goes out: theirs would have gone first.
     await w.delivery.finished(finishedJob(`${r.url}/other`), s.accountId);
-    await waitFor(async () => r.received.length, (n) => n >= 1);
-    await waitFor(() => s.store.webhookDeliveries.claim('probe', Date.now(), 1, 10), (x) => x.length === 0);
+    await eventually(async () => r.received.length, (n) => n >= 1);
+    await eventually(() => s.store.webhookDeliveries.claim('probe', Date.now(), 1, 10), (x) => x.length === 0, { intervalMs: 20 });
     assert.deepEqual(r.received.map((x) => x.url), ['/other']);
   });
 
@@ -568,7 +559,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
     t.after(() => w.queue.close());
-    await waitFor(async () => r.received.length, (n) => n >= 4);
+    await eventually(async () => r.received.length, (n) => n >= 4);
     await sleep(150);
     const events = eventsOf(r);
     assert.deepEqual([...events.keys()].sort(), [succeeded, failed, cancelled, queued].sort());
@@ -643,7 +634,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     // The interval is far longer than the test: only the at-once follow-up can reach the last page.
     const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, sweepMs: 3_600_000 } });
     t.after(() => w.queue.close());
-    await waitFor(async () => r.received.length, (n) => n >= ids.length, 10_000);
+    await eventually(async () => r.received.length, (n) => n >= ids.length, { timeoutMs: 30_000 });
     await sleep(100);
     assert.equal(r.received.length, ids.length);
     assert.deepEqual([...eventsOf(r).keys()].sort(), [...ids].sort());
@@ -658,7 +649,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, keepMs: 3 * 60 * MINUTE, sweepWindowMs: 86_400_000 } });
     t.after(() => w.queue.close());
-    await waitFor(async () => r.received.length, (n) => n >= 1);
+    await eventually(async () => r.received.length, (n) => n >= 1);
     // Both were looked at in the same sweep (one page): the old one was left out, not yet reached.
     await sleep(100);
     assert.deepEqual([...eventsOf(r).keys()], [recent]);
@@ -673,7 +664,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const rotated = await s.secrets.rotate(s.accountId);
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
-    await waitFor(async () => r.received.length, (n) => n === 1);
+    await eventually(async () => r.received.length, (n) => n === 1);
     const got = r.received[0]!;
     assert.equal(String(got.headers['webhook-signature']).split(' ').length, 2);
     for (const secret of [old.secret, rotated.secret]) assert.ok(new Webhook(secret).verify(got.body, got.headers as Record<string, string>));
