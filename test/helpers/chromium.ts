@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 /** Debian's chromium package; CHROMIUM_PATH points elsewhere (or at nothing, to see the skip). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -18,6 +18,20 @@ export function chromiumMissing(what: string): string | false {
     : `no browser at ${CHROMIUM}: ${what} skipped; install Debian's chromium package (apt-get install -y chromium; .ci/run does) to run it`;
 }
 
+/** Reaches nothing but loopback (TEST_HOST), never the internet: no background networking, no proxy, no QUIC. */
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-proxy-server',
+  `--host-resolver-rules=MAP ${TEST_HOST} 127.0.0.1, MAP * ~NOTFOUND`,
+];
+
 /**
  * Headless Chromium with a fresh profile, closed when the test ends, that reaches nothing but
  * loopback (TEST_HOST) and never the internet (no background networking, no proxy, no QUIC).
@@ -30,23 +44,31 @@ export async function launchChromium(t: TestContext, options: { viewport?: { wid
     executablePath: CHROMIUM,
     headless: true,
     ...options,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-proxy-server',
-      `--host-resolver-rules=MAP ${TEST_HOST} 127.0.0.1, MAP * ~NOTFOUND`,
-    ],
+    args: ARGS,
   });
   t.after(async () => {
     await context.close();
     rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
+  return context;
+}
+
+/**
+ * One headless Chromium for a test that needs several people (each a context of its own, as
+ * isolated as a fresh profile: cookies, storage and cache are its own), closed when the test
+ * ends. Starting the browser is the slow part; a context costs little.
+ */
+export async function launchBrowser(t: TestContext): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+  t.after(() => browser.close());
+  return browser;
+}
+
+/** A fresh context (a person) in `browser`, with the same step timeouts as launchChromium's. */
+export async function newContext(browser: Browser, options: { viewport?: { width: number; height: number }; ignoreHTTPSErrors?: boolean } = {}): Promise<BrowserContext> {
+  const context = await browser.newContext(options);
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
   return context;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { test, type TestContext } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import { test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 import { build, type Built } from '../../helpers/build.js';
-import { TEST_HOST, chromiumMissing, launchChromium } from '../../helpers/chromium.js';
+import { TEST_HOST, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
 import { PASSWORD, setPassword } from './browserless.js';
 
 /**
@@ -22,8 +22,9 @@ const noChromium = chromiumMissing("the dashboard's browser tests were");
 const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 const ADMIN = 'tester@example.com';
 
-function launch(t: TestContext, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
-  return launchChromium(t, { viewport });
+/** A person of their own (a fresh context) in the test's one browser. */
+function launch(browser: Browser, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
+  return newContext(browser, { viewport });
 }
 
 /** Everything a page asked for that was not this origin, and every console complaint (CSP refusals show there). */
@@ -66,6 +67,7 @@ async function originOf(b: Built): Promise<string> {
 
 test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: invite, plan, suspend; no WCAG 2.1 A/AA violation on any page', { skip: noChromium, timeout: 240_000 }, async (t) => {
   const b = await build(t, { env: { NETDIAG_SIGNUP: 'open' } });
+  const browser = await launchBrowser(t);
   await setPassword(b.store, ADMIN, PASSWORD);
   await b.store.accounts.update((await b.store.accounts.findByEmail(ADMIN))!.id, { is_admin: true });
   const origin = await originOf(b);
@@ -73,7 +75,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   const api = (token: string) => fetch(`${b.url}/api/user`, { headers: { authorization: `Bearer ${token}` } });
 
   // --- A new user ---
-  const user = await (await launch(t)).newPage();
+  const user = await (await launch(browser)).newPage();
   const userSeen = watch(user, origin);
   await user.goto(`${origin}/`);
   assert.match(user.url(), /\/login\?next=%2F$/, 'signed out, the dashboard sends to the login');
@@ -138,7 +140,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   await step(user, '08-settings', checked);
 
   // --- The admin ---
-  const admin = await (await launch(t)).newPage();
+  const admin = await (await launch(browser)).newPage();
   const adminSeen = watch(admin, origin);
   await admin.goto(`${origin}/login`);
   await admin.getByLabel('E-mail').fill(ADMIN);
@@ -154,7 +156,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   assert.match(link, /\/signup\?invite=[A-Za-z0-9_-]{43}$/);
   await step(admin, '10-invitation', checked);
 
-  const invited = await (await launch(t)).newPage();
+  const invited = await (await launch(browser)).newPage();
   watch(invited, origin);
   await invited.goto(link);
   await step(invited, '11-invited-signup', checked);
@@ -178,7 +180,7 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   assert.equal(((await refused.json()) as { error: string }).error, 'forbidden');
 
   // --- At 375 px: the pages a phone shows, checked the same way ---
-  const phone = await (await launch(t, { width: 375, height: 800 })).newPage();
+  const phone = await (await launch(browser, { width: 375, height: 800 })).newPage();
   watch(phone, origin);
   await phone.goto(`${origin}/login`);
   await phone.getByLabel('E-mail').fill(ADMIN);
