@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { tempDir } from './helpers/build.js';
 import { createAccountToken, earlyInMinute } from './helpers/accounts-cli.js';
 import { serve, type Served } from './helpers/serve.js';
@@ -57,15 +57,19 @@ async function restartsKeepTheMinute(t: TestContext, databaseUrl: string): Promi
   assert.deepEqual(used, used.map((_, i) => i + 1), 'api_calls_used continues across restarts');
 }
 
-test('restarts (SIGTERM, kill -9, SIGTERM) mid-minute on SQLite: no minute admits more than the plan allows', async (t) => {
-  await restartsKeepTheMinute(t, `sqlite:${join(tempDir(t), 'restart.db')}`);
-});
-
-const pgUrl = process.env.TEST_DATABASE_URL;
-if (!pgUrl) {
-  test('restarts on PostgreSQL: skipped because TEST_DATABASE_URL is unset (.ci/run sets it)', { skip: 'TEST_DATABASE_URL is unset' }, () => {});
-} else {
-  test('restarts (SIGTERM, kill -9, SIGTERM) mid-minute on PostgreSQL: no minute admits more than the plan allows', async (t) => {
-    await restartsKeepTheMinute(t, await schemaDatabaseUrl(t, pgUrl, 'nd_restart'));
+// The backends' tests are independent (a database each): they run at once, and wait for an early
+// second of the minute together.
+describe('restarts keep every minute within the plan', { concurrency: true }, () => {
+  test('restarts (SIGTERM, kill -9, SIGTERM) mid-minute on SQLite: no minute admits more than the plan allows', async (t) => {
+    await restartsKeepTheMinute(t, `sqlite:${join(tempDir(t), 'restart.db')}`);
   });
-}
+
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  if (!pgUrl) {
+    test('restarts on PostgreSQL: skipped because TEST_DATABASE_URL is unset (.ci/run sets it)', { skip: 'TEST_DATABASE_URL is unset' }, () => {});
+  } else {
+    test('restarts (SIGTERM, kill -9, SIGTERM) mid-minute on PostgreSQL: no minute admits more than the plan allows', async (t) => {
+      await restartsKeepTheMinute(t, await schemaDatabaseUrl(t, pgUrl, 'nd_restart'));
+    });
+  }
+});

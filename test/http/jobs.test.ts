@@ -1,8 +1,5 @@
-import { TEST_DATABASE_URL, postgresBackend, sqliteBackend } from '../infra/store/backends.js';
+import { sqliteBackend } from '../infra/store/backends.js';
 import { jobEngineSuite } from './jobs-suite.js';
 
+// PostgreSQL's run is test/http/jobs-postgres.test.ts: a file each, so the two run side by side.
 jobEngineSuite({ name: 'embedded, sqlite', backend: sqliteBackend });
-if (TEST_DATABASE_URL) {
-  const url = TEST_DATABASE_URL;
-  jobEngineSuite({ name: 'embedded, postgres', backend: () => postgresBackend(url) });
-}
