@@ -11,7 +11,8 @@ import type { Account } from '../../domain/accounts/repositories.js';
 import type { UsageRepository } from '../../domain/usage/repository.js';
 import { pathOf } from '../route-index.js';
 import type { WindowSeed } from '../../infra/ratelimit/memory.js';
-import type { LimiterLog, RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';
+import type { RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';
+import type { RedisStateLog } from '../../infra/redis/request-path.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 
 declare module 'fastify' {
@@ -85,7 +86,7 @@ export function windowSeedFromUsage(usage: UsageRepository): WindowSeed {
  * usage; on Redis, accounts' calls count as unrecorded until their usage records are written,
  * so the calls of an instance killed before writing them are given back within `reconcileMs`.
  */
-export function accountLimiterOptions(usage: UsageRepository, log: LimiterLog, reconcileMs: number, now: () => number): RedisRateLimiterOptions {
+export function accountLimiterOptions(usage: UsageRepository, log: RedisStateLog, reconcileMs: number, now: () => number): RedisRateLimiterOptions {
   return { seed: windowSeedFromUsage(usage), log, recordsCallsOf: (key) => ACCOUNT_KEY.test(key), reconcileMs, now };
 }
 

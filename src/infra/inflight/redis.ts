@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { REDIS_PROBE_MS, requestPathRedis, type LimiterLog } from '../ratelimit/redis.js';
+import { RequestPathRedis, type RedisStateLog } from '../redis/request-path.js';
 import { MemoryInFlight } from './memory.js';
 import type { InFlightSlots } from '../../domain/in-flight.js';
 
@@ -46,79 +46,48 @@ export interface RedisInFlightOptions {
   leaseMs?: number;
   renewMs?: number;
   /** Where it says that it counts by itself and that Redis is back: one line each, never per request. */
-  log?: LimiterLog;
+  log?: RedisStateLog;
 }
 
 /**
  * Work in flight counted in Redis, shared by every instance behind it. While Redis does not
  * answer, this instance counts by itself (per instance, as with no Redis at all) rather than
- * refuse or admit everything; after one failed command it stops asking Redis (so requests do
- * not each wait out a timeout) until a PING every REDIS_PROBE_MS, or a reconnect, answers.
+ * refuse or admit everything, until Redis answers again (RequestPathRedis).
  */
 export class RedisInFlight implements InFlightSlots {
+  readonly #connection: RequestPathRedis;
   readonly #redis: Scripted;
   readonly #local = new MemoryInFlight();
   readonly #leaseMs: number;
   readonly #renewMs: number;
-  readonly #log: LimiterLog | undefined;
-  #probe: NodeJS.Timeout | null = null;
-  /** Until the first connection attempt has succeeded or failed: acquires wait for it. */
-  #starting: Promise<void> | null;
 
   constructor(url: string, opts: RedisInFlightOptions = {}) {
     this.#leaseMs = opts.leaseMs ?? IN_FLIGHT_LEASE_MS;
     this.#renewMs = opts.renewMs ?? IN_FLIGHT_RENEW_MS;
-    this.#log = opts.log;
     if (!(this.#renewMs > 0 && this.#renewMs < this.#leaseMs)) {
       throw new RangeError(`RedisInFlight: renewMs (${this.#renewMs}) must be positive and below leaseMs (${this.#leaseMs})`);
     }
-    // The rate limiter's connection: while Redis is away a command fails at once (no offline
-    // queue), so an acquire does not wait out a timeout before counting locally.
-    const { redis, started } = requestPathRedis(url);
-    this.#starting = started.then(() => {
-      this.#starting = null;
+    const log = opts.log;
+    this.#connection = new RequestPathRedis(url, {
+      degraded: (err) => log?.warn({ err, redis: 'degraded' }, 'Work in flight is counted by this instance alone until Redis answers'),
+      recovered: () => log?.info({ redis: 'ok' }, 'Work in flight is counted across instances again: Redis is back'),
     });
-    // Failures are answered by counting locally; the connection's own errors need a listener.
-    redis.on('error', () => undefined);
+    const redis = this.#connection.client;
     redis.defineCommand('ndInflightAcquire', { numberOfKeys: 1, lua: ACQUIRE });
     redis.defineCommand('ndInflightRenew', { numberOfKeys: 1, lua: RENEW });
     this.#redis = redis as Scripted;
-    redis.on('ready', () => this.#recovered());
-  }
-
-  /** Redis did not answer: count locally, and ask it now and then whether it is back. */
-  #degrade(err: unknown): void {
-    if (this.#probe !== null) return;
-    this.#log?.warn({ err, redis: 'degraded' }, 'Work in flight is counted by this instance alone until Redis answers');
-    this.#probe = setInterval(() => {
-      this.#redis.ping().then(() => this.#recovered(), () => undefined);
-    }, REDIS_PROBE_MS);
-    this.#probe.unref();
-  }
-
-  #recovered(): void {
-    if (!this.#stopProbe()) return;
-    this.#log?.info({ redis: 'ok' }, 'Work in flight is counted across instances again: Redis is back');
-  }
-
-  /** Stops asking whether Redis is back; true if it was asking. */
-  #stopProbe(): boolean {
-    if (this.#probe === null) return false;
-    clearInterval(this.#probe);
-    this.#probe = null;
-    return true;
   }
 
   /** True while this instance counts by itself because Redis did not answer. */
   get degraded(): boolean {
-    return this.#probe !== null;
+    return this.#connection.degraded;
   }
 
   async tryAcquire(owner: string, max: number): Promise<(() => void) | null> {
     const key = IN_FLIGHT_KEY_PREFIX + owner;
-    if (this.#starting) await this.#starting;
-    const id = randomUUID();
+    await this.#connection.started();
     if (this.degraded) return this.#local.tryAcquire(owner, max);
+    const id = randomUUID();
     let taken: number;
     try {
       taken = await this.#redis.ndInflightAcquire(key, max, this.#leaseMs, id);
@@ -126,7 +95,7 @@ export class RedisInFlight implements InFlightSlots {
       // The script may still have run after the client gave up on it: take back the lease it
       // may have made, so the account does not lose that slot for a whole lease.
       this.#redis.zrem(key, id).catch(() => undefined);
-      this.#degrade(err);
+      this.#connection.degrade(err);
       return this.#local.tryAcquire(owner, max);
     }
     if (taken !== 1) return null;
@@ -145,7 +114,7 @@ export class RedisInFlight implements InFlightSlots {
   }
 
   async close(): Promise<void> {
-    this.#stopProbe();
+    this.#connection.close();
     this.#redis.disconnect();
   }
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import { MemoryRateLimiter, type WindowSeed } from './memory.js';
 import { inNextCheckPhase } from '../../runtime/turns.js';
 import { DEFAULTS } from '../../config.js';
+import { RequestPathRedis, type RedisStateLog } from '../redis/request-path.js';
 
 /** Every key of this service starts with this, so one Redis can serve other things too. */
 export const REDIS_KEY_PREFIX = 'netdiag:rl:';
@@ -11,17 +12,6 @@ export const REDIS_KEY_PREFIX = 'netdiag:rl:';
 export const REDIS_KEY_GRACE_MS = 60_000;
 /** Keys asked for per SCAN step when flushing. */
 export const REDIS_SCAN_COUNT = 1_000;
-/**
- * How long a Redis command may take before this instance stops waiting for Redis and limits by
- * itself: short, because every request waits for it.
- */
-export const REDIS_COMMAND_TIMEOUT_MS = 500;
-/** How long a connection attempt may take. */
-export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
-/** Pause between reconnection attempts while Redis is away (ioredis keeps trying, forever). */
-export const REDIS_RECONNECT_MS = 500;
-/** While degraded, how often Redis is asked (PING) whether it answers again. */
-export const REDIS_PROBE_MS = 1_000;
 /**
  * How often each instance looks for instances that died (their heartbeat lapsed) and gives back
  * the calls they admitted and never recorded; an instance's heartbeat lapses after this long.
@@ -39,41 +29,6 @@ export const heartbeatKey = (instance: string): string => `${REDIS_KEY_PREFIX}al
 const UNRECORDED_TTL_MS = WINDOW_MS.day + 2 * REDIS_KEY_GRACE_MS;
 /** Keys remembered as rebuilt after Redis came back; beyond this the memory is dropped (a key rebuilt twice costs a read). */
 export const REDIS_RESYNC_MAX_KEYS = 100_000;
-
-/**
- * A Redis client for what every request waits on (rate limits, work in flight), with
- * `started`, settled once the first connection attempt has succeeded or failed: until then a
- * caller waits for it, after it a command fails at once while Redis is away (no offline queue)
- * and the caller counts by itself.
- */
-export function requestPathRedis(url: string): { redis: Redis; started: Promise<void> } {
-  const redis = new Redis(url, {
-    // A command while disconnected fails at once (and the instance counts by itself) instead of
-    // waiting in a queue for a Redis that may not come back.
-    enableOfflineQueue: false,
-    // The commands of one event-loop turn (one per request) leave in one write: a syscall per
-    // request was the largest cost of the scale-out path.
-    enableAutoPipelining: true,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => REDIS_RECONNECT_MS,
-    lazyConnect: false,
-  });
-  const started = new Promise<void>((resolve) => {
-    const done = () => resolve();
-    redis.once('ready', done);
-    redis.once('error', done);
-    redis.once('end', done);
-  });
-  return { redis, started };
-}
-
-/** Where the limiter says that Redis went away and came back: one line each, never per request. */
-export interface LimiterLog {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
 
 /** consume's first answer when a window's key is missing and `check` was asked for. */
 const MISSING = -1;
@@ -186,7 +141,7 @@ type Script = (...args: Array<string | number>) => Promise<number[]>;
 export interface RedisRateLimiterOptions {
   /** The recorded usage, which rebuilds windows Redis does not have and seeds the fallback. */
   seed?: WindowSeed;
-  log?: LimiterLog;
+  log?: RedisStateLog;
   /**
    * The keys whose admitted calls usage records (accounts): they count as unrecorded until
    * `recorded` says their records are written, and are given back if this instance dies first.
@@ -220,15 +175,13 @@ return 0
 `;
 
 export class RedisRateLimiter implements RateLimiter {
+  private readonly connection: RequestPathRedis;
   private readonly redis: Redis;
   private readonly seed: WindowSeed | undefined;
-  private readonly log: LimiterLog | undefined;
-  private state: RedisState = 'ok';
+  private readonly log: RedisStateLog | undefined;
+  /** Limits while Redis is away; made afresh each time it goes. */
   private fallback: MemoryRateLimiter | null = null;
-  private probe: NodeJS.Timeout | null = null;
   private closing = false;
-  /** Settles once the first connection attempt has succeeded or failed. */
-  private starting: Promise<void> | null;
   /** After Redis came back: keys whose windows were raised to the recorded usage, until `resyncUntil`. */
   private resynced = new Set<string>();
   private resyncUntil = -Infinity;
@@ -251,45 +204,29 @@ export class RedisRateLimiter implements RateLimiter {
     this.recordsCallsOf = opts.recordsCallsOf ?? (() => false);
     this.reconcileMs = opts.reconcileMs ?? REDIS_RECONCILE_MS;
     this.now = opts.now ?? Date.now;
-    const { redis, started } = requestPathRedis(url);
-    this.redis = redis;
-    this.starting = started.then(() => {
-      this.starting = null;
-    });
+    this.connection = new RequestPathRedis(url, { degraded: (err) => this.degraded(err), recovered: () => this.recovered() });
+    this.redis = this.connection.client;
     this.redis.defineCommand('ndConsume', { numberOfKeys: 4, lua: CONSUME });
     this.redis.defineCommand('ndRaise', { numberOfKeys: 3, lua: RAISE });
     this.redis.defineCommand('ndRefund', { numberOfKeys: 4, lua: REFUND });
     this.redis.defineCommand('ndRecorded', { numberOfKeys: 1, lua: RECORDED });
     this.redis.defineCommand('ndReconcile', { numberOfKeys: 3, lua: RECONCILE });
     if (opts.recordsCallsOf) this.startReconciling();
-    this.redis.on('error', (err: unknown) => this.degrade(err));
-    this.redis.on('close', () => this.degrade(new Error('connection closed')));
-    this.redis.on('ready', () => this.recover());
   }
 
   redisState(): RedisState {
-    return this.state;
+    return this.connection.degraded ? 'degraded' : 'ok';
   }
 
-  private degrade(err: unknown): void {
-    if (this.closing || this.state === 'degraded') return;
-    this.state = 'degraded';
+  private degraded(err: unknown): void {
     this.fallback = new MemoryRateLimiter(this.seed);
     this.log?.warn(
       { err, redis: 'degraded' },
       'Redis does not answer: this instance limits by itself with the same plan figures (seeded from the recorded usage) until it does',
     );
-    this.probe = setInterval(() => {
-      if (this.redis.status === 'ready') this.redis.ping().then(() => this.recover(), () => {});
-    }, REDIS_PROBE_MS);
-    this.probe.unref();
   }
 
-  private recover(): void {
-    if (this.closing || this.state === 'ok') return;
-    this.state = 'ok';
-    if (this.probe) clearInterval(this.probe);
-    this.probe = null;
+  private recovered(): void {
     const fallback = this.fallback;
     this.fallback = null;
     void fallback?.close();
@@ -317,7 +254,7 @@ export class RedisRateLimiter implements RateLimiter {
    */
   private startReconciling(): void {
     const beat = () => {
-      if (this.state !== 'ok') return;
+      if (this.connection.degraded) return;
       this.redis
         .multi()
         .set(heartbeatKey(this.instance), '1', 'PX', this.reconcileMs)
@@ -328,7 +265,7 @@ export class RedisRateLimiter implements RateLimiter {
     // A failure is said (at most once per period): windows may stay lowered below the recorded usage.
     const reconcile = () =>
       void this.reconcile().catch((err: unknown) => this.log?.warn({ err }, 'giving back the calls of a stopped instance failed; they are given back next period unless already taken off its windows'));
-    void (this.starting ?? Promise.resolve()).then(() => {
+    void this.connection.started().then(() => {
       if (this.closing) return;
       beat();
       reconcile();
@@ -341,8 +278,8 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** Gives back the unrecorded calls of the instances whose heartbeat lapsed; O(their pending calls). */
   async reconcile(): Promise<void> {
-    if (this.starting) await this.starting;
-    if (this.state !== 'ok' || this.closing) return;
+    await this.connection.started();
+    if (this.connection.degraded || this.closing) return;
     for (const other of await this.redis.smembers(REDIS_INSTANCES_KEY)) {
       if (other === this.instance) continue;
       const lowered = (await this.call('ndReconcile', [unrecordedKey(other), REDIS_INSTANCES_KEY, heartbeatKey(other), other])) as unknown as string[];
@@ -367,7 +304,7 @@ export class RedisRateLimiter implements RateLimiter {
    * calls, in one script call.
    */
   recorded(calls: ReadonlyArray<{ key: string; at: number }>): void {
-    if (this.state !== 'ok' || calls.length === 0) return;
+    if (this.connection.degraded || calls.length === 0) return;
     const counts = new Map<string, number>();
     for (const { key, at } of calls) for (const window of this.keys(key, at)) counts.set(window, (counts.get(window) ?? 0) + 1);
     const args: Array<string | number> = [this.unrecorded];
@@ -441,7 +378,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private async runBatch(batch: ConsumeBatch): Promise<void> {
-    if (this.state === 'ok') {
+    if (!this.connection.degraded) {
       try {
         return await this.consumeShared(batch);
       } catch (err) {
@@ -449,7 +386,7 @@ export class RedisRateLimiter implements RateLimiter {
           for (const reject of batch.rejects) reject(err);
           return;
         }
-        this.degrade(err.cause);
+        this.connection.degrade(err.cause);
       }
     }
     // Redis went away since these requests came: this instance limits them by itself.
@@ -494,7 +431,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async refund(key: string, now: number): Promise<void> {
-    if (this.state === 'ok') {
+    if (!this.connection.degraded) {
       // Counted in Redis or by the fallback, whichever admitted it: a refund that fails is dropped.
       await this.call('ndRefund', [...this.keys(key, now), this.unrecorded]).catch(() => undefined);
       return;
@@ -502,21 +439,21 @@ export class RedisRateLimiter implements RateLimiter {
     this.fallback?.refund(key, now);
   }
 
-  consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
-    if (this.starting) return this.starting.then(() => this.consume(key, limits, now));
-    if (this.state !== 'ok') return Promise.resolve(this.fallbackLimiter().consume(key, limits, now));
+  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+    await this.connection.started();
+    if (this.connection.degraded) return this.fallbackLimiter().consume(key, limits, now);
     return new Promise<Decision>((resolve, reject) => this.enqueue(key, limits, now, resolve, reject));
   }
 
   async peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]> {
-    if (this.starting) await this.starting;
-    if (this.state === 'ok') {
+    await this.connection.started();
+    if (!this.connection.degraded) {
       try {
         const values = await this.redis.mget(...this.keys(key, now));
         return decide(true, values.map((v) => Number(v ?? 0)), limits, now).windows;
       } catch (err) {
         if (this.closing) throw err;
-        this.degrade(err);
+        this.connection.degrade(err);
       }
     }
     return this.fallbackLimiter().peek(key, limits, now);
@@ -524,7 +461,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** For tests: forget every counter of this service. */
   async flush(): Promise<void> {
-    if (this.starting) await this.starting;
+    await this.connection.started();
     let cursor = '0';
     do {
       const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${REDIS_KEY_PREFIX}*`, 'COUNT', REDIS_SCAN_COUNT);
@@ -535,12 +472,12 @@ export class RedisRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     this.closing = true;
-    if (this.probe) clearInterval(this.probe);
+    this.connection.close();
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.reconciler) clearInterval(this.reconciler);
     // What is still unrecorded (records lost to a database outage) is given back by the next
     // reconcile of another instance, or of the next start.
-    if (this.heartbeat && this.state === 'ok') await this.redis.del(heartbeatKey(this.instance)).catch(() => undefined);
+    if (this.heartbeat && !this.connection.degraded) await this.redis.del(heartbeatKey(this.instance)).catch(() => undefined);
     await this.fallback?.close();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }

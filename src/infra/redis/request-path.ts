@@ -1,0 +1,102 @@
+import { Redis } from 'ioredis';
+
+/**
+ * How long a Redis command may take before this instance stops waiting for Redis and counts by
+ * itself: short, because every request waits for it.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
+/** How long a connection attempt may take. */
+export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
+/** Pause between reconnection attempts while Redis is away (ioredis keeps trying, forever). */
+export const REDIS_RECONNECT_MS = 500;
+/** While degraded, how often Redis is asked (PING) whether it answers again. */
+export const REDIS_PROBE_MS = 1_000;
+
+/** Where a request-path counter says that Redis went away and came back: one line each, never per request. */
+export interface RedisStateLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** What the owner of a RequestPathRedis does when Redis goes away and when it answers again. */
+export interface RedisStateHooks {
+  degraded(err: unknown): void;
+  recovered(): void;
+}
+
+/**
+ * A Redis connection for what every request waits on (rate limits, work in flight), and whether
+ * it answers. While Redis is away a command fails at once (no offline queue) and the owner counts
+ * by itself; after a failure (a connection error, or a command the owner reports with `degrade`)
+ * it is `degraded` until the connection is ready again or a PING every REDIS_PROBE_MS answers.
+ * The owner hears each change once through its hooks, never per request.
+ */
+export class RequestPathRedis {
+  readonly client: Redis;
+  #starting: Promise<void> | null;
+  #probe: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  constructor(
+    url: string,
+    private readonly hooks: RedisStateHooks,
+  ) {
+    this.client = new Redis(url, {
+      // A command while disconnected fails at once (and the instance counts by itself) instead of
+      // waiting in a queue for a Redis that may not come back.
+      enableOfflineQueue: false,
+      // The commands of one event-loop turn leave in one write.
+      enableAutoPipelining: true,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => REDIS_RECONNECT_MS,
+      lazyConnect: false,
+    });
+    this.#starting = new Promise<void>((resolve) => {
+      const done = () => {
+        this.#starting = null;
+        resolve();
+      };
+      this.client.once('ready', done);
+      this.client.once('error', done);
+      this.client.once('end', done);
+    });
+    this.client.on('error', (err: unknown) => this.degrade(err));
+    this.client.on('close', () => this.degrade(new Error('connection closed')));
+    this.client.on('ready', () => this.#recover());
+  }
+
+  /** Settles once the first connection attempt has succeeded or failed: until then a caller waits. */
+  async started(): Promise<void> {
+    if (this.#starting) await this.#starting;
+  }
+
+  /** True while the owner counts by itself because Redis did not answer. */
+  get degraded(): boolean {
+    return this.#probe !== null;
+  }
+
+  /** Redis did not answer: the owner counts by itself until it does (idempotent). */
+  degrade(err: unknown): void {
+    if (this.#closed || this.#probe !== null) return;
+    this.#probe = setInterval(() => {
+      if (this.client.status === 'ready') this.client.ping().then(() => this.#recover(), () => undefined);
+    }, REDIS_PROBE_MS);
+    this.#probe.unref();
+    this.hooks.degraded(err);
+  }
+
+  #recover(): void {
+    if (this.#closed || this.#probe === null) return;
+    clearInterval(this.#probe);
+    this.#probe = null;
+    this.hooks.recovered();
+  }
+
+  /** Stops probing and hearing state changes; the owner closes the connection. */
+  close(): void {
+    this.#closed = true;
+    if (this.#probe) clearInterval(this.#probe);
+  }
+}
