@@ -12,7 +12,7 @@ import { registerConcurrency } from './http/plugins/concurrency.js';
 import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
 import { RouteIndex } from './http/route-index.js';
-import { genReqId, lazyChildLogger, registerObservability } from './http/plugins/observability.js';
+import { genReqId, registerObservability } from './http/plugins/observability.js';
 import type { RouteDeps } from './http/routes/deps.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { callsRecordedTo, registerUsageRecording } from './http/plugins/usage.js';
@@ -127,7 +127,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // One line per request is written by the observability plugin instead.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId,
-    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { LazyRequestLogger, genReqId, lazyChildLogger, registerObservability } from '../../src/http/plugins/observability.js';
+import { genReqId, registerObservability } from '../../src/http/plugins/observability.js';
 
 /** A pino logger writing its lines into an array. */
 function capture(level = 'info') {
@@ -17,41 +17,9 @@ function capture(level = 'info') {
   return { logger: pino({ level }, stream), lines };
 }
 
-test('LazyRequestLogger makes its child only when it logs, and the lines carry the bindings', () => {
-  const { logger, lines } = capture();
-  let children = 0;
-  const parent = Object.assign(Object.create(logger) as typeof logger, {
-    child: (...args: Parameters<typeof logger.child>) => {
-      children++;
-      return logger.child(...args);
-    },
-  });
-  const lazy = new LazyRequestLogger(parent, { reqId: 'r-1' }, {});
-  assert.equal(lazy.level, 'info');
-  lazy.debug('below the level');
-  assert.equal(children, 1, 'a call made the child (pino decides the level)');
-  assert.equal(lines.length, 0);
-  lazy.info({ a: 1 }, 'hello %s', 'world');
-  lazy.error(new Error('boom'));
-  assert.equal(children, 1, 'one child per request logger');
-  assert.deepEqual(
-    lines.map((l) => [l.reqId, l.msg, l.a]),
-    [
-      ['r-1', 'hello world', 1],
-      ['r-1', 'boom', undefined],
-    ],
-  );
-  assert.equal((lines[1]!.err as { message: string }).message, 'boom');
-  const unused = new LazyRequestLogger(parent, { reqId: 'r-2' }, { level: 'warn' });
-  assert.equal(unused.level, 'warn', 'a level given for the child shows before it exists');
-  assert.equal(children, 1, 'an unused request logger never makes its child');
-  lazy.child({ sub: true }).warn('from a grandchild');
-  assert.deepEqual([lines[2]!.reqId, lines[2]!.sub], ['r-1', true]);
-});
-
 test('through Fastify: the request line has the request id, and request.log lines too', async (t) => {
   const { logger, lines } = capture();
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, genReqId, childLoggerFactory: lazyChildLogger, disableRequestLogging: true });
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, genReqId, disableRequestLogging: true });
   t.after(() => app.close());
   registerObservability(app);
   app.get('/quiet', async () => ({ ok: true }));
