@@ -14,17 +14,9 @@ export function outcomeOf(status: number): UsageOutcome {
   return status >= 200 && status < 300 ? 'successful' : 'failed';
 }
 
-let memoDay = -1;
-let memoText = '';
-
-/** YYYY-MM-DD of a UTC instant; called for every request, so the text of the current day is kept. */
+/** YYYY-MM-DD of a UTC instant. */
 export function utcDay(at: Date | number): string {
-  const day = Math.floor((typeof at === 'number' ? at : at.getTime()) / DAY_MS);
-  if (day !== memoDay) {
-    memoDay = day;
-    memoText = new Date(day * DAY_MS).toISOString().slice(0, 10);
-  }
-  return memoText;
+  return new Date(at).toISOString().slice(0, 10);
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, the form of the specification's reset_at. */
@@ -74,13 +66,8 @@ export interface UsageStats {
 /** The days from `days - 1` days before `now` (epoch ms) up to today, oldest first. */
 function dayRange(now: number, days: number): readonly string[] {
   const today = Math.floor(now / DAY_MS);
-  if (today === rangeMemo.day && days === rangeMemo.days) return rangeMemo.range;
-  const range = Array.from({ length: days }, (_, i) => new Date((today - (days - 1 - i)) * DAY_MS).toISOString().slice(0, 10));
-  rangeMemo = { day: today, days, range };
-  return range;
+  return Array.from({ length: days }, (_, i) => utcDay((today - (days - 1 - i)) * DAY_MS));
 }
-/** The last range asked for: the dashboard asks for the same 30 days all day long. Never handed out to be changed. */
-let rangeMemo: { day: number; days: number; range: readonly string[] } = { day: -1, days: 0, range: [] };
 
 /** How long the overview keeps an account's rows of the days before today. */
 export const PAST_ROWS_TTL_MS = 60_000;

@@ -12,22 +12,20 @@ import { round2 } from '../../lib/round.js';
  * that matched (set by the access check), whatever spelling of its path the client sent.
  */
 export function registerUsageRecording(app: FastifyInstance, recorder: GroupCommitRecorder): void {
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     const account = request.account;
     // Routes marked `uncounted` (reading a job) are no calls: nothing is recorded.
-    if (!account || request.uncounted) return done(null, payload);
-    recorder.add(
-      {
-        account_id: account.id,
-        day: utcDay(request.receivedAt),
-        endpoint: request.endpoint,
-        outcome: outcomeOf(reply.statusCode),
-        duration_ms: round2(reply.elapsedTime),
-        at: request.receivedAt,
-      },
-      // Written, or kept to be written when the store is back (the recorder logs an outage once).
-      () => done(null, payload),
-    );
+    if (!account || request.uncounted) return payload;
+    // Written, or kept to be written when the store is back (the recorder logs an outage once).
+    await recorder.record({
+      account_id: account.id,
+      day: utcDay(request.receivedAt),
+      endpoint: request.endpoint,
+      outcome: outcomeOf(reply.statusCode),
+      duration_ms: round2(reply.elapsedTime),
+      at: request.receivedAt,
+    });
+    return payload;
   });
 }
 

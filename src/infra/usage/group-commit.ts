@@ -88,22 +88,17 @@ export class GroupCommitRecorder {
     return this.parked.length;
   }
 
+  /** Settles once the batch holding the record is in the store, or kept in memory for it. */
   record(record: UsageRecord): Promise<void> {
-    return new Promise<void>((resolve) => this.add(record, resolve));
-  }
-
-  /**
-   * `record` for the request hot path, without a promise per request: `done` is called once the
-   * batch holding the record is in the store, or kept in memory for it.
-   */
-  add(record: UsageRecord, done: RecordedCallback): void {
-    this.records.push(record);
-    this.callbacks.push(done);
-    if (this.records.length >= GROUP_COMMIT_MAX_BATCH) this.flush();
-    else if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flushSoon);
-    }
+    return new Promise<void>((resolve) => {
+      this.records.push(record);
+      this.callbacks.push(resolve);
+      if (this.records.length >= GROUP_COMMIT_MAX_BATCH) this.flush();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flushSoon);
+      }
+    });
   }
 
   /**
