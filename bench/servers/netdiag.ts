@@ -32,7 +32,7 @@ class UnboundedRedis implements RateLimiter {
   constructor(private readonly inner: RedisRateLimiter) {}
   consume: RateLimiter['consume'] = (key, _limits, now) => this.inner.consume(key, BIG, now);
   peek: RateLimiter['peek'] = (key, _limits, now) => this.inner.peek(key, BIG, now);
-  /** As the real one has (an early consume, made before its token's check, is taken back with it). */
+  /** As the real one has (a request refused for work in flight is taken back). */
   refund = (key: string, now: number) => this.inner.refund(key, now);
   close = () => this.inner.close();
 }
@@ -43,7 +43,7 @@ class UnboundedRedis implements RateLimiter {
  * commit: issue 3's hooks without their storage work (the split used for issue 2 until session 4).
  */
 class AdmitAll implements RateLimiter {
-  consume: RateLimiter['consume'] = (_key, _limits, now) => decide(true, [1, 1, 1], BIG, now);
+  consume: RateLimiter['consume'] = async (_key, _limits, now) => decide(true, [1, 1, 1], BIG, now);
   peek: RateLimiter['peek'] = async (_key, _limits, now) => decide(true, [0, 0, 0], BIG, now).windows;
   close = async () => {};
 }

@@ -35,7 +35,7 @@ async function validTokenIsNotLockedOut(spend: Get, instances: Get[], token: str
   for (let i = 0; i <= ANONYMOUS_PER_MINUTE; i++) anonymous.push((await spend(null)).status);
   assert.deepEqual(anonymous, [...Array(ANONYMOUS_PER_MINUTE).fill(401), 429], 'token-less requests are limited per address');
   for (const get of instances) {
-    // Twice each: a token the instance has not seen yet, then one it has (on PostgreSQL, the early consume).
+    // Twice each: a token the instance has not seen yet, then one it has (cached).
     for (let i = 0; i < 2; i++) {
       const res = await get(token);
       assert.equal(res.status, 200, `a valid token from a limited address: ${res.message}`);

@@ -7,11 +7,11 @@ import type { RateLimiter } from '../../src/domain/usage/rate-limit.js';
 import { TEST_DATABASE_URL, postgresBackend } from '../infra/store/backends.js';
 
 /**
- * On PostgreSQL a token's check waits for the auth cache's fence, and a token that authenticated
- * before has its account's consume sent alongside (auth.ts, admitEarly). These tests change the
- * token or the account through another connection, as the CLI or another instance would, and
- * check that the very next request is judged by what the check finds: a refused token never
- * answers 200 and is never counted, and a plan change applies its own limits at once.
+ * On PostgreSQL a token's check is answered from the auth cache once its fence is (pg-auth-cache.ts).
+ * These tests change the token or the account through another connection, as the CLI or another
+ * instance would, and check that the very next request is judged by what the check finds: a
+ * refused token never answers 200 and is never counted, and a plan change applies its own limits
+ * at once. (They were written for an early consume sent before the check, since removed.)
  */
 
 const DAY_MS = 86_400_000;
@@ -101,7 +101,7 @@ if (!TEST_DATABASE_URL) {
     const failing: RateLimiter = {
       consume: () => Promise.reject(new Error('the limiter is down')),
       peek: () => Promise.reject(new Error('the limiter is down')),
-      refund: () => undefined,
+      refund: async () => undefined,
       close: async () => {},
     };
     const unhandled: unknown[] = [];

@@ -57,9 +57,9 @@ if (!TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
   test('PostgreSQL + Redis spellings: skipped because TEST_DATABASE_URL or TEST_REDIS_URL is unset', { skip: 'unset' }, () => {});
 } else {
   const url = TEST_DATABASE_URL;
-  test('PostgreSQL + Redis: many spellings of one token all authenticate and share one memo entry (the early consume too)', async (t) => {
-    // The limiter is Redis (its `refund` makes the early consume run). A second per request on a
-    // day of this process's own: 60 a minute, within the enterprise plan's 120.
+  test('PostgreSQL + Redis: many spellings of one token all authenticate and share one memo entry', async (t) => {
+    // The limiter is Redis. A second per request on a day of this process's own: 60 a minute,
+    // within the enterprise plan's 120.
     let at = Date.UTC(2003, 0, 1, 0, 0, 0) + (process.pid % 1000) * 4 * 86_400_000;
     const clock = () => new Date((at += 1000));
     const backend = postgresBackend(url);

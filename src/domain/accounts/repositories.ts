@@ -1,5 +1,3 @@
-import type { MaybePromise } from '../../maybe-promise.js';
-
 /** Accounts, their API tokens, dashboard sessions and one-time links: the stores the account services use. */
 
 export type AccountStatus = 'active' | 'suspended';
@@ -52,11 +50,8 @@ export interface AccountRepository {
 
 export interface TokenRepository {
   create(token: { account_id: number; label: string; hash: string; prefix?: string | null; created_at: string; expires_at?: string | null }): Promise<Token>;
-  /**
-   * The token and its account for a hash, revoked or not; the caller decides. Called on every
-   * request: a store that caches may answer from memory without a promise.
-   */
-  findByHash(hash: string): MaybePromise<{ token: Token; account: Account } | undefined>;
+  /** The token and its account for a hash, revoked or not; the caller decides. Called on every request. */
+  findByHash(hash: string): Promise<{ token: Token; account: Account } | undefined>;
   findById(id: number): Promise<Token | undefined>;
   listByAccount(accountId: number): Promise<Token[]>;
   revoke(id: number, at: string): Promise<Token | undefined>;

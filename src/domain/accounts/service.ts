@@ -4,7 +4,6 @@ import type { Store } from '../store.js';
 import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
 import { canonicalOf } from '../../lib/canonical.js';
 import { TOKEN_PATTERN, generateToken, hashToken, tokenPrefix } from './tokens.js';
-import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 import { DAY_MS } from '../../lib/time.js';
 
 export type Clock = () => Date;
@@ -252,27 +251,16 @@ export class AccountService {
    * arrived) dates the token's last use; the service's clock does otherwise.
    */
   async authenticate(authorization: string | undefined, now?: number): Promise<Authenticated> {
-    return this.verify(authorization, now);
-  }
-
-  /**
-   * `authenticate` for the request hot path: the answer comes back at once when the store has
-   * the token in memory (a promise only when it must ask the database), and a refusal is thrown
-   * where it is found, synchronously or as the promise's rejection.
-   */
-  verify(authorization: string | undefined, now?: number): MaybePromise<Authenticated> {
     return this.verifyToken(bearerToken(authorization), now);
   }
 
-  /** `verify` of a token already taken out of its header (`bearerToken`). */
-  verifyToken(token: string, now?: number): MaybePromise<Authenticated> {
+  /** `authenticate` of a token already taken out of its header (`bearerToken`). */
+  async verifyToken(token: string, now?: number): Promise<Authenticated> {
     // A token seen before needs no hashing again.
     const memo = this.hashes.get(token);
     const hash = memo ?? hashToken(token);
-    const found = this.store.tokens.findByHash(hash);
-    const at = now ?? this.clock().getTime();
-    const newHash = memo === undefined ? hash : undefined;
-    return isPromise(found) ? found.then((f) => this.accept(token, newHash, f, at)) : this.accept(token, newHash, found, at);
+    const found = await this.store.tokens.findByHash(hash);
+    return this.accept(token, memo === undefined ? hash : undefined, found, now ?? this.clock().getTime());
   }
 
   /** The checks after the lookup; `newHash` is the token's hash when the memo does not have it yet. */

@@ -1,5 +1,4 @@
 import type { ClaimCandidate, JobRecord } from './repository.js';
-import type { MaybePromise } from '../../maybe-promise.js';
 
 /**
  * The job engine's one interface (STYLE.md: embedded by default, BullMQ with REDIS_URL). Job
@@ -14,7 +13,7 @@ export interface JobRunner {
    * Asked before a job is claimed: a release for one of its account's work-in-flight slots, or
    * null while the account is at its limit (the job then waits, queued).
    */
-  admit(candidate: ClaimCandidate): MaybePromise<(() => void) | null>;
+  admit(candidate: ClaimCandidate): Promise<(() => void) | null>;
   /**
    * Runs a claimed job to its end. `signal` aborts when it is cancelled, its lease is lost or the
    * process shuts down; the run then writes nothing more.

@@ -5,7 +5,6 @@ import type { InFlightSlots } from '../in-flight.js';
 import type { JobQueue, JobRunner } from './queue.js';
 import { runAsOwner } from '../owner.js';
 import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from './repository.js';
-import type { MaybePromise } from '../../maybe-promise.js';
 import { ItemWriter } from './item-writer.js';
 import { ItemTextError, resultTextOf } from './items.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
@@ -304,7 +303,7 @@ export class JobService implements JobRunner {
 
   // JobRunner: the queue asks before it claims, and runs what it claimed.
 
-  admit(candidate: ClaimCandidate): MaybePromise<(() => void) | null> {
+  admit(candidate: ClaimCandidate): Promise<(() => void) | null> {
     return this.#d.slots.tryAcquire(this.#d.ownerKey(candidate.account_id), this.#d.concurrentProbes(candidate.plan));
   }
 

@@ -1,5 +1,3 @@
-import type { MaybePromise } from '../../maybe-promise.js';
-
 /**
  * Fixed UTC windows (calendar minute, hour, day). A request is admitted only while every window
  * has room, and admission counts it in all three at once.
@@ -29,11 +27,8 @@ export interface Decision {
 }
 
 export interface RateLimiter {
-  /**
-   * Admits and counts one request for `key` when every window has room, atomically. An
-   * in-process limiter answers at once; one that asks another process returns a promise.
-   */
-  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision>;
+  /** Admits and counts one request for `key` when every window has room, atomically. */
+  consume(key: string, limits: WindowLimits, now: number): Promise<Decision>;
   /** The windows as they stand, counting nothing. */
   peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]>;
   /**
@@ -41,7 +36,7 @@ export interface RateLimiter {
    * `now`): a request admitted here and then refused for another reason (too much work in flight)
    * is a 429, and a 429 is not a call. Best effort: a window that has moved on is left alone.
    */
-  refund?(key: string, now: number): MaybePromise<void>;
+  refund?(key: string, now: number): Promise<void>;
   /**
    * Calls admitted by `consume` (key, and the clock they were consumed at) whose usage records
    * are now written. A limiter shared by several instances keeps each instance's admitted calls

@@ -1,7 +1,6 @@
 import { RateLimitError } from '../../errors.js';
 import { MemoryRateLimiter } from '../../infra/ratelimit/memory.js';
 import type { RateLimiter, WindowLimits } from '../../domain/usage/rate-limit.js';
-import { isPromise } from '../../maybe-promise.js';
 
 /**
  * Password guessing is slowed per client address and per e-mail address (per device cookie for a
@@ -42,8 +41,7 @@ export class Throttle {
 
   /** Counts one attempt under `key`; a RateLimitError (429 page) when a window is full. */
   async attempt(key: string, limits: WindowLimits, now: number, what: string): Promise<void> {
-    const pending = this.limiter.consume(`page:${key}`, limits, now);
-    const decision = isPromise(pending) ? await pending : pending;
+    const decision = await this.limiter.consume(`page:${key}`, limits, now);
     if (decision.allowed) return;
     const retryS = Math.max(1, Math.ceil(((decision.exceeded?.resetAt ?? now + 60_000) - now) / 1000));
     throw new RateLimitError(`Too many ${what} attempts. Wait ${retryS} seconds and try again.`, { retry_after_s: retryS }, { 'retry-after': String(retryS) });

@@ -1,12 +1,9 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-
-type HookDone = (err?: Error) => void;
 import { PLANS, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import { bearerToken, detachedToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
-import { isPromise, whenReady, type MaybePromise } from '../../maybe-promise.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
-import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../domain/usage/rate-limit.js';
+import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import type { Account } from '../../domain/accounts/repositories.js';
 import type { UsageRepository } from '../../domain/usage/repository.js';
 import { pathOf } from '../route-index.js';
@@ -51,21 +48,13 @@ export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
 export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
 
 const ACCOUNT_KEY = /^acct:(\d+)$/;
-/** Built once per account: a key made fresh on every request would be hashed afresh by every Map lookup. */
-const accountKeys = new Map<number, string>();
-const ACCOUNT_KEYS_MAX = 10_000;
+/** The limiter key (and in-flight owner) of an account. */
 export function accountKey(id: number): string {
-  let key = accountKeys.get(id);
-  if (key === undefined) {
-    if (accountKeys.size >= ACCOUNT_KEYS_MAX) accountKeys.clear();
-    key = `acct:${id}`;
-    accountKeys.set(id, key);
-  }
-  return key;
+  return `acct:${id}`;
 }
 
-/** Tokens whose account is remembered for an early consume (see admitEarly); beyond this the memory is dropped. */
-const PRESUMED_MAX_ENTRIES = 10_000;
+/** Tokens whose account is remembered for the headers of a 503 (see `lastAccounts`); beyond this the memory is dropped. */
+const LAST_ACCOUNTS_MAX_ENTRIES = 10_000;
 
 /** No recorded usage: an anonymous client's key, which nothing records. */
 const NO_CALLS = { minute: 0, hour: 0, day: 0 } as const;
@@ -90,29 +79,6 @@ export function accountLimiterOptions(usage: UsageRepository, log: RedisStateLog
   return { seed: windowSeedFromUsage(usage), log, recordsCallsOf: (key) => ACCOUNT_KEY.test(key), reconcileMs, now };
 }
 
-interface Policy {
-  limits: WindowLimits;
-  /** The RateLimit-Policy header value, built once per plan rather than per request. */
-  header: string;
-  /** Each window's limit as header text (minute, hour, day). */
-  limitText: Record<WindowName, string>;
-}
-const policies = new WeakMap<PlanLimits, Policy>();
-
-function policyOf(plan: PlanLimits): Policy {
-  let policy = policies.get(plan);
-  if (!policy) {
-    const limits = windowLimitsOf(plan);
-    policy = {
-      limits,
-      header: `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400`,
-      limitText: { minute: String(limits.minute), hour: String(limits.hour), day: String(limits.day) },
-    };
-    policies.set(plan, policy);
-  }
-  return policy;
-}
-
 /** Appended to an anonymous client's key for the public routes (the OpenAPI document): their own budget. */
 export const PUBLIC_KEY_SUFFIX = '|public';
 
@@ -129,29 +95,18 @@ export function clientKey(ip: string): string {
   }
 }
 
-/** The reset header's text for the last window end seen: it changes once per window, not per request. */
-let resetAtMemo = -1;
-let resetTextMemo = '';
-
-/**
- * Header values go to Node as strings: a number is converted to text at each of Node's checks of
- * a header value, and these are written on every response.
- */
-function setRateHeaders(reply: FastifyReply, decision: Decision, policy: Policy): void {
+/** The rate-limit headers of a decision: those of the window with the fewest requests left. */
+function setRateHeaders(reply: FastifyReply, decision: Decision, limits: WindowLimits): void {
   const w = headlineWindow(decision);
-  if (w.resetAt !== resetAtMemo) {
-    resetAtMemo = w.resetAt;
-    resetTextMemo = String(Math.ceil(w.resetAt / 1000));
-  }
-  reply.header('x-ratelimit-limit', policy.limitText[w.window]);
+  reply.header('x-ratelimit-limit', String(w.limit));
   reply.header('x-ratelimit-remaining', String(w.remaining));
-  reply.header('x-ratelimit-reset', resetTextMemo);
-  reply.header('ratelimit-policy', policy.header);
+  reply.header('x-ratelimit-reset', String(Math.ceil(w.resetAt / 1000)));
+  reply.header('ratelimit-policy', `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400`);
 }
 
 /** The headers of windows as they stand (`peek`), for an answer that spent nothing. */
-function showWindows(reply: FastifyReply, windows: readonly WindowState[], policy: Policy, now: number): void {
-  setRateHeaders(reply, decide(true, windows.map((w) => w.used), policy.limits, now), policy);
+function showWindows(reply: FastifyReply, windows: readonly WindowState[], limits: WindowLimits, now: number): void {
+  setRateHeaders(reply, decide(true, windows.map((w) => w.used), limits, now), limits);
 }
 
 function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, now: number, anonymous: boolean): RateLimitError {
@@ -171,12 +126,10 @@ function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, 
 /** The usage endpoint of a request that reached no route, so junk paths add one row, not many. */
 export const UNMATCHED_ENDPOINT = '(unmatched)';
 
-type AccessHook = (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
-
 /** What the access check offers the plugins that refuse an admitted request for another reason. */
 export interface AccessControl {
   /** The request was admitted by the account's windows but is refused after all (a 429): it is not a call. */
-  refund(request: FastifyRequest): void;
+  refund(request: FastifyRequest): Promise<void>;
 }
 
 /** What a route under /api asks of a request before its handler may run. */
@@ -200,10 +153,10 @@ export function accountOf(request: FastifyRequest): Account {
 }
 
 /**
- * Authentication and rate limiting of every /api request, as one step: a valid token is limited
- * per account by its plan; anything else (no token, a bad one, public routes) per client IP, so
- * guessing tokens is as slow as the free plan. Every response, errors included, carries the
- * X-RateLimit-* headers of whichever limiter judged the request.
+ * Authentication and rate limiting of every /api request, in three plain steps: the token is
+ * checked; a valid one is limited per account by its plan, anything else (no token, a bad one,
+ * public routes) per client IP, so guessing tokens is as slow as the free plan. Every response,
+ * errors included, carries the X-RateLimit-* headers of whichever limiter judged the request.
  *
  * The check is attached to each route as it is added (an `onRequest` hook of the route), so it
  * runs for every spelling of a path that the router maps to that route, and only for those. A
@@ -228,192 +181,110 @@ export function registerAccess(
   app.decorateRequest('uncounted', false);
 
   const limiter = deps.limiter;
-  /**
-   * The anonymous path: per client IP at the free plan's figures. `authError`, when set, is the
-   * refusal to answer with once the request is admitted (a bad token still spends the IP's budget).
-   * The public document has a budget of its own (same figures, `key` ends in PUBLIC_KEY_SUFFIX):
-   * a client that got its token wrong ten times can still read how to get it right.
-   */
-  const limitAnonymous = (request: FastifyRequest, reply: FastifyReply, authError: AppError | null, done: HookDone, suffix = ''): void => {
-    if (!limiter) return done(authError ?? undefined);
-    const now = request.receivedAt;
-    const policy = policyOf(ANONYMOUS_LIMITS);
-    whenReady(
-      limiter.consume(clientKey(request.ip) + suffix, policy.limits, now),
-      (decision) => {
-        setRateHeaders(reply, decision, policy);
-        if (!decision.allowed) return done(rateLimitError(decision, ANONYMOUS_PLAN, policy.limits, now, true));
-        done(authError ?? undefined);
-      },
-      done,
-    );
-  };
-
-  /** The account's decision applied: its headers, the request's account, and a 429 when refused. */
-  const decided = (request: FastifyRequest, reply: FastifyReply, auth: Authenticated, policy: Policy, decision: Decision, done: HookDone): void => {
-    setRateHeaders(reply, decision, policy);
-    request.account = auth.account;
-    request.tokenId = auth.tokenId;
-    request.rateDecision = decision;
-    done(decision.allowed ? undefined : rateLimitError(decision, auth.account.plan, policy.limits, request.receivedAt, false));
-  };
-
-  const admit = (request: FastifyRequest, reply: FastifyReply, auth: Authenticated, done: HookDone): void => {
-    if (!limiter) {
-      request.account = auth.account;
-      request.tokenId = auth.tokenId;
-      return done();
-    }
-    const policy = policyOf(planLimits(auth.account.plan));
-    const decision = limiter.consume(accountKey(auth.account.id), policy.limits, request.receivedAt);
-    // The in-process limiter answers at once, and then no closure is made for the answer.
-    if (!isPromise(decision)) return decided(request, reply, auth, policy, decision, done);
-    whenReady(decision, (d) => decided(request, reply, auth, policy, d, done), done);
-  };
-
-  /** An `uncounted` route's request: authenticated, its windows shown as they are, nothing spent. */
-  const admitUncounted = (request: FastifyRequest, reply: FastifyReply, auth: Authenticated, done: HookDone): void => {
-    request.account = auth.account;
-    request.tokenId = auth.tokenId;
-    request.uncounted = true;
-    if (!limiter) return done();
-    const policy = policyOf(planLimits(auth.account.plan));
-    limiter.peek(accountKey(auth.account.id), policy.limits, request.receivedAt).then(
-      (windows) => {
-        showWindows(reply, windows, policy, request.receivedAt);
-        done();
-      },
-      () => done(),
-    );
-  };
-
-  /**
-   * A token that was refused goes down the anonymous path (and is forgotten as a guess); anything
-   * else is a real failure (the database cannot be reached: a 503), answered with the headers of
-   * the windows as they stand, counting nothing: the account's when this instance knows the
-   * token's account, else the address's.
-   */
-  const refused = (request: FastifyRequest, reply: FastifyReply, err: unknown, done: HookDone, token?: string): void => {
-    if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) {
-      if (token !== undefined) presumed.delete(token);
-      return limitAnonymous(request, reply, err, done);
-    }
-    if (!limiter) return done(err as Error);
-    const account = token === undefined ? undefined : presumed.get(token);
-    const policy = policyOf(account ? planLimits(account.plan) : ANONYMOUS_LIMITS);
-    limiter.peek(account ? accountKey(account.id) : clientKey(request.ip), policy.limits, request.receivedAt).then(
-      (windows) => {
-        showWindows(reply, windows, policy, request.receivedAt);
-        done(err as Error);
-      },
-      () => done(err as Error),
-    );
-  };
+  const anonymousLimits = windowLimitsOf(ANONYMOUS_LIMITS);
 
   /**
    * The account each token (parsed from `Authorization`, so one entry whatever its spelling) last
-   * authenticated as, when that took a wait (on
-   * PostgreSQL every check does: the auth cache's fence). Only a guess, for `admitEarly`; the
-   * check decides. A refusal forgets the value, so a revoked token is guessed at most once more.
+   * authenticated as. When the database cannot be reached, a 503 then shows that account's
+   * windows rather than the address's. A refusal forgets the token.
    */
-  const presumed = new Map<string, Account>();
-  const presume = (token: string, account: Account): void => {
-    if (presumed.has(token)) return void presumed.set(token, account);
-    if (presumed.size >= PRESUMED_MAX_ENTRIES) presumed.clear();
-    presumed.set(detachedToken(token), account);
+  const lastAccounts = new Map<string, Account>();
+  const remember = (token: string, account: Account): void => {
+    if (lastAccounts.has(token)) return void lastAccounts.set(token, account);
+    if (lastAccounts.size >= LAST_ACCOUNTS_MAX_ENTRIES) lastAccounts.clear();
+    lastAccounts.set(detachedToken(token), account);
   };
 
-  /** Takes back one admitted consume; a limiter that cannot is not asked, and a failure is not the request's. */
-  const refundConsume = (key: string, now: number): Promise<void> =>
-    limiter?.refund ? Promise.resolve(limiter.refund(key, now)).catch(() => undefined) : Promise.resolve();
-
   /**
-   * Takes back a consume that was made before its request's token was checked, once the check
-   * did not confirm it: a refused token is never a call. Settles once the refund is done.
+   * The anonymous path: per client IP at the free plan's figures. The public document has a
+   * budget of its own (same figures, `suffix` PUBLIC_KEY_SUFFIX): a client that got its token
+   * wrong ten times can still read how to get it right.
    */
-  const giveBack = (decision: MaybePromise<Decision>, key: string, now: number): Promise<void> =>
-    Promise.resolve(decision).then(
-      (d) => (d.allowed ? refundConsume(key, now) : undefined),
-      () => undefined,
-    );
-
-  /**
-   * A token whose check waits (the PostgreSQL fence) and that authenticated before: its account's
-   * consume is sent at the same time as the check instead of after it, one round trip fewer per
-   * request. The check still decides. Its decision is used only when the check confirms the same
-   * account on the same plan; otherwise the consume is given back (refunded if it was admitted)
-   * and the request goes on as it would have: refused down the anonymous path, or consumed again
-   * with the account and plan the check found. Until the check answers, a token revoked a moment
-   * ago holds a place in its account's windows, which the refund frees.
-   */
-  const admitEarly = (request: FastifyRequest, reply: FastifyReply, auth: Promise<Authenticated>, token: string, guess: Account, done: HookDone): void => {
-    const policy = policyOf(planLimits(guess.plan));
-    const key = accountKey(guess.id);
+  const limitAnonymous = async (request: FastifyRequest, reply: FastifyReply, suffix = ''): Promise<void> => {
+    if (!limiter) return;
     const now = request.receivedAt;
-    let early: MaybePromise<Decision>;
-    try {
-      early = limiter!.consume(key, policy.limits, now);
-    } catch (err) {
-      early = Promise.reject(err as Error);
-    }
-    // Settled before the check may be: never an unhandled rejection (the check's outcome handles it).
-    if (isPromise(early)) early.catch(() => undefined);
-    whenReady(
-      auth,
-      (a) => {
-        presume(token, a.account);
-        if (a.account.id === guess.id && a.account.plan === guess.plan) {
-          return whenReady(early, (d) => decided(request, reply, a, policy, d, done), done);
-        }
-        void giveBack(early, key, now);
-        admit(request, reply, a, done);
-      },
-      // After the refund: a 503's headers then show the windows without this request.
-      (err: unknown) => void giveBack(early, key, now).then(() => refused(request, reply, err, done, token)),
-    );
+    const decision = await limiter.consume(clientKey(request.ip) + suffix, anonymousLimits, now);
+    setRateHeaders(reply, decision, anonymousLimits);
+    if (!decision.allowed) throw rateLimitError(decision, ANONYMOUS_PLAN, anonymousLimits, now, true);
   };
 
-  // Callback hooks: with a cached token and the in-process limiter nothing here waits, and a
-  // request then costs no promise at all (an async hook costs several, on every request).
-  const verify = (request: FastifyRequest, reply: FastifyReply, done: HookDone, admitWith: typeof admit = admit): void => {
-    let token: string;
-    let auth: MaybePromise<Authenticated>;
+  /** The authenticated account's request, counted in its plan's windows (a 429 when one is full). */
+  const limitAccount = async (request: FastifyRequest, reply: FastifyReply, auth: Authenticated): Promise<void> => {
+    let decision: Decision | null = null;
+    const limits = windowLimitsOf(planLimits(auth.account.plan));
+    if (limiter) {
+      decision = await limiter.consume(accountKey(auth.account.id), limits, request.receivedAt);
+      setRateHeaders(reply, decision, limits);
+    }
+    // Set once the windows have answered: a refused request is still its account's (usage records its 429).
+    request.account = auth.account;
+    request.tokenId = auth.tokenId;
+    request.rateDecision = decision;
+    if (decision && !decision.allowed) throw rateLimitError(decision, auth.account.plan, limits, request.receivedAt, false);
+  };
+
+  /** An `uncounted` route's request: its windows shown as they are, nothing spent. */
+  const showAccount = async (request: FastifyRequest, reply: FastifyReply, auth: Authenticated): Promise<void> => {
+    request.account = auth.account;
+    request.tokenId = auth.tokenId;
+    request.uncounted = true;
+    if (!limiter) return;
+    const limits = windowLimitsOf(planLimits(auth.account.plan));
+    const windows = await limiter.peek(accountKey(auth.account.id), limits, request.receivedAt).catch(() => null);
+    if (windows) showWindows(reply, windows, limits, request.receivedAt);
+  };
+
+  /**
+   * The token check failed. A refused token goes down the anonymous path (limited per address,
+   * then answered with its 401 or 403); anything else is a real failure (the database cannot be
+   * reached: a 503), answered with the headers of the windows as they stand, counting nothing:
+   * the account's when this instance knows the token's account, else the address's.
+   */
+  const refused = async (request: FastifyRequest, reply: FastifyReply, err: unknown, token: string | undefined): Promise<never> => {
+    if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) {
+      if (token !== undefined) lastAccounts.delete(token);
+      await limitAnonymous(request, reply);
+      throw err;
+    }
+    if (limiter) {
+      const account = token === undefined ? undefined : lastAccounts.get(token);
+      const limits = account ? windowLimitsOf(planLimits(account.plan)) : anonymousLimits;
+      const key = account ? accountKey(account.id) : clientKey(request.ip);
+      const windows = await limiter.peek(key, limits, request.receivedAt).catch(() => null);
+      if (windows) showWindows(reply, windows, limits, request.receivedAt);
+    }
+    throw err;
+  };
+
+  /**
+   * Every well-formed token is looked up, whatever its address spent without one: a request with
+   * a valid token is judged by its account's windows alone (API.md), so an office behind one NAT
+   * address is not locked out by one misconfigured script there. A header that is no well-formed
+   * token is refused unread.
+   */
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<Authenticated> => {
+    let token: string | undefined;
     try {
       // The token, not the header as sent: every spelling of one token is one key below.
       token = bearerToken(request.headers.authorization);
-      auth = deps.accounts.verifyToken(token, request.receivedAt);
+      const auth = await deps.accounts.verifyToken(token, request.receivedAt);
+      remember(token, auth.account);
+      return auth;
     } catch (err) {
-      return refused(request, reply, err, done);
+      return refused(request, reply, err, token);
     }
-    // A cached token is answered at once: straight on, with no closures made for a promise.
-    if (!isPromise(auth)) return admitWith(request, reply, auth, done);
-    // Only what can be taken back is counted before the check.
-    const canGuess = admitWith === admit && limiter?.refund !== undefined;
-    const guess = canGuess ? presumed.get(token) : undefined;
-    if (guess) return admitEarly(request, reply, auth, token, guess, done);
-    whenReady(
-      auth,
-      (a) => {
-        if (canGuess) presume(token, a.account);
-        admitWith(request, reply, a, done);
-      },
-      (err) => refused(request, reply, err, done, token),
-    );
   };
-  // Every well-formed token is looked up, whatever its address spent without one: a request with
-  // a valid token is judged by its account's windows alone (API.md), so an office behind one NAT
-  // address is not locked out by one misconfigured script there. A refused token goes down the
-  // anonymous path, limited per address; a header that is no well-formed token is refused unread.
-  const tokenAccess: AccessHook = (request, reply, done) => verify(request, reply, done);
-  const uncountedAccess: AccessHook = (request, reply, done) => verify(request, reply, done, admitUncounted);
-  const publicAccess: AccessHook = (request, reply, done) => limitAnonymous(request, reply, null, done, PUBLIC_KEY_SUFFIX);
 
-  app.addHook('onRequest', (request, reply, done) => {
+  type AccessHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  const tokenAccess: AccessHook = async (request, reply) => limitAccount(request, reply, await authenticate(request, reply));
+  const uncountedAccess: AccessHook = async (request, reply) => showAccount(request, reply, await authenticate(request, reply));
+  const publicAccess: AccessHook = (request, reply) => limitAnonymous(request, reply, PUBLIC_KEY_SUFFIX);
+
+  app.addHook('onRequest', async (request, reply) => {
     request.receivedAt = deps.now();
     // No route matched: nothing will run, but a path under /api answers its 404/405 only to
     // a request that passed the token check and the limiter, as a real endpoint would.
-    if (request.is404 && accessOf(pathOf(request.url), undefined) === 'token') return tokenAccess(request, reply, done);
-    done();
+    if (request.is404 && accessOf(pathOf(request.url), undefined) === 'token') await tokenAccess(request, reply);
   });
 
   app.addHook('onRoute', (route) => {
@@ -421,9 +292,9 @@ export function registerAccess(
     if (access === 'none') return;
     const endpoint = route.url.slice(API_PREFIX.length) || '/';
     const check = access === 'public' ? publicAccess : route.config?.uncounted ? uncountedAccess : tokenAccess;
-    const hook: AccessHook = (request, reply, done) => {
+    const hook: AccessHook = (request, reply) => {
       request.endpoint = endpoint;
-      check(request, reply, done);
+      return check(request, reply);
     };
     const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     // First among the route's own hooks: nothing of the route runs before access is decided.
@@ -431,8 +302,10 @@ export function registerAccess(
   });
 
   return {
-    refund(request) {
-      if (request.account !== null && request.rateDecision !== null) void refundConsume(accountKey(request.account.id), request.receivedAt);
+    async refund(request) {
+      if (request.account === null || request.rateDecision === null || !limiter?.refund) return;
+      // A refund that fails is not the request's failure.
+      await limiter.refund(accountKey(request.account.id), request.receivedAt).catch(() => undefined);
     },
   };
 }

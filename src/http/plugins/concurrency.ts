@@ -6,7 +6,6 @@ import { accountKey } from './auth.js';
 import { createInFlightSlots } from '../../infra/inflight/index.js';
 import type { InFlightSlots } from '../../domain/in-flight.js';
 import { runAsOwner } from '../../domain/owner.js';
-import { isPromise, type MaybePromise } from '../../maybe-promise.js';
 import { prefersRespondAsync } from '../operation.js';
 
 declare module 'fastify' {
@@ -48,46 +47,40 @@ export function registerConcurrency(
     redisUrl?: string | undefined;
     slots?: InFlightSlots;
     /** A request refused here was counted by the rate windows: a 429 is no call, so it is taken back. */
-    onRefused?: (request: FastifyRequest) => void;
+    onRefused?: (request: FastifyRequest) => Promise<void>;
   } = {},
 ): InFlightSlots {
   const slots = opts.slots ?? createInFlightSlots(opts.redisUrl, app.log);
   if (!opts.slots) app.addHook('onClose', async () => slots.close());
 
-  const admitted = (request: FastifyRequest, reply: FastifyReply, owner: string, release: () => void, done: HookDone): void => {
+  /** Takes one of the account's slots; the owner to run the handler as, or null when it holds none. */
+  const acquire = async (request: FastifyRequest, reply: FastifyReply): Promise<string | null> => {
+    const account = request.account;
+    // A job is only accepted here: it takes its slot when it runs, and waits queued until one is free.
+    if (account === null || prefersRespondAsync(request.headers.prefer)) return null;
+    const owner = accountKey(account.id);
+    const max = concurrentProbes(account.plan);
+    const release = await slots.tryAcquire(owner, max);
+    if (release === null) {
+      await opts.onRefused?.(request);
+      throw concurrentError(account.plan, max, request.receivedAt || Date.now());
+    }
     // The client may have left while Redis was asked: then nothing will answer, give it back now.
     if (reply.raw.destroyed || reply.raw.writableFinished) {
       release();
-      return done();
+      return null;
     }
     // 'close' comes both after the last byte and when the client leaves early; onResponse
     // covers injected requests, whose response may not emit it.
     reply.raw.once('close', release);
     request.probeRelease = release;
-    runAsOwner(owner, () => done());
+    return owner;
   };
 
+  // A callback hook for one reason: the rest of the request (the handler) must run inside
+  // runAsOwner, so that its dials count to the account; an async hook cannot wrap what follows it.
   const check = (request: FastifyRequest, reply: FastifyReply, done: HookDone): void => {
-    const account = request.account;
-    // A job is only accepted here: it takes its slot when it runs, and waits queued until one is free.
-    if (account === null || prefersRespondAsync(request.headers.prefer)) return done();
-    const owner = accountKey(account.id);
-    const max = concurrentProbes(account.plan);
-    const refuse = (): void => {
-      opts.onRefused?.(request);
-      done(concurrentError(account.plan, max, request.receivedAt || Date.now()));
-    };
-    let taken: MaybePromise<(() => void) | null>;
-    try {
-      taken = slots.tryAcquire(owner, max);
-    } catch (err) {
-      return done(err as Error);
-    }
-    if (!isPromise(taken)) return taken === null ? refuse() : admitted(request, reply, owner, taken, done);
-    taken.then(
-      (release) => (release === null ? refuse() : admitted(request, reply, owner, release, done)),
-      (err: Error) => done(err),
-    );
+    acquire(request, reply).then((owner) => (owner === null ? done() : runAsOwner(owner, () => done())), done);
   };
 
   const releaseOnResponse = (request: FastifyRequest, _reply: FastifyReply, done: HookDone): void => {

@@ -4,7 +4,7 @@ import type { InFlightSlots } from '../../domain/in-flight.js';
 export class MemoryInFlight implements InFlightSlots {
   readonly #held = new Map<string, number>();
 
-  tryAcquire(owner: string, max: number): (() => void) | null {
+  async tryAcquire(owner: string, max: number): Promise<(() => void) | null> {
     const held = this.#held.get(owner) ?? 0;
     if (held >= max) return null;
     this.#held.set(owner, held + 1);

@@ -1,4 +1,3 @@
-import type { MaybePromise } from '../../maybe-promise.js';
 import { WINDOWS, decide, windowStart, windowStartAt, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../domain/usage/rate-limit.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
@@ -57,10 +56,10 @@ export class MemoryRateLimiter implements RateLimiter {
     return WINDOWS.map((w, i) => (bucket.starts[i] === windowStart(w, now) ? bucket.counts[i]! : 0));
   }
 
-  /** At once, except for a key's first request after a restart, which waits for its recorded counts. */
-  consume(key: string, limits: WindowLimits, now: number): MaybePromise<Decision> {
-    const seeding = this.seed(key, now);
-    return seeding ? seeding.then(() => this.count(key, limits, now)) : this.count(key, limits, now);
+  /** A key's first request after a restart waits for its recorded counts. */
+  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+    await this.seed(key, now);
+    return this.count(key, limits, now);
   }
 
   private count(key: string, limits: WindowLimits, now: number): Decision {
@@ -88,7 +87,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return decide(true, this.current(key, now), limits, now).windows;
   }
 
-  refund(key: string, now: number): void {
+  async refund(key: string, now: number): Promise<void> {
     const bucket = this.buckets.get(key);
     if (!bucket) return;
     for (let i = 0; i < WINDOWS.length; i++) {

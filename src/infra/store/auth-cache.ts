@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Account, Token } from '../../domain/accounts/repositories.js';
-import type { MaybePromise } from '../../maybe-promise.js';
 import type { DatabaseSchema } from './schema.js';
 
 /** Bound on cached authentication results, on either backend; the cache is simply dropped when full. */
@@ -15,7 +14,7 @@ export type Authenticated = { token: Token; account: Account };
  */
 export interface AuthCache {
   /** The cached value for `key`, or `load`'s (cached when nothing changed meanwhile); unknown keys are never cached. */
-  find(key: string, load: () => Promise<Authenticated | undefined>): MaybePromise<Authenticated | undefined>;
+  find(key: string, load: () => Promise<Authenticated | undefined>): Promise<Authenticated | undefined>;
   /**
    * Runs `work`, a write that may change what is cached (a revocation, an account's plan or
    * status), so that no instance answers from a cache that predates it once it resolves.

@@ -25,7 +25,7 @@ export class DataVersionCache implements AuthCache {
   }
 
   // Synchronous on a hit: better-sqlite3 is, and a cached token is the common case.
-  find(key: string, load: () => Promise<Authenticated | undefined>): Authenticated | Promise<Authenticated | undefined> {
+  async find(key: string, load: () => Promise<Authenticated | undefined>): Promise<Authenticated | undefined> {
     this.checkVersion();
     const hit = this.entries.get(key);
     if (hit !== undefined) return hit;

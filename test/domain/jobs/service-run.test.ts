@@ -20,7 +20,7 @@ async function setup(t: TestContext, op: JobOperation) {
     queue: idleQueue,
     operations: () => op,
     errorBody,
-    slots: { tryAcquire: () => () => undefined, close: async () => undefined },
+    slots: { tryAcquire: async () => () => undefined, close: async () => undefined },
     concurrentProbes: () => 8,
     ownerKey: (id) => `a:${id}`,
     ttlDays: 7,

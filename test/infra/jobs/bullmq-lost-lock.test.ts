@@ -31,7 +31,7 @@ test('a lost BullMQ lock is reported as a recovery, not as an error', { skip: TE
     redis.disconnect();
   });
   const runner: JobRunner = {
-    admit: () => () => undefined,
+    admit: async () => () => undefined,
     run: () => new Promise<void>((resolve) => (release = resolve)),
   };
   const id = `job_${'0'.repeat(20)}lost`;

@@ -62,7 +62,7 @@ test('Redis going away and coming back is reported once each through onRedis, ne
   const states: string[] = [];
   const queue = new BullMqJobQueue({ redisUrl, repo: store.jobs, workers: 1, onError: (err) => errors.push(err), onRedis: (state) => states.push(state) });
   t.after(() => queue.close());
-  queue.start({ admit: () => () => undefined, run: async () => undefined });
+  queue.start({ admit: async () => () => undefined, run: async () => undefined });
   await queue.connected();
   first.kill('SIGKILL');
   await eventually(() => states.length > 0, { timeoutMs: 10_000 });

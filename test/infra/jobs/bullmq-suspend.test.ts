@@ -32,7 +32,7 @@ test('a suspension from the CLI stops the account\'s job running in a BullMQ wor
     redis.disconnect();
   });
   const runner: JobRunner = {
-    admit: () => () => undefined,
+    admit: async () => () => undefined,
     run: (_job, _owner, s) => {
       signal = s;
       return new Promise<void>((resolve) => s.addEventListener('abort', () => resolve(), { once: true }));

@@ -30,7 +30,7 @@ async function setup(t: TestContext) {
   const started: string[] = [];
   const ends = new Map<string, () => void>();
   const runner: JobRunner = {
-    admit: () => () => undefined,
+    admit: async () => () => undefined,
     run: (job: JobRecord) => {
       started.push(job.id);
       return new Promise<void>((resolve) => ends.set(job.id, resolve));
