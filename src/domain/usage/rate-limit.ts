@@ -58,39 +58,19 @@ export function windowStart(window: WindowName, now: number): number {
   return now - (now % WINDOW_MS[window]);
 }
 
-/** WINDOW_MS in WINDOWS order, for the per-request loops over the windows. */
-const LENGTHS_MS: readonly number[] = WINDOWS.map((w) => WINDOW_MS[w]);
-
-/** `windowStart` of the i-th of WINDOWS, without a lookup by name: it runs three times per request. */
-export function windowStartAt(i: number, now: number): number {
-  return now - (now % LENGTHS_MS[i]!);
-}
-
-/**
- * Builds the decision from the three counts as they stand after the attempt. It runs on every
- * request, so it is written as plain loops rather than map/filter.
- */
+/** Builds the decision from the three counts (minute, hour, day) as they stand after the attempt. */
 export function decide(allowed: boolean, counts: readonly number[], limits: WindowLimits, now: number): Decision {
-  const windows: WindowState[] = [];
-  let exceeded: WindowState | null = null;
-  for (let i = 0; i < WINDOWS.length; i++) {
-    const window = WINDOWS[i]!;
+  const windows = WINDOWS.map((window, i): WindowState => {
     const used = counts[i] ?? 0;
     const limit = limits[window];
-    const state: WindowState = { window, limit, used, remaining: Math.max(0, limit - used), resetAt: windowStartAt(i, now) + LENGTHS_MS[i]! };
-    windows.push(state);
-    // On refusal, the longest full window: a retry can succeed only after it resets.
-    if (!allowed && state.remaining === 0) exceeded = state;
-  }
-  if (!allowed && exceeded === null) exceeded = windows[0]!;
+    return { window, limit, used, remaining: Math.max(0, limit - used), resetAt: windowStart(window, now) + WINDOW_MS[window] };
+  });
+  // On refusal, the longest full window: a retry can succeed only after it resets.
+  const exceeded = allowed ? null : (windows.filter((w) => w.remaining === 0).pop() ?? windows[0]!);
   return { allowed, windows, exceeded };
 }
 
 /** The window the X-RateLimit-* headers describe: fewest remaining; ties go to the shortest window. */
 export function headlineWindow(decision: Decision): WindowState {
-  if (decision.exceeded) return decision.exceeded;
-  const windows = decision.windows;
-  let best = windows[0]!;
-  for (let i = 1; i < windows.length; i++) if (windows[i]!.remaining < best.remaining) best = windows[i]!;
-  return best;
+  return decision.exceeded ?? decision.windows.reduce((best, w) => (w.remaining < best.remaining ? w : best));
 }

@@ -1,4 +1,4 @@
-import { WINDOWS, decide, windowStart, windowStartAt, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../domain/usage/rate-limit.js';
+import { WINDOWS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../domain/usage/rate-limit.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
 export const MEMORY_SWEEP_EVERY = 10_000;
@@ -72,7 +72,7 @@ export class MemoryRateLimiter implements RateLimiter {
     // The bucket is updated in place: one consume per request, so no garbage per request here.
     const { starts, counts } = bucket;
     for (let i = 0; i < WINDOWS.length; i++) {
-      const start = windowStartAt(i, now);
+      const start = windowStart(WINDOWS[i]!, now);
       if (starts[i] !== start) {
         starts[i] = start;
         counts[i] = 0;
@@ -91,7 +91,7 @@ export class MemoryRateLimiter implements RateLimiter {
     const bucket = this.buckets.get(key);
     if (!bucket) return;
     for (let i = 0; i < WINDOWS.length; i++) {
-      if (bucket.starts[i] === windowStartAt(i, now) && bucket.counts[i]! > 0) bucket.counts[i]! -= 1;
+      if (bucket.starts[i] === windowStart(WINDOWS[i]!, now) && bucket.counts[i]! > 0) bucket.counts[i]! -= 1;
     }
   }
 
