@@ -1,4 +1,4 @@
-// First, as bin/netdiag.js does before the application loads (src/runtime/next-tick-warmup.ts).
+// First, as bin/netdiag.js does before the application loads (src/lib/next-tick-warmup.ts).
 import './servers/warm-up.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

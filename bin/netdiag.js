@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 
 register();
 if (process.argv[2] === 'serve') {
-  // Before the application's modules load: see src/runtime/next-tick-warmup.ts.
-  const { warmUpNextTick } = await import(fileURLToPath(new URL('../src/runtime/next-tick-warmup.ts', import.meta.url)));
+  // Before the application's modules load: see src/lib/next-tick-warmup.ts.
+  const { warmUpNextTick } = await import(fileURLToPath(new URL('../src/lib/next-tick-warmup.ts', import.meta.url)));
   await warmUpNextTick();
 }
 const { runCli } = await import(fileURLToPath(new URL('../src/cli.ts', import.meta.url)));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { WARMUP_ROUNDS, WARMUP_TICKS_PER_ROUND, warmUpNextTick } from '../src/runtime/next-tick-warmup.js';
+import { WARMUP_ROUNDS, WARMUP_TICKS_PER_ROUND, warmUpNextTick } from '../src/lib/next-tick-warmup.js';
 
 test('the nextTick warm-up makes its calls, lets them run, and leaves nothing queued', async () => {
   assert.equal(await warmUpNextTick(), WARMUP_ROUNDS * WARMUP_TICKS_PER_ROUND);

@@ -1,4 +1,4 @@
-// First, as bin/netdiag.js does before the application loads (src/runtime/next-tick-warmup.ts).
+// First, as bin/netdiag.js does before the application loads (src/lib/next-tick-warmup.ts).
 import './warm-up.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

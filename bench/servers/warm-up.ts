@@ -1,4 +1,4 @@
-import { warmUpNextTick } from '../../src/runtime/next-tick-warmup.js';
+import { warmUpNextTick } from '../../src/lib/next-tick-warmup.js';
 
 /** Imported first by the benchmark servers (bare Fastify too), so they start like `netdiag serve` does. */
 await warmUpNextTick();
