@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import { MemoryRateLimiter, type WindowSeed } from './memory.js';
+import { inNextCheckPhase } from '../../lib/turns.js';
 import { DEFAULTS } from '../../config.js';
 import { RequestPathRedis, type RedisStateLog } from '../redis/request-path.js';
 
@@ -28,19 +29,22 @@ export const heartbeatKey = (instance: string): string => `${REDIS_KEY_PREFIX}al
 const UNRECORDED_TTL_MS = WINDOW_MS.day + 2 * REDIS_KEY_GRACE_MS;
 /** Keys remembered as rebuilt after Redis came back; beyond this the memory is dropped (a key rebuilt twice costs a read). */
 export const REDIS_RESYNC_MAX_KEYS = 100_000;
+
 /** consume's first answer when a window's key is missing and `check` was asked for. */
 const MISSING = -1;
 
 // Check all three windows and count in all three, or in none: one script, so several server
-// instances sharing the Redis admit exactly min(N, limit) between them. The answer is
-// {admitted (1 or 0), counts after}. With ARGV[7] = '1', a missing day key (Redis restarted
-// empty, or the account's first call of the day here) is reported instead of counted from 0, so
-// that the client seeds all three windows from the recorded usage first. A missing minute or
-// hour key alone is a new window, which starts at 0: asking the database then would cost every
-// active account a lookup every minute. With ARGV[8] = '1' (an account's calls, which usage
-// records), an admitted call is also counted in KEYS[4], the instance's hash of calls not yet
-// recorded (field: the window key), whose expiry is ARGV[9]: if the instance dies before its
-// record is written, another instance gives it back (RECONCILE).
+// instances sharing the Redis admit exactly min(N, limit) between them. ARGV[8] requests of one
+// key (those of one turn of the event loop) are taken at once, as if one after the other: the
+// first k are admitted, k the room the fullest window has left (at most ARGV[8]), and the answer
+// is {k, counts after}. With ARGV[7] = '1', a missing day key (Redis restarted empty, or the
+// account's first call of the day here) is reported instead of counted from 0, so that the
+// client seeds all three windows from the recorded usage first. A missing minute or hour key
+// alone is a new window, which starts at 0: asking the database then would cost every active
+// account a lookup every minute. With ARGV[9] = '1' (an account's calls, which usage records),
+// the calls admitted are also counted in KEYS[4], the instance's hash of calls not yet
+// recorded (field: the window key), whose expiry is ARGV[10]: if the instance dies before their
+// records are written, another instance gives them back (RECONCILE).
 const CONSUME = `
 local counts = {}
 for i = 1, 3 do
@@ -48,17 +52,20 @@ for i = 1, 3 do
   if i == 3 and not v and ARGV[7] == '1' then return {${MISSING}, 0, 0, 0} end
   counts[i] = tonumber(v or '0')
 end
+local k = tonumber(ARGV[8])
 for i = 1, 3 do
-  if counts[i] >= tonumber(ARGV[i]) then return {0, counts[1], counts[2], counts[3]} end
+  local room = tonumber(ARGV[i]) - counts[i]
+  if room < k then k = room end
 end
+if k <= 0 then return {0, counts[1], counts[2], counts[3]} end
 for i = 1, 3 do
-  counts[i] = redis.call('INCR', KEYS[i])
-  -- INCR keeps a key's expiry: only a key it has just made needs one (RAISE makes keys with theirs).
-  if counts[i] == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[3 + i]) end
-  if ARGV[8] == '1' then redis.call('HINCRBY', KEYS[4], KEYS[i], 1) end
+  counts[i] = redis.call('INCRBY', KEYS[i], k)
+  -- INCRBY keeps a key's expiry: only a key it has just made needs one (RAISE makes keys with theirs).
+  if counts[i] == k then redis.call('PEXPIRE', KEYS[i], ARGV[3 + i]) end
+  if ARGV[9] == '1' then redis.call('HINCRBY', KEYS[4], KEYS[i], k) end
 end
-if ARGV[8] == '1' then redis.call('PEXPIRE', KEYS[4], ARGV[9]) end
-return {1, counts[1], counts[2], counts[3]}
+if ARGV[9] == '1' then redis.call('PEXPIRE', KEYS[4], ARGV[10]) end
+return {k, counts[1], counts[2], counts[3]}
 `;
 
 // Takes calls whose usage records are written off the instance's unrecorded hash (KEYS[1]):
@@ -109,12 +116,24 @@ function expiriesAt(now: number): number[] {
   return WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
 }
 
-
 /** A failure of Redis itself (unreachable, timed out), as opposed to one of the usage store while seeding. */
 class RedisUnavailable extends Error {
   constructor(override readonly cause: unknown) {
     super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
+}
+
+/** One key's consumes of one turn, with the same windows (minute) and limits. */
+interface ConsumeBatch {
+  key: string;
+  limits: WindowLimits;
+  /** The first request's clock: the windows' keys and expiries. */
+  now: number;
+  minute: number;
+  /** Per request, in arrival order. */
+  nows: number[];
+  resolves: Array<(d: Decision) => void>;
+  rejects: Array<(err: unknown) => void>;
 }
 
 type Script = (...args: Array<string | number>) => Promise<number[]>;
@@ -134,6 +153,14 @@ export interface RedisRateLimiterOptions {
   now?: () => number;
 }
 
+/**
+ * Counts in Redis, shared by every instance. A window's key that Redis does not have (it
+ * restarted empty, or the window is new) is first rebuilt from the recorded usage. While Redis
+ * does not answer, this instance limits by itself (an in-process limiter seeded from the recorded
+ * usage, with the same figures) and says so once in the log and in `redisState()`; when Redis
+ * answers again it goes back to it, and each key's windows are raised to the recorded usage once,
+ * so the calls admitted meanwhile count there too.
+ */
 // Takes one request back from the three windows it was counted in (never below zero), and from
 // the instance's calls not yet recorded (KEYS[4]) when it was counted there.
 const REFUND = `
@@ -147,14 +174,6 @@ end
 return 0
 `;
 
-/**
- * Counts in Redis, shared by every instance. A window's key that Redis does not have (it
- * restarted empty, or the window is new) is first rebuilt from the recorded usage. While Redis
- * does not answer, this instance limits by itself (an in-process limiter seeded from the recorded
- * usage, with the same figures) and says so once in the log and in `redisState()`; when Redis
- * answers again it goes back to it, and each key's windows are raised to the recorded usage once,
- * so the calls admitted meanwhile count there too.
- */
 export class RedisRateLimiter implements RateLimiter {
   private readonly connection: RequestPathRedis;
   private readonly redis: Redis;
@@ -166,6 +185,10 @@ export class RedisRateLimiter implements RateLimiter {
   /** After Redis came back: keys whose windows were raised to the recorded usage, until `resyncUntil`. */
   private resynced = new Set<string>();
   private resyncUntil = -Infinity;
+  /** Consumes waiting to be sent, by key. */
+  private batches = new Map<string, ConsumeBatch[]>();
+  private flushScheduled = false;
+  private readonly flushSoon = () => this.flushBatches();
   /** This instance's calls admitted and not yet recorded, in Redis (see CONSUME). */
   private readonly instance = randomUUID();
   private readonly unrecorded = unrecordedKey(this.instance);
@@ -319,35 +342,92 @@ export class RedisRateLimiter implements RateLimiter {
     return true;
   }
 
-  /** One request against the shared windows: one script call (two when its day must be seeded first). */
-  private async consumeShared(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+  /**
+   * Takes a batch's requests in one script call: the first `admitted` of them, in the order they
+   * came, are admitted, each with its own counts, as if they had been taken one after the other.
+   */
+  private async consumeShared(batch: ConsumeBatch): Promise<void> {
+    const { key, limits, now } = batch;
+    const n = batch.nows.length;
     const expiries = expiriesAt(now);
     const keys = this.keys(key, now);
     if (this.needsResync(key, now)) await this.raise(key, keys, expiries, now);
     const track = this.recordsCallsOf(key) ? 1 : 0;
     const consume = (check: number) =>
-      this.call('ndConsume', [...keys, this.unrecorded, limits.minute, limits.hour, limits.day, ...expiries, check, track, UNRECORDED_TTL_MS]);
-    let [admitted, ...counts] = await consume(1);
+      this.call('ndConsume', [...keys, this.unrecorded, limits.minute, limits.hour, limits.day, ...expiries, check, n, track, UNRECORDED_TTL_MS]);
+    let [admitted, ...after] = await consume(1);
     if (admitted === MISSING) {
-      // Once per key and day: Redis has not seen it (restarted empty, or a new day).
+      // Once per key and window: Redis has not seen it (restarted empty, or a new window).
       await this.raise(key, keys, expiries, now);
-      [admitted, ...counts] = await consume(0);
+      [admitted, ...after] = await consume(0);
     }
-    return decide(admitted === 1, counts.map(Number), limits, now);
+    const k = Number(admitted);
+    const before = after.map((c) => Number(c) - k);
+    for (let i = 0; i < n; i++) {
+      const taken = i < k ? i + 1 : k;
+      batch.resolves[i]!(decide(i < k, [before[0]! + taken, before[1]! + taken, before[2]! + taken], limits, batch.nows[i]!));
+    }
   }
 
-  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
-    await this.connection.started();
+  /** Runs the batches gathered since the last flush (each key's requests of this turn). */
+  private flushBatches(): void {
+    this.flushScheduled = false;
+    const batches = this.batches;
+    this.batches = new Map();
+    for (const list of batches.values()) for (const batch of list) void this.runBatch(batch);
+  }
+
+  private async runBatch(batch: ConsumeBatch): Promise<void> {
     if (!this.connection.degraded) {
       try {
-        return await this.consumeShared(key, limits, now);
+        return await this.consumeShared(batch);
       } catch (err) {
-        if (!(err instanceof RedisUnavailable) || this.closing) throw err;
+        if (!(err instanceof RedisUnavailable) || this.closing) {
+          for (const reject of batch.rejects) reject(err);
+          return;
+        }
         this.connection.degrade(err.cause);
       }
     }
-    // Redis is away: this instance limits by itself.
-    return this.fallbackLimiter().consume(key, limits, now);
+    // Redis went away since these requests came: this instance limits them by itself.
+    for (let i = 0; i < batch.nows.length; i++) {
+      try {
+        batch.resolves[i]!(await this.fallbackLimiter().consume(batch.key, batch.limits, batch.nows[i]!));
+      } catch (err) {
+        batch.rejects[i]!(err);
+      }
+    }
+  }
+
+  /** Joins the request to its key's batch of this turn (same windows and limits), sent once the turn's code has run. */
+  private enqueue(key: string, limits: WindowLimits, now: number, resolve: (d: Decision) => void, reject: (err: unknown) => void): void {
+    let list = this.batches.get(key);
+    if (!list) {
+      list = [];
+      this.batches.set(key, list);
+    }
+    const minute = windowStart('minute', now);
+    let batch: ConsumeBatch | undefined;
+    for (const b of list) {
+      if (b.minute === minute && b.limits.minute === limits.minute && b.limits.hour === limits.hour && b.limits.day === limits.day) {
+        batch = b;
+        break;
+      }
+    }
+    if (!batch) {
+      batch = { key, limits, now, minute, nows: [], resolves: [], rejects: [] };
+      list.push(batch);
+    }
+    batch.nows.push(now);
+    batch.resolves.push(resolve);
+    batch.rejects.push(reject);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // In the next turn's check phase, as the auth fence is sent: every request read in this
+      // turn and the next, and every one a single fence let through, joins one batch (figure:
+      // src/lib/turns.ts). ioredis then pipelines the batches' calls in one write.
+      inNextCheckPhase(this.flushSoon);
+    }
   }
 
   async refund(key: string, now: number): Promise<void> {
@@ -356,7 +436,13 @@ export class RedisRateLimiter implements RateLimiter {
       await this.call('ndRefund', [...this.keys(key, now), this.unrecorded]).catch(() => undefined);
       return;
     }
-    await this.fallback?.refund(key, now);
+    this.fallback?.refund(key, now);
+  }
+
+  async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+    await this.connection.started();
+    if (this.connection.degraded) return this.fallbackLimiter().consume(key, limits, now);
+    return new Promise<Decision>((resolve, reject) => this.enqueue(key, limits, now, resolve, reject));
   }
 
   async peek(key: string, limits: WindowLimits, now: number): Promise<WindowState[]> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
+import { inNextCheckPhase } from '../../lib/turns.js';
 import { PG_CONNECT_TIMEOUT_MS } from './pg-availability.js';
 
 /** The channel every write that revokes a token or changes an account notifies. */
@@ -18,7 +19,7 @@ export const PG_FENCE_TIMEOUT_MS = 1_000;
  * A notification travels on its own, so a request could arrive before the notification of a
  * revocation that committed before the request was sent. A cached answer therefore waits for a
  * fence: one round trip on the LISTEN connection, sent after the request was read and shared by
- * every request read in the same turn of the event loop. PostgreSQL delivers the
+ * every request read in the same turn of the event loop and the next. PostgreSQL delivers the
  * notifications a listening session has pending before it answers its next query, so once the
  * fence is answered every revocation committed before the request was sent has dropped the cache.
  */
@@ -100,8 +101,9 @@ export class ListenedCache<V> {
   private fence(): Promise<boolean> {
     if (!this.fencing) {
       this.fencing = new Promise<boolean>((resolve) => {
-        // Sent in this turn's check phase: after every request read in its poll phase.
-        setImmediate(() => {
+        // Sent in the next turn's check phase: after every request read in this turn's poll
+        // phase and the next one's.
+        inNextCheckPhase(() => {
           this.fencing = null;
           const client = this.client;
           if (!client || !this.listening) return resolve(false);
