@@ -6,39 +6,25 @@ import type { JobQueue, JobRunner } from './queue.js';
 import { runAsOwner } from '../owner.js';
 import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from './repository.js';
 import { ItemWriter } from './item-writer.js';
-import { ItemTextError, resultTextOf } from './items.js';
+import { RESULT_IS_ITEMS, type JobOperations } from './operations.js';
+import { JOB_ITEMS_PAGE, JobViews, jobViewOf } from './views.js';
+import { ItemTextError } from './items.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
 import { DAY_MS } from '../../lib/time.js';
+
+export { RESULT_IS_ITEMS, type JobOperation, type JobOperations } from './operations.js';
+export { JOB_ITEMS_PAGE, jobViewOf } from './views.js';
 
 /**
  * The job service: creates, reads, lists and cancels an account's jobs, and runs one when the
  * queue hands it over (it is the queue's JobRunner). Plain TypeScript: the operations it runs
- * and the error body of a failure come from the HTTP layer as functions.
+ * (./operations.ts) and the error body of a failure are given to it as functions.
  */
-
-/**
- * What a bulk or range call's run returns when its `data` is exactly the items it reported, each
- * once: the job's result is then those items in input order, already stored with the job, and is
- * not written a second time.
- */
-export const RESULT_IS_ITEMS: unique symbol = Symbol('the result is the items in input order');
-
-/** What the service runs for an endpoint. */
-export interface JobOperation {
-  /** Bulk and range calls: the number of items; undefined for a call with one answer. */
-  items: ((body: unknown) => number) | undefined;
-  /**
-   * The synchronous call's `data` as the JSON text its answer would hold; each item of a bulk or
-   * range call, as it completes, through `onItem`: its place in `data`, and its JSON text when
-   * asked for (written then, once, not in the middle of the probe).
-   */
-  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, json: () => string) => void }): Promise<string | typeof RESULT_IS_ITEMS>;
-}
 
 export interface JobServiceDeps {
   repo: JobRepository;
   queue: JobQueue;
-  operations: (endpoint: string) => JobOperation | undefined;
+  operations: JobOperations;
   /** The error body the synchronous call would answer for what a run threw. */
   errorBody: (err: unknown) => JobError;
   /** The accounts' work in flight, shared with the probe routes. */
@@ -48,6 +34,8 @@ export interface JobServiceDeps {
   /** The key an account's work is counted under (slots, socket budget). */
   ownerKey: (accountId: number) => string;
   events?: JobEvents | undefined;
+  /** How jobs are shown; built from `repo`, `operations` and `webhooks` unless given. */
+  views?: JobViews | undefined;
   webhooks?: Pick<JobWebhooks, 'attemptsOf'> | undefined;
   ttlDays: number;
   clock?: () => Date;
@@ -60,8 +48,6 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const JOB_ID_RE = /^job_[0-9A-Za-z]{24}$/;
 /** How often expired jobs are purged. */
 export const JOB_PURGE_INTERVAL_MS = 60 * 60 * 1000;
-/** Item batches fetched per query by streams and views (a job has at most 1000 items, so one read). */
-export const JOB_ITEMS_PAGE = 1000;
 
 export function newJobId(): string {
   let id = 'job_';
@@ -109,31 +95,18 @@ function decodeCursor(cursor: string): { created_at: string; id: string } {
   return { created_at: createdAt, id };
 }
 
-/** A job row as the API shows it, with its `result` (parsed, or the items so far), without webhook attempts. */
-export function jobViewOf(row: JobRecord, result: unknown): JobView {
-  return {
-    id: row.id,
-    endpoint: row.endpoint,
-    status: row.status,
-    progress: { done: row.progress_done, total: row.progress_total },
-    created_at: row.created_at,
-    started_at: row.started_at,
-    finished_at: row.finished_at,
-    result,
-    error: row.error === null ? null : (JSON.parse(row.error) as JobError),
-    webhook_url: row.webhook_url,
-  };
-}
-
 export class JobService implements JobRunner {
   readonly #d: JobServiceDeps;
   readonly #clock: () => Date;
+  readonly #views: JobViews;
   readonly #waiters = new Map<string, Set<() => void>>();
   #purgeTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: JobServiceDeps) {
     this.#d = deps;
     this.#clock = deps.clock ?? (() => new Date());
+    const webhooks = deps.webhooks;
+    this.#views = deps.views ?? new JobViews({ repo: deps.repo, operations: deps.operations, attemptsOf: webhooks && ((id) => webhooks.attemptsOf(id)) });
   }
 
   /** Starts running jobs (the queue) and the periodic TTL purge. */
@@ -172,7 +145,7 @@ export class JobService implements JobRunner {
     });
     await this.#d.queue.enqueue(row.id, answered);
     // What view() would read back for a job nothing has run yet: no items, no delivery attempts.
-    return jobViewOf(row, this.#d.operations(row.endpoint)?.items !== undefined ? [] : null);
+    return jobViewOf(row, this.#views.hasItems(row.endpoint) ? [] : null);
   }
 
   /** The account's job: undefined for a malformed id (no query), another account's, an unknown or an expired one. */
@@ -266,39 +239,14 @@ export class JobService implements JobRunner {
     }
   }
 
-  /**
-   * `view` as JSON text, for a stream's last line: a finished job's result goes in as stored
-   * (the synchronous answer's text, or its items' texts), not parsed to be written again.
-   * `batches`: all of the job's items, when the stream has just read them.
-   */
-  async viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
-    const result = await this.#resultText(row, batches);
-    const { result: _none, ...rest } = await this.#view(row, null);
-    return `${JSON.stringify(rest).slice(0, -1)},"result":${result}}`;
+  /** `view` as JSON text, for a stream's last line (JobViews.viewText). */
+  viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
+    return this.#views.viewText(row, batches);
   }
 
   /** The job as the API shows it. */
-  async view(row: JobRecord): Promise<JobView> {
-    return this.#view(row, JSON.parse(await this.#resultText(row)) as unknown);
-  }
-
-  /**
-   * The job's `result` as JSON text: the stored text; else, for a bulk or range call, its items
-   * (so far) in input order, which is its result once it succeeded (RESULT_IS_ITEMS); else null.
-   */
-  async #resultText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
-    if (row.result !== null) return row.result;
-    if (this.#d.operations(row.endpoint)?.items === undefined) return 'null';
-    return resultTextOf(batches ?? (await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE)));
-  }
-
-  async #view(row: JobRecord, result: unknown): Promise<JobView> {
-    const view = jobViewOf(row, result);
-    if (row.webhook_url !== null && this.#d.webhooks) {
-      const attempts = await this.#d.webhooks.attemptsOf(row.id);
-      if (attempts.length > 0) view.webhook_deliveries = attempts;
-    }
-    return view;
+  view(row: JobRecord): Promise<JobView> {
+    return this.#views.view(row);
   }
 
   // JobRunner: the queue asks before it claims, and runs what it claimed.
@@ -313,7 +261,7 @@ export class JobService implements JobRunner {
     const finish = async (outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError }, done: number, last: JobItemBatch | null = null): Promise<void> => {
       const ok = await repo.finish(job.id, owner, {
         status: 'result' in outcome ? 'succeeded' : 'failed',
-        // RESULT_IS_ITEMS: the items written are the result (#resultText), kept once.
+        // RESULT_IS_ITEMS: the items written are the result (JobViews.resultText), kept once.
         result: 'result' in outcome && outcome.result !== RESULT_IS_ITEMS ? outcome.result : null,
         error: 'error' in outcome ? JSON.stringify(outcome.error) : null,
         finished_at: this.#clock().toISOString(),

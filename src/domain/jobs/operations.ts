@@ -1,0 +1,27 @@
+/**
+ * What the job service runs, as the domain sees it: an operation per endpoint that takes a
+ * job's body and gives back the synchronous call's `data` as JSON text. Where the operations are
+ * declared (src/operations/) and how they are served over HTTP is not the domain's business.
+ */
+
+/**
+ * What a bulk or range call's run returns when its `data` is exactly the items it reported, each
+ * once: the job's result is then those items in input order, already stored with the job, and is
+ * not written a second time.
+ */
+export const RESULT_IS_ITEMS: unique symbol = Symbol('the result is the items in input order');
+
+/** What the service runs for an endpoint. */
+export interface JobOperation {
+  /** Bulk and range calls: the number of items; undefined for a call with one answer. */
+  items: ((body: unknown) => number) | undefined;
+  /**
+   * The synchronous call's `data` as the JSON text its answer would hold; each item of a bulk or
+   * range call, as it completes, through `onItem`: its place in `data`, and its JSON text when
+   * asked for (written then, once, not in the middle of the probe).
+   */
+  run(body: unknown, ctx: { signal: AbortSignal; onItem?: (index: number, json: () => string) => void }): Promise<string | typeof RESULT_IS_ITEMS>;
+}
+
+/** The operation a job of `endpoint` runs; undefined for an endpoint that has none. */
+export type JobOperations = (endpoint: string) => JobOperation | undefined;

@@ -1,0 +1,84 @@
+import type { JobItemBatch, JobRecord, JobRepository } from './repository.js';
+import { resultTextOf } from './items.js';
+import type { JobOperations } from './operations.js';
+import type { JobError, JobView, WebhookAttemptView } from './types.js';
+
+/** Item batches fetched per query by streams and views (a job has at most 1000 items, so one read). */
+export const JOB_ITEMS_PAGE = 1000;
+
+/** A job row as the API shows it, with its `result` (parsed, or the items so far), without webhook attempts. */
+export function jobViewOf(row: JobRecord, result: unknown): JobView {
+  return {
+    id: row.id,
+    endpoint: row.endpoint,
+    status: row.status,
+    progress: { done: row.progress_done, total: row.progress_total },
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    result,
+    error: row.error === null ? null : (JSON.parse(row.error) as JobError),
+    webhook_url: row.webhook_url,
+  };
+}
+
+export interface JobViewsDeps {
+  repo: Pick<JobRepository, 'itemBatches'>;
+  /** Which endpoints are bulk or range calls (their result is their items). */
+  operations: JobOperations;
+  /** A job's webhook delivery attempts; without it a view shows none. */
+  attemptsOf?: ((jobId: string) => Promise<WebhookAttemptView[]>) | undefined;
+}
+
+/**
+ * Jobs as the API shows them. Apart from the job service so that whatever the service tells of
+ * a job (webhook delivery, building an event after the fact) can be built before it and still
+ * show the job exactly as the API does.
+ */
+export class JobViews {
+  readonly #d: JobViewsDeps;
+
+  constructor(deps: JobViewsDeps) {
+    this.#d = deps;
+  }
+
+  /** The job as the API shows it. */
+  async view(row: JobRecord): Promise<JobView> {
+    return this.#view(row, JSON.parse(await this.resultText(row)) as unknown);
+  }
+
+  /**
+   * `view` as JSON text, for a stream's last line: a finished job's result goes in as stored
+   * (the synchronous answer's text, or its items' texts), not parsed to be written again.
+   * `batches`: all of the job's items, when the stream has just read them.
+   */
+  async viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
+    const result = await this.resultText(row, batches);
+    const { result: _none, ...rest } = await this.#view(row, null);
+    return `${JSON.stringify(rest).slice(0, -1)},"result":${result}}`;
+  }
+
+  /** Whether jobs of `endpoint` are bulk or range calls, whose result is their items. */
+  hasItems(endpoint: string): boolean {
+    return this.#d.operations(endpoint)?.items !== undefined;
+  }
+
+  /**
+   * The job's `result` as JSON text: the stored text; else, for a bulk or range call, its items
+   * (so far) in input order, which is its result once it succeeded (RESULT_IS_ITEMS); else null.
+   */
+  async resultText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
+    if (row.result !== null) return row.result;
+    if (!this.hasItems(row.endpoint)) return 'null';
+    return resultTextOf(batches ?? (await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE)));
+  }
+
+  async #view(row: JobRecord, result: unknown): Promise<JobView> {
+    const view = jobViewOf(row, result);
+    if (row.webhook_url !== null && this.#d.attemptsOf) {
+      const attempts = await this.#d.attemptsOf(row.id);
+      if (attempts.length > 0) view.webhook_deliveries = attempts;
+    }
+    return view;
+  }
+}
