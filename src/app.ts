@@ -51,7 +51,7 @@ import { concurrentProbes } from './domain/accounts/plans.js';
 import { JobCancelledError, JobService } from './domain/jobs/service.js';
 import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './domain/jobs/queue.js';
-import { jobOperations } from './http/operations.js';
+import { jobOperations } from './operations/index.js';
 import { jobRoutes } from './http/routes/jobs.js';
 import { DAY_MS } from './lib/time.js';
 

@@ -1,10 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import fastJson from 'fast-json-stringify';
-import type { Static, TSchema } from 'typebox';
-import { ResolveError, type ResolveOptions } from '../domain/dialer.js';
-import type { Dialer } from '../infra/net/dialer.js';
-import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/service.js';
 import { webhookUrlOf } from '../domain/webhooks/url.js';
+import { serializerOf, type AnyOperation } from '../operations/operation.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';
 import { ok } from './reply.js';
@@ -12,102 +8,12 @@ import { envelope, responses } from './schemas/common.js';
 import { JobView } from './schemas/jobs.js';
 import type { RouteDeps } from './routes/deps.js';
 
-/**
- * One POST endpoint as a declaration: its schemas and what it runs. The route is generated from
- * it, and so is the job that runs it (Prefer: respond-async): both call the same `run`, so a
- * job's `result` is the synchronous call's `data` by construction.
- */
-
-export interface RunContext {
-  /** Aborted when the client goes away (synchronous) or the job is cancelled: sockets close at once. */
-  signal: AbortSignal;
-  /** Bulk and range calls tell each item as it completes, with its place in `data`. */
-  onItem?: ((index: number, item: unknown) => void) | undefined;
-}
-
-export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSchema> {
-  /** The path under /api, which is also the job's `endpoint`. */
-  path: string;
-  summary: string;
-  tags: string[];
-  body: B;
-  /** The schema of `data`; for bulk and range calls an array of the items `onItem` reports. */
-  data: D;
-  /** Probes the network: counts against the account's work in flight (API.md, "Rate limits"). */
-  probe: boolean;
-  /** Bulk and range calls: the number of items `data` will hold (a job's progress total). */
-  items?: (body: Static<B>) => number;
-  /**
-   * The synchronous call's 400s and 403s, for a job before its 202: bounds the schema cannot say,
-   * and every target resolved and checked through the dialer (never connected).
-   */
-  precheck?: (deps: RouteDeps, body: Static<B>) => Promise<void> | void;
-  /** `data` is shaped by the `data` schema on the way out, as the serializer does. */
-  run: (deps: RouteDeps, body: Static<B>, ctx: RunContext) => Promise<{ data: unknown; message: string }>;
-}
-
-export type AnyOperation = Operation<TSchema, TSchema>;
-
-export function defineOperation<B extends TSchema, D extends TSchema>(op: Operation<B, D>): AnyOperation {
-  return op as unknown as AnyOperation;
-}
-
 /** RFC 7240: is `respond-async` among the preferences (any case, any parameters, any order)? */
 export function prefersRespondAsync(header: string | string[] | undefined): boolean {
   if (header === undefined) return false;
   const text = Array.isArray(header) ? header.join(',') : header;
   if (text.length > 4096) return false;
   return text.split(',').some((pref) => pref.split(';', 1)[0]!.split('=', 1)[0]!.trim().toLowerCase() === 'respond-async');
-}
-
-/** Resolves and checks a target as the probe would, before any packet: a name that does not resolve is the probe's 200, not an error. */
-export async function checkTarget(dialer: Pick<Dialer, 'resolve'>, target: string, opts: ResolveOptions): Promise<void> {
-  try {
-    await dialer.resolve(target, opts);
-  } catch (err) {
-    if (!(err instanceof ResolveError)) throw err;
-  }
-}
-
-/**
- * A schema's serializer as the synchronous answer's: Fastify writes responses with
- * fast-json-stringify compiled from the route's schema, so the same compiler gives a job the same
- * text (fields the schema does not name dropped, values coerced alike), compiled once per schema.
- */
-function serializerOf(schema: TSchema): (value: unknown) => string {
-  return fastJson(schema as unknown as Parameters<typeof fastJson>[0]) as (value: unknown) => string;
-}
-
-/** What the job service runs for an endpoint: the operation, its answers written as the synchronous ones are. */
-export function jobOperation(op: AnyOperation, deps: RouteDeps): JobOperation {
-  const itemSchema = (op.data as { items?: TSchema }).items;
-  let serializers: { data: (value: unknown) => string; item: ((value: unknown) => string) | undefined } | undefined;
-  // Compiled on first use: a process that never runs this endpoint's jobs never compiles them.
-  const serialize = () => (serializers ??= { data: serializerOf(op.data), item: itemSchema && serializerOf(itemSchema) });
-  return {
-    items: op.items ? (body) => op.items!(body) : undefined,
-    async run(body, ctx) {
-      const { data: writeData, item: writeItem } = serialize();
-      const report = ctx.onItem;
-      if (!report || !writeItem) return writeData((await op.run(deps, body, { signal: ctx.signal })).data);
-      // Each item is written once, when the job's next batch write asks for it: not as it
-      // completes, in the middle of the probe's own callbacks, where it cost a 1000-port scan some
-      // 8 ms of CPU more. When `data` holds exactly the items reported (the same objects, each
-      // reported once) the result is those items, already written; else `data` is written whole.
-      const reported: unknown[] = [];
-      let reports = 0;
-      const { data } = await op.run(deps, body, {
-        signal: ctx.signal,
-        onItem: (index, item) => {
-          reported[index] = item;
-          reports++;
-          report(index, () => writeItem(item));
-        },
-      });
-      const itemsOnly = Array.isArray(data) && data.length > 0 && data.length === reports && data.every((item, i) => item === reported[i]);
-      return itemsOnly ? RESULT_IS_ITEMS : writeData(data);
-    },
-  };
 }
 
 /**
@@ -123,7 +29,10 @@ function declaredFields(op: AnyOperation): (body: Record<string, unknown>) => Re
 /** A signal that never aborts: operations that ignore client hang-ups need no listener per request. */
 const NEVER = new AbortController().signal;
 
-/** The route of an operation: synchronous, or a job when the client prefers respond-async. */
+/**
+ * The route of an operation (src/operations/operation.ts): synchronous, or a job when the client
+ * prefers respond-async.
+ */
 export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: AnyOperation): void {
   const jobBody = declaredFields(op);
   app.post(

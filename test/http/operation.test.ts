@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import { Type } from 'typebox';
 import { RESULT_IS_ITEMS } from '../../src/domain/jobs/service.js';
 import { webhookUrlOf } from '../../src/domain/webhooks/url.js';
-import { defineOperation, jobOperation, prefersRespondAsync } from '../../src/http/operation.js';
+import { prefersRespondAsync } from '../../src/http/operation.js';
+import { defineOperation, jobOperation } from '../../src/operations/operation.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import { ValidationError } from '../../src/errors.js';
 

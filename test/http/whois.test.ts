@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppDeps } from '../../src/app.js';
 import { WhoisService } from '../../src/domain/whois/service.js';
-import { dnsOperations } from '../../src/http/routes/dns.js';
+import { dnsOperations } from '../../src/operations/dns.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import type { WhoisResult } from '../../src/http/schemas/dns.js';
 import { createDialer, type Dialer } from '../../src/infra/net/dialer.js';

@@ -1,0 +1,18 @@
+import type { JobOperations } from '../domain/jobs/operations.js';
+import { dnsOperations } from './dns.js';
+import { ipOperations } from './ip.js';
+import { ipv6Operations } from './ipv6.js';
+import { jobOperation, type AnyOperation, type OperationDeps } from './operation.js';
+import { portOperations } from './ports.js';
+import { proxyOperations } from './proxy.js';
+
+export { checkTarget, defineOperation, jobOperation, type AnyOperation, type Operation, type OperationDeps, type RunContext } from './operation.js';
+
+/** Every POST endpoint that may run as a job, by its path under /api. */
+export const OPERATIONS: readonly AnyOperation[] = [...ipv6Operations, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations];
+
+/** The job service's view of the operations: what it runs for an endpoint. */
+export function jobOperations(deps: OperationDeps): JobOperations {
+  const byPath = new Map(OPERATIONS.map((op) => [op.path, jobOperation(op, deps)]));
+  return (endpoint) => byPath.get(endpoint);
+}
