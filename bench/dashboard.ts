@@ -23,7 +23,7 @@ async function serve(): Promise<void> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const { buildApp } = await import('../src/app.js');
+  const { composeApp } = await import('../src/compose.js');
   const { loadConfig } = await import('../src/config.js');
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { hashPassword } = await import('../src/domain/accounts/passwords.js');
@@ -67,7 +67,7 @@ async function serve(): Promise<void> {
     peek: (key, limits, at) => inner.peek(key, limits, at),
     close: () => inner.close(),
   };
-  const app = await buildApp({ config, store, limiter, logger: false });
+  const app = await composeApp({ config, store, limiter, logger: false });
 
   // Fastify's own time per response (onRequest to onResponse), kept for the driver to read.
   const elapsed: number[] = [];

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AppDeps } from '../src/app.js';
+import { composeApp, type AppDeps } from '../src/compose.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import { JobCancelledError } from '../src/domain/jobs/service.js';
@@ -76,7 +76,7 @@ async function harness(deps: (store: Store) => Partial<AppDeps>): Promise<Harnes
   const connectFn: ConnectFn = (opts) => (opts.host === FILTERED_HOST ? new net.Socket() : net.connect(opts));
   const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_WORKERS: '8' });
-  const app = await buildApp({ config, store, logger: false, dialer, ...deps(store) });
+  const app = await composeApp({ config, store, logger: false, dialer, ...deps(store) });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as net.AddressInfo;
   return {

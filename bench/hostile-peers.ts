@@ -13,7 +13,7 @@ import { median } from './stats.js';
 
 /**
  * Issue 14's figure: how long the event loop stalls while netdiag checks a hostile peer, against
- * the same check of a well-behaved one, in the same run. The app runs in this process (buildApp,
+ * the same check of a well-behaved one, in the same run. The app runs in this process (composeApp,
  * listening on loopback) with `monitorEventLoopDelay` (1 ms resolution) enabled around each
  * request; the peers run in a child process (this file with the argument `peers`), so their own
  * work is not counted:
@@ -166,7 +166,7 @@ interface Case {
 }
 
 async function runBench(): Promise<void> {
-  const { buildApp } = await import('../src/app.js');
+  const { composeApp } = await import('../src/compose.js');
   const { loadConfig } = await import('../src/config.js');
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { openStore } = await import('../src/infra/store/index.js');
@@ -186,7 +186,7 @@ async function runBench(): Promise<void> {
   const store = await openStore(config.databaseUrl);
   const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: 'enterprise' });
   // No rate limiter: the rounds would otherwise meet the plan's per-minute limit.
-  const app = await buildApp({ config, store, limiter: null, logger: false });
+  const app = await composeApp({ config, store, limiter: null, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { buildApp } from '../src/app.js';
+import { composeApp } from '../src/compose.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import { openPostgresStore } from '../src/infra/store/postgres.js';
@@ -39,7 +39,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LOOPBACK = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' };
 
 async function listenApp(store: Store, env: Record<string, string>) {
-  const app = await buildApp({ config: loadConfig({ DATABASE_URL: 'sqlite::memory:', ...LOOPBACK, ...env }), store, logger: false, limiter: null });
+  const app = await composeApp({ config: loadConfig({ DATABASE_URL: 'sqlite::memory:', ...LOOPBACK, ...env }), store, logger: false, limiter: null });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
   return { app, base };

@@ -1,17 +1,14 @@
-import type { FastifyInstance } from 'fastify';
-import { buildApp, proxyCheckerOf } from './app.js';
+import { compose, type Composition } from './compose.js';
 import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
 import { judgeHealth } from './domain/proxy/index.js';
-import { createGeoReader } from './infra/geoip/index.js';
-import { openStore } from './infra/store/index.js';
 import { exitOnSignals, useProductionRuntime } from './server.js';
 
 /** `netdiag worker` with NETDIAG_WORKERS=0 would run nothing. */
 export class WorkerConfigError extends Error {}
 
 export interface RunningWorker {
-  app: FastifyInstance;
+  services: Composition;
   close(): Promise<void>;
 }
 
@@ -28,19 +25,17 @@ const KEEP_ALIVE_INTERVAL_MS = 2 ** 30;
 export async function startWorker(config: Config, log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<RunningWorker> {
   if (config.workers === 0) throw new WorkerConfigError('netdiag worker runs jobs: NETDIAG_WORKERS must be 1 or more (0 is for API instances that only accept jobs)');
   useProductionRuntime();
-  const store = await openStore(config.databaseUrl);
-  const geo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
-  await geo.load();
-  // The app's routes are built but never listened on: onReady starts the job queue and webhook delivery.
-  const app = await buildApp({ config, store, geo });
-  await app.ready();
+  // No HTTP server: the graph alone, started at once (the job queue and webhook delivery).
+  const services = await compose(config);
+  await services.load();
+  services.start();
   const engine = config.redisUrl === undefined ? 'embedded queue (polling the database; set REDIS_URL for BullMQ)' : `BullMQ on ${withoutPassword(config.redisUrl)}`;
   // No HTTP server, so no judge of its own: the one set, else the one an API instance recorded.
-  const judge = await judgeHealth(proxyCheckerOf(app));
+  const judge = await judgeHealth(services.proxy);
   const judgeSays = judge.error === null ? `judge ${withoutPassword(judge.url!)}` : `${judge.url === null ? 'no judge' : `judge ${withoutPassword(judge.url)} not answering`}: proxy jobs fail (503) until it is fixed`;
   log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too; ${judgeSays}`);
-  app.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
-  if (judge.error !== null) app.log.warn({ judge: judge.url }, judge.error);
+  services.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
+  if (judge.error !== null) services.log.warn({ judge: judge.url }, judge.error);
 
   // The job queue's and the delivery's timers are unref'd, and without REDIS_URL no connection
   // holds the event loop: this does, until the worker closes (else it exited at once, code 0).
@@ -49,13 +44,12 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       clearInterval(alive);
-      await app.close();
-      await store.close();
+      await services.close();
     })());
-  exitOnSignals(app, config.shutdownGraceMs, close, {
+  exitOnSignals(services.log, config.shutdownGraceMs, close, {
     start: 'worker shutting down: runs in flight go back to the queue',
     late: 'the worker did not stop within the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway',
     failed: 'worker shutdown failed',
   });
-  return { app, close };
+  return { services, close };
 }

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test, type TestContext } from 'node:test';
-import { buildApp } from '../src/app.js';
+import { composeApp } from '../src/compose.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';
@@ -125,7 +125,7 @@ describe('workers and the judge', { concurrency: true }, () => {
       NETDIAG_DNS_SERVERS: '127.0.0.1:1',
       NETDIAG_SSL_CHECK_TARGET: tls.address,
     };
-    const app = await buildApp({ config: loadConfig({ ...everywhere, NETDIAG_WORKERS: '0' }), store, logger: false });
+    const app = await composeApp({ config: loadConfig({ ...everywhere, NETDIAG_WORKERS: '0' }), store, logger: false });
     t.after(async () => {
       await app.close();
       await store.close();
@@ -183,7 +183,7 @@ describe('workers and the judge', { concurrency: true }, () => {
     const proxy = await startHttpProxy({ kind: 'elite' });
     const store: Store = await openSqliteStore(path);
     // An API instance that accepts jobs but never listens: it records no judge.
-    const app = await buildApp({ config: loadConfig({ ...env, NETDIAG_WORKERS: '0' }), store, logger: false });
+    const app = await composeApp({ config: loadConfig({ ...env, NETDIAG_WORKERS: '0' }), store, logger: false });
     await app.ready();
     t.after(async () => {
       await app.close();

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { buildApp } from '../src/app.js';
+import { composeApp } from '../src/compose.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';
@@ -76,7 +76,7 @@ test('SIGKILL of the worker running a job: the other worker finishes it, same re
     for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
   });
 
-  const app = await buildApp({ config: loadConfig({ ...shared, DATABASE_URL: 'sqlite::memory:', NETDIAG_WORKERS: '0' }), store, logger: false });
+  const app = await composeApp({ config: loadConfig({ ...shared, DATABASE_URL: 'sqlite::memory:', NETDIAG_WORKERS: '0' }), store, logger: false });
   t.after(() => app.close());
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;

@@ -3,7 +3,7 @@ import './warm-up.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
@@ -76,7 +76,7 @@ const store = scaleOut ? await openPostgresStore(pgUrl, { schema }) : await open
 const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: process.env.BENCH_PLAN ?? 'enterprise' });
 const parts = process.env.BENCH_PARTS ?? 'all';
 if (parts === 'admit-all') store.usage.record = async () => {};
-const app = await buildApp({
+const app = await composeApp({
   config,
   store,
   limiter: parts === 'auth' ? null : parts === 'admit-all' ? new AdmitAll() : scaleOut ? new UnboundedRedis(new RedisRateLimiter(redisUrl)) : new UnboundedLimits(),

@@ -3,7 +3,7 @@ import './warm-up.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
@@ -28,7 +28,7 @@ for (let i = 0; i < aAccounts; i++) {
 }
 const a = aList[0]!;
 const b = await accounts.createAccount({ email: 'b@example.com', name: 'B', plan: process.env.BENCH_PLAN_B ?? 'free' });
-const app = await buildApp({ config, store, limiter: null, logger: false });
+const app = await composeApp({ config, store, limiter: null, logger: false });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : 0;

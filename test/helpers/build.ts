@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AppDeps } from '../../src/app.js';
+import { composeApp, type AppDeps } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openSqliteStore, type SqliteStore } from '../../src/infra/store/sqlite.js';
@@ -49,7 +49,7 @@ export async function build(
   const store = await openSqliteStore(dbPath);
   const accounts = new AccountService(store, opts.deps?.clock);
   const { token } = await accounts.createAccount({ email: 'tester@example.com', name: 'Tester', plan: opts.plan ?? 'enterprise' });
-  const app = await buildApp({ config, store, logger: false, ...opts.deps });
+  const app = await composeApp({ config, store, logger: false, ...opts.deps });
   t.after(async () => {
     await app.close();
     await store.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { PLANS } from '../../src/domain/accounts/plans.js';
@@ -57,7 +57,7 @@ if (!TEST_DATABASE_URL) {
       const clock = () => new Date(at);
       const store = await openPostgresStore(cluster.url);
       const config = loadConfig({ DATABASE_URL: cluster.url, NETDIAG_DNS_SERVERS: '127.0.0.1:1', ...(redisUrl ? { REDIS_URL: redisUrl } : {}) });
-      const app = await buildApp({ config, store, logger: false, clock });
+      const app = await composeApp({ config, store, logger: false, clock });
       t.after(async () => {
         await app.close();
         await store.close();

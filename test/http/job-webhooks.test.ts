@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { newJobId } from '../../src/domain/jobs/service.js';
@@ -121,7 +121,7 @@ test("an event the sweep queues at start shows the job as the API does: a bulk j
   await store.jobs.create({ id, account_id: account.id, endpoint: '/port/scan-range', body: '{"host":"127.0.0.1","ports":"1-2"}', webhook_url: `${receiver.url}/hook`, progress_total: 2, created_at: at });
   assert.ok(await store.jobs.cancel(id, account.id, at));
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', ...LOOPBACK_ENV });
-  const app = await buildApp({ config, store, logger: false, webhookTuning: { ...FAST, sweepGraceMs: 0 } });
+  const app = await composeApp({ config, store, logger: false, webhookTuning: { ...FAST, sweepGraceMs: 0 } });
   t.after(async () => {
     await app.close();
     await store.close();

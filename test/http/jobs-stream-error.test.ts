@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { batchOf } from '../../src/domain/jobs/items.js';
@@ -70,7 +70,7 @@ async function start(t: TestContext): Promise<Running> {
   };
   const { token, account } = await new AccountService(store).createAccount({ email: 'a@example.com', name: 'A', plan: 'enterprise' });
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
-  const app = await buildApp({ config, store, logger: false });
+  const app = await composeApp({ config, store, logger: false });
   t.after(async () => {
     await app.close();
     await real.close();

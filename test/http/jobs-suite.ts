@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AppDeps } from '../../src/app.js';
+import { composeApp, type AppDeps } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
@@ -70,7 +70,7 @@ function harness(t: TestContext, engine: JobEngine) {
         };
       }
       const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', ...opts.env });
-      const app = await buildApp({ config, store, logger: false, ...engine.deps?.(store, config), ...opts.deps });
+      const app = await composeApp({ config, store, logger: false, ...engine.deps?.(store, config), ...opts.deps });
       closers.push(() => app.close());
       await app.listen({ port: 0, host: '127.0.0.1' });
       const address = app.server.address();

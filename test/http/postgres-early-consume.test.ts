@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { RateLimiter } from '../../src/domain/usage/rate-limit.js';
@@ -26,7 +26,7 @@ async function setUp(t: TestContext, url: string, redisUrl: string | undefined, 
   const store = await backend.open();
   const cli = await backend.open();
   const config = loadConfig({ DATABASE_URL: url, NETDIAG_DNS_SERVERS: '127.0.0.1:1', ...(redisUrl ? { REDIS_URL: redisUrl } : {}) });
-  const app = await buildApp({ config, store, logger: false, clock, ...(limiter ? { limiter } : {}) });
+  const app = await composeApp({ config, store, logger: false, clock, ...(limiter ? { limiter } : {}) });
   t.after(async () => {
     await app.close();
     await store.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { TEST_DATABASE_URL, postgresBackend } from '../infra/store/backends.js';
@@ -12,7 +12,7 @@ if (!TEST_DATABASE_URL) {
   test('the API on PostgreSQL: accounts, tokens, revocation and usage', async (t) => {
     const backend = postgresBackend(url);
     const store = await backend.open();
-    const app = await buildApp({ config: loadConfig({ DATABASE_URL: url, NETDIAG_DNS_SERVERS: '127.0.0.1:1' }), store, logger: false });
+    const app = await composeApp({ config: loadConfig({ DATABASE_URL: url, NETDIAG_DNS_SERVERS: '127.0.0.1:1' }), store, logger: false });
     t.after(async () => {
       await app.close();
       await store.close();

@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { build } from '../helpers/build.js';
@@ -65,7 +65,7 @@ if (!TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
     const backend = postgresBackend(url);
     const store = await backend.open();
     const config = loadConfig({ DATABASE_URL: url, NETDIAG_DNS_SERVERS: '127.0.0.1:1', REDIS_URL: process.env.TEST_REDIS_URL! });
-    const app = await buildApp({ config, store, logger: false, clock, recordUsage: false });
+    const app = await composeApp({ config, store, logger: false, clock, recordUsage: false });
     t.after(async () => {
       await app.close();
       await store.close();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { PREVIOUS_SECRET_MS, WebhookSecrets } from '../../src/domain/webhooks/secrets.js';
@@ -28,7 +28,7 @@ const HOUR = 3_600_000;
 async function served(t: TestContext, backend: Backend, clock: () => Date) {
   const store: Store = await backend.open();
   const config = loadConfig({ DATABASE_URL: backend.name === 'sqlite' ? 'sqlite::memory:' : TEST_DATABASE_URL!, NETDIAG_DNS_SERVERS: '127.0.0.1:1' });
-  const app = await buildApp({ config, store, logger: false, clock, recordUsage: false });
+  const app = await composeApp({ config, store, logger: false, clock, recordUsage: false });
   t.after(async () => {
     await app.close();
     await store.close();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import type { AppDeps } from '../../src/app.js';
+import type { AppDeps } from '../../src/compose.js';
 import { WhoisService } from '../../src/domain/whois/service.js';
 import { dnsOperations } from '../../src/operations/dns.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';

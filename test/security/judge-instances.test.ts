@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { Judge, parseEcho, parseUploadReceipt, SPEED_DOWNLOAD_BYTES } from '../../src/domain/proxy/index.js';
@@ -27,7 +27,7 @@ interface Instance {
 
 async function instance(t: TestContext, store: Store, env: Record<string, string>): Promise<Instance> {
   const config = loadConfig({ DATABASE_URL: 'sqlite:unused', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', ...env });
-  const app = await buildApp({ config, store, logger: false });
+  const app = await composeApp({ config, store, logger: false });
   t.after(async () => {
     await app.close();
     await store.close();

@@ -80,15 +80,18 @@ export class AccountService {
   private readonly hashes = new Map<string, string>();
   /**
    * Told the ids of the jobs a suspension cancelled, so that their runs in this process stop at
-   * once and other processes are told as for a DELETE (the app wires the job service here); without
-   * it (the CLI) they stop at their next lease renewal.
+   * once and other processes are told as for a DELETE (src/compose.ts gives the job service's at
+   * construction); without it (the CLI) they stop at their next lease renewal.
    */
   onJobsCancelled: ((ids: readonly string[]) => Promise<void>) | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock = () => new Date(),
-  ) {}
+    opts: { onJobsCancelled?: (ids: readonly string[]) => Promise<void> } = {},
+  ) {
+    this.onJobsCancelled = opts.onJobsCancelled;
+  }
 
   private now(): string {
     return this.clock().toISOString();

@@ -3,7 +3,6 @@ import { concurrentProbes, planLimits } from '../../domain/accounts/plans.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
 import { accountKey } from './auth.js';
-import { createInFlightSlots } from '../../infra/inflight/index.js';
 import type { InFlightSlots } from '../../domain/in-flight.js';
 import { runAsOwner } from '../../domain/owner.js';
 import { prefersRespondAsync } from '../operation.js';
@@ -37,21 +36,18 @@ type HookDone = (err?: Error) => void;
  * handler runs as its account's work (domain/owner.ts), so every dial it makes is counted to
  * that account's share of the socket budget.
  *
- * Counted through Redis (leases that lapse if an instance dies) when `redisUrl` is given, in
- * this process otherwise (Redis going away and coming back is logged to the app's log); `slots`
- * replaces either (tests).
+ * The slots are given (src/compose.ts builds them, through Redis with REDIS_URL, and closes
+ * them): the job engine counts against the same ones.
  */
 export function registerConcurrency(
   app: FastifyInstance,
   opts: {
-    redisUrl?: string | undefined;
-    slots?: InFlightSlots;
+    slots: InFlightSlots;
     /** A request refused here was counted by the rate windows: a 429 is no call, so it is taken back. */
     onRefused?: (request: FastifyRequest) => Promise<void>;
-  } = {},
-): InFlightSlots {
-  const slots = opts.slots ?? createInFlightSlots(opts.redisUrl, app.log);
-  if (!opts.slots) app.addHook('onClose', async () => slots.close());
+  },
+): void {
+  const slots = opts.slots;
 
   /** Takes one of the account's slots; the owner to run the handler as, or null when it holds none. */
   const acquire = async (request: FastifyRequest, reply: FastifyReply): Promise<string | null> => {
@@ -97,7 +93,6 @@ export function registerConcurrency(
     const post = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
     route.onResponse = [...post, releaseOnResponse] as typeof route.onResponse;
   });
-  return slots;
 }
 
 declare module 'fastify' {

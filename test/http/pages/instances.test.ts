@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../../src/app.js';
+import { composeApp } from '../../../src/compose.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import { LOGIN_LIMITS } from '../../../src/http/pages/throttle.js';
@@ -19,7 +19,7 @@ async function twoInstances(t: TestContext, url: string, redisUrl: string) {
   const backend = postgresBackend(url);
   const config = loadConfig({ DATABASE_URL: url, NETDIAG_DNS_SERVERS: '127.0.0.1:1', REDIS_URL: redisUrl, NETDIAG_TRUST_PROXY: '127.0.0.1' });
   const stores = [await backend.open(), await backend.open()];
-  const apps: FastifyInstance[] = await Promise.all(stores.map((store) => buildApp({ config, store, logger: false, clock })));
+  const apps: FastifyInstance[] = await Promise.all(stores.map((store) => composeApp({ config, store, logger: false, clock })));
   t.after(async () => {
     for (const app of apps) await app.close();
     for (const store of stores) await store.close();

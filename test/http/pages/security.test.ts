@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hash } from '@node-rs/argon2';
-import { buildApp } from '../../../src/app.js';
+import { composeApp } from '../../../src/compose.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import { LoginService } from '../../../src/domain/accounts/logins.js';
@@ -184,8 +184,8 @@ if (!TEST_DATABASE_URL) {
     const storeA = await backend.open();
     const storeB = await backend.open();
     const config = loadConfig({ DATABASE_URL: url, NETDIAG_DNS_SERVERS: '127.0.0.1:1' });
-    const appA = await buildApp({ config, store: storeA, logger: false });
-    const appB = await buildApp({ config, store: storeB, logger: false });
+    const appA = await composeApp({ config, store: storeA, logger: false });
+    const appB = await composeApp({ config, store: storeB, logger: false });
     t.after(async () => {
       await appA.close();
       await appB.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildApp } from '../../../src/app.js';
+import { composeApp } from '../../../src/compose.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import { JobCancelledError } from '../../../src/domain/jobs/service.js';
@@ -33,7 +33,7 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   const errors: unknown[] = [];
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
   const queue = new BullMqJobQueue({ redisUrl, repo: store.jobs, workers: 2, sweepMs: 200, cancelReason: () => new JobCancelledError(), onError: (err) => errors.push(err) });
-  const app = await buildApp({ config, store, logger: false, jobQueue: queue });
+  const app = await composeApp({ config, store, logger: false, jobQueue: queue });
   t.after(() => app.close());
   await app.ready();
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../../src/app.js';
+import { composeApp } from '../../../src/compose.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
@@ -43,7 +43,7 @@ test("per-account work in flight holds across BullMQ workers: a free account's t
   for (const [i, store] of stores.entries()) {
     const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', REDIS_URL: redisUrl, NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
     const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: hanging[i]!.fn });
-    const app = await buildApp({ config, store, logger: false, dialer });
+    const app = await composeApp({ config, store, logger: false, dialer });
     apps.push(app);
     await app.ready();
   }

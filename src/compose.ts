@@ -1,0 +1,256 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import pinoPretty from 'pino-pretty';
+import { buildApp, type AppServices } from './app.js';
+import { configuredJudgeUrl, type Config, type LogFormat } from './config.js';
+import { LoginService } from './domain/accounts/logins.js';
+import type { PasswordHasher } from './domain/accounts/passwords.js';
+import { concurrentProbes } from './domain/accounts/plans.js';
+import { AccountService, type Clock } from './domain/accounts/service.js';
+import { DnsLookupService } from './domain/dns/index.js';
+import { JobCancelledError, JobService } from './domain/jobs/service.js';
+import { JobViews } from './domain/jobs/views.js';
+import { PortScanner } from './domain/ports/index.js';
+import { Judge, JudgeDirectory, ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
+import { UsageService } from './domain/usage/service.js';
+import { WebhookSecrets } from './domain/webhooks/secrets.js';
+import { createWhoisService } from './domain/whois/index.js';
+import { accountKey, accountLimiterOptions } from './http/plugins/auth.js';
+import { errorResponseOf } from './http/plugins/errors.js';
+import { callsRecordedTo } from './http/plugins/usage.js';
+import type { DnsClient } from './domain/dns/client.js';
+import { createDnsClient } from './infra/dns/index.js';
+import type { GeoReader } from './domain/ip/geoip.js';
+import { createGeoReader } from './infra/geoip/index.js';
+import { createInFlightSlots } from './infra/inflight/index.js';
+import { createJobQueue } from './infra/jobs/index.js';
+import type { JobQueue } from './domain/jobs/queue.js';
+import { createDialer, type Dialer } from './infra/net/dialer.js';
+import type { RateLimiter } from './domain/usage/rate-limit.js';
+import { createRateLimiter } from './infra/ratelimit/index.js';
+import { openStore } from './infra/store/index.js';
+import type { Store } from './domain/store.js';
+import { GroupCommitRecorder } from './infra/usage/group-commit.js';
+import { createWebhooks, type WebhookTuning } from './infra/webhooks/index.js';
+import { jobOperations } from './operations/index.js';
+import type { OperationDeps } from './operations/operation.js';
+import { withoutRepeats } from './lib/repeat-filter.js';
+import { DAY_MS } from './lib/time.js';
+
+/**
+ * The composition root: every service, repository, limiter, queue, dialer, reader and Redis
+ * client of a process, built once from the Config in dependency order and never patched
+ * afterwards. `netdiag serve` hands the result to buildApp (src/app.ts) and listens;
+ * `netdiag worker` only starts it. Whoever composed closes: close() shuts down what compose
+ * opened, in order, and leaves alone what it was given.
+ */
+
+/** A webhook queue error with the same message is logged at most this often. */
+const WEBHOOK_ERROR_REPEAT_MS = 60_000;
+
+/** What a caller may give instead of what compose would build (tests, benchmarks). */
+export interface ComposeOptions {
+  /** Opened from DATABASE_URL unless given; compose closes only the one it opened. */
+  store?: Store;
+  clock?: Clock;
+  /**
+   * Built from REDIS_URL (in-process when unset) unless given; compose closes only the one it
+   * built. null leaves rate limiting out (no X-RateLimit-* headers, no 429s): `netdiag serve`
+   * never does, the benchmark of authentication alone does (issue 2's share of the cost).
+   */
+  limiter?: RateLimiter | null;
+  /** false leaves usage recording out, as `limiter: null` leaves limiting out; on by default. */
+  recordUsage?: boolean;
+  /** The dashboard's password hasher: Argon2id unless given (tests count its work). */
+  hasher?: PasswordHasher;
+  /** Built from the configuration unless given (tests spy on it). */
+  dialer?: Dialer;
+  /** Built from NETDIAG_DNS_SERVERS unless given. */
+  dnsClient?: DnsClient;
+  /** GeoIP reader; built from NETDIAG_GEOIP_* (or the bundled data) unless given. */
+  geo?: GeoReader;
+  /** Shorter proxy-check timeouts (tests of the timeout paths). */
+  proxyTimeouts?: Partial<ProxyTimeouts>;
+  /** pino options, or false for silence (tests). */
+  logger?: boolean | { level: string };
+  /** The job engine; the embedded one (jobs in the database, NETDIAG_WORKERS here) unless given. */
+  jobQueue?: JobQueue;
+  /** Webhook delivery's schedule, timeout and polling (tests: milliseconds). */
+  webhookTuning?: WebhookTuning;
+}
+
+/** What tests and benchmarks give composeApp: the configuration, their store, and what they replace. */
+export interface AppDeps extends ComposeOptions {
+  config: Config;
+  store: Store;
+}
+
+/** The built graph: what the app is given, and its lifecycle. */
+export interface Composition extends AppServices {
+  /** Reads the data files compose opened (the GeoIP databases), so no request waits for them. */
+  load(): Promise<void>;
+  /** Starts the job queue (NETDIAG_WORKERS runs here) and webhook delivery. */
+  start(): void;
+  /** Stops what start() started and closes what compose opened; the store last. */
+  close(): Promise<void>;
+}
+
+/**
+ * pino to stdout, written asynchronously: lines logged while a write is in flight go out
+ * together in the next one, instead of one blocking write(2) per request. Nothing is held back
+ * when the server is idle, and pino flushes what is pending when the process exits.
+ * LOG_FORMAT decides JSON lines or pino-pretty's readable ones; unset, a terminal gets pretty.
+ */
+function processLogger(level: string, format: LogFormat | undefined): FastifyBaseLogger {
+  if ((format ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'json') {
+    return pino({ level }, pino.destination({ dest: 1, sync: false })) as FastifyBaseLogger;
+  }
+  const stream = pinoPretty({ destination: 1, sync: false, colorize: process.stdout.isTTY === true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return pino({ level }, stream) as FastifyBaseLogger;
+}
+
+/** Builds the process's object graph from `config`; nothing in it runs until start(). */
+export async function compose(config: Config, opts: ComposeOptions = {}): Promise<Composition> {
+  const log =
+    opts.logger === false
+      ? (pino({ level: 'silent' }) as FastifyBaseLogger)
+      : processLogger(typeof opts.logger === 'object' ? opts.logger.level : config.logLevel, config.logFormat);
+  const store = opts.store ?? (await openStore(config.databaseUrl));
+  store.onBackgroundError((err) => log.warn({ err }, 'token last-used times could not be written; they are kept and retried at the next flush'));
+  const clock = opts.clock ?? (() => new Date());
+  // Date.now() unless a test gave a clock: a Date per request only to read its time is waste.
+  const now = opts.clock ? () => clock().getTime() : Date.now;
+
+  // Limits and usage: the limiter first, since written records are no longer "admitted but
+  // unrecorded" calls for it (a crash gives those back).
+  const ownLimiter = opts.limiter === undefined ? createRateLimiter(config.redisUrl, accountLimiterOptions(store.usage, log, config.reconcileMs, () => clock().getTime())) : undefined;
+  const limiter = ownLimiter ?? opts.limiter ?? null;
+  const recorder = opts.recordUsage === false ? null : new GroupCommitRecorder(store.usage, log, limiter ? callsRecordedTo(limiter) : undefined);
+  // Work in flight per account: through Redis (leases that lapse if an instance dies) with REDIS_URL.
+  const slots = createInFlightSlots(config.redisUrl, log);
+
+  // The probes, and the operations that run them.
+  const dialer = opts.dialer ?? createDialer(config);
+  const dnsClient = opts.dnsClient ?? createDnsClient(config);
+  const ownGeo = opts.geo ? undefined : createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
+  const geo = opts.geo ?? ownGeo!;
+  const probes: OperationDeps = {
+    dialer,
+    dns: new DnsLookupService({ client: dnsClient }),
+    whois: createWhoisService(config, dialer),
+    ports: new PortScanner({ dialer }),
+    proxy: new ProxyChecker({
+      dialer,
+      // The judge URL set, else this server's own /judge, else (a worker) the one recorded in the database.
+      judges: new JudgeDirectory({ configured: configuredJudgeUrl(config), record: store.judge }),
+      // Nonces and the signing secret in the database: every instance behind one judge URL agrees.
+      judge: new Judge({ ledger: store.judge, secret: config.judgeSecret }),
+      sslTarget: config.sslCheckTarget,
+      geo,
+      ...(opts.proxyTimeouts ? { timeouts: opts.proxyTimeouts } : {}),
+    }),
+    ip: { geo, dns: dnsClient, dnsblZones: config.dnsblZones },
+  };
+  const operations = jobOperations(probes);
+
+  // Jobs and their webhooks. The views come first: webhook delivery builds the events it queues
+  // after the fact (its sweep) with them, so they show the job exactly as the API does, and the
+  // job service, built last, tells delivery of the jobs it finishes.
+  const views = new JobViews({ repo: store.jobs, operations, attemptsOf: (jobId) => store.webhookDeliveries.attempts(jobId) });
+  const webhookSecrets = new WebhookSecrets(store, clock);
+  // While the database is away every poll fails: one line per message per WEBHOOK_ERROR_REPEAT_MS.
+  const webhookError = withoutRepeats((err) => log.warn({ err }, 'webhook delivery: the database could not be updated; the delivery is retried'), WEBHOOK_ERROR_REPEAT_MS);
+  // Every instance sends due deliveries from the database; started by start().
+  const webhooks = createWebhooks({
+    store,
+    dialer,
+    secrets: webhookSecrets,
+    // Deliveries and their attempts are kept as long as the jobs they belong to.
+    tuning: { keepMs: config.jobTtlDays * DAY_MS, ...opts.webhookTuning },
+    onError: webhookError,
+    start: false,
+    viewOf: (row) => views.view(row),
+  });
+  // Jobs: state in the database, run by the queue (embedded, or BullMQ with REDIS_URL: NETDIAG_WORKERS in this process).
+  const jobQueue =
+    opts.jobQueue ??
+    createJobQueue(config, store, {
+      cancelReason: () => new JobCancelledError(),
+      onError: (err) => log.error({ err }, 'job queue'),
+      onRecovered: (err) => log.warn({ err }, 'job queue: a worker paused past its lock; the job runs again'),
+      onRedis: (state, err) =>
+        state === 'lost'
+          ? log.warn({ err }, 'job queue: Redis cannot be reached; new jobs wait queued in the database until it is back')
+          : log.info('job queue: Redis is back'),
+    });
+  const jobs = new JobService({
+    repo: store.jobs,
+    queue: jobQueue,
+    operations,
+    views,
+    errorBody: (err) => errorResponseOf(err).body,
+    slots,
+    concurrentProbes,
+    ownerKey: accountKey,
+    events: webhooks.delivery,
+    webhooks: webhooks.delivery,
+    ttlDays: config.jobTtlDays,
+    clock,
+    onError: (err, what) => log.error({ err }, what),
+  });
+
+  // Accounts last: a suspension (the admin page) stops the account's runs as a DELETE does.
+  const accounts = new AccountService(store, clock, { onJobsCancelled: (ids) => jobs.stopped(ids) });
+  const logins = new LoginService(store, accounts, config.signup, clock, opts.hasher);
+
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    log,
+    silent: opts.logger === false,
+    store,
+    now,
+    accounts,
+    logins,
+    usage: new UsageService(store.usage),
+    limiter,
+    recorder,
+    slots,
+    geo,
+    ...probes,
+    jobs,
+    jobWebhooks: webhooks.delivery,
+    webhookSecrets,
+    load: async () => {
+      await ownGeo?.load();
+    },
+    start() {
+      webhooks.queue.start();
+      jobs.start();
+    },
+    close: () =>
+      (closing ??= (async () => {
+        // Runs in flight are aborted and given back to the queue first; pending usage records
+        // then reach the store before it closes.
+        await jobs.close();
+        await slots.close();
+        await recorder?.drain();
+        await ownLimiter?.close();
+        await webhooks.queue.close();
+        if (!opts.store) await store.close();
+      })()),
+  };
+}
+
+/**
+ * compose and buildApp in one, for tests and benchmarks that give their own store: the graph
+ * starts when the app is ready and closes with it (the store stays theirs to close).
+ */
+export async function composeApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, ...opts } = deps;
+  const services = await compose(config, opts);
+  const app = await buildApp(services);
+  app.addHook('onReady', async () => services.start());
+  app.addHook('onClose', async () => services.close());
+  return app;
+}
