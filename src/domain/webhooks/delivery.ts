@@ -94,7 +94,7 @@ export interface WebhookDeliveryOptions {
  * after the fact (enqueueMissed). One difference, for want of the endpoint's operation: a job
  * that ended without a result shows its items so far when it has some, and null when it has
  * none (JobService.view shows [] for a bulk call that ended before its first item). The app makes
- * it exact by giving WebhookDelivery JobService.view as `viewOf`.
+ * it exact by giving WebhookDelivery JobViews.view as `viewOf` (src/compose.ts).
  */
 export function rowView(store: Store): (row: JobRecord) => Promise<JobView> {
   return async (row) => {
@@ -116,8 +116,8 @@ export class WebhookDelivery implements JobWebhooks {
   readonly timeoutMs: number;
   /** Told after an event is queued (the queue's kick): given at construction, never set afterwards. */
   readonly onQueued: (() => void) | undefined;
-  /** Set by whoever builds the job service (its view), when that comes after this. */
-  viewOf: (row: JobRecord) => Promise<JobView>;
+  /** How enqueueMissed builds a job's view (WebhookDeliveryOptions.viewOf). */
+  readonly #viewOf: (row: JobRecord) => Promise<JobView>;
   readonly #onError: (err: unknown) => void;
 
   constructor(opts: WebhookDeliveryOptions) {
@@ -133,7 +133,7 @@ export class WebhookDelivery implements JobWebhooks {
     this.timeoutMs = timeoutMs;
     this.onQueued = opts.onQueued;
     this.#onError = opts.onError ?? (() => undefined);
-    this.viewOf = opts.viewOf ?? rowView(opts.store);
+    this.#viewOf = opts.viewOf ?? rowView(opts.store);
   }
 
   async checkUrl(url: string): Promise<void> {
@@ -189,7 +189,7 @@ export class WebhookDelivery implements JobWebhooks {
       try {
         const row = await this.#store.jobs.find(id);
         // A job purged since it was found has nothing to tell.
-        if (row && (await this.enqueue(await this.viewOf(row), row.account_id))) queued++;
+        if (row && (await this.enqueue(await this.#viewOf(row), row.account_id))) queued++;
       } catch (err) {
         this.#onError(err);
       }
