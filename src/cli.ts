@@ -45,7 +45,8 @@ const COMMANDS: Record<string, Command> = {
     flags: ['email'],
     required: ['email'],
     // With REDIS_URL the processes running its jobs are told at once, as for a DELETE.
-    run: (svc, f, { store, config }) => cancelsPublished(config, store, svc, () => svc.setStatus(f.email!, 'suspended')),
+    run: (_svc, f, { store, config }) =>
+      cancelsPublished(config, store, (onJobsCancelled) => new AccountService(store, undefined, { onJobsCancelled }).setStatus(f.email!, 'suspended')),
   },
   'account resume': {
     usage: 'account resume --email E',

@@ -80,10 +80,11 @@ export class AccountService {
   private readonly hashes = new Map<string, string>();
   /**
    * Told the ids of the jobs a suspension cancelled, so that their runs in this process stop at
-   * once and other processes are told as for a DELETE (src/compose.ts gives the job service's at
-   * construction); without it (the CLI) they stop at their next lease renewal.
+   * once and other processes are told as for a DELETE. Given at construction only: src/compose.ts
+   * gives the job service's, `netdiag account suspend` a Redis publisher (cancelsPublished);
+   * without it they stop at their next lease renewal.
    */
-  onJobsCancelled: ((ids: readonly string[]) => Promise<void>) | undefined;
+  private readonly onJobsCancelled: ((ids: readonly string[]) => Promise<void>) | undefined;
 
   constructor(
     private readonly store: Store,

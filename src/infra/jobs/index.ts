@@ -42,27 +42,25 @@ export function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, sto
  * Runs `suspend` (`netdiag account suspend`: a process that runs no queue) so that, with
  * REDIS_URL, the ids of the jobs it cancels are published as a DELETE publishes them, and the
  * processes running them abort at once; without Redis (or should Redis not answer) they stop at
- * their next lease renewal.
+ * their next lease renewal. `suspend` is given the publisher to build its AccountService with
+ * (undefined without Redis).
  */
 export async function cancelsPublished<T>(
   config: Pick<Config, 'redisUrl'>,
   store: Pick<Store, 'jobs'>,
-  accounts: { onJobsCancelled: ((ids: readonly string[]) => Promise<void>) | undefined },
-  suspend: () => Promise<T>,
+  suspend: (onJobsCancelled: ((ids: readonly string[]) => Promise<void>) | undefined) => Promise<T>,
   bullmq: JobQueueOptions['bullmq'] = {},
 ): Promise<T> {
-  if (config.redisUrl === undefined) return suspend();
+  if (config.redisUrl === undefined) return suspend(undefined);
   // Failures are the lease renewal's to make up for: nothing to report from here.
   const queue = new BullMqJobQueue({ redisUrl: config.redisUrl, repo: store.jobs, workers: 0, onError: () => undefined, ...bullmq });
   await queue.connected();
-  // All at once (JobService.stopped): with Redis slow, one after another would wait each timeout in turn.
-  accounts.onJobsCancelled = async (ids) => {
-    await Promise.all(ids.map((id) => queue.cancel(id)));
-  };
   try {
-    return await suspend();
+    // All at once (JobService.stopped): with Redis slow, one after another would wait each timeout in turn.
+    return await suspend(async (ids) => {
+      await Promise.all(ids.map((id) => queue.cancel(id)));
+    });
   } finally {
-    accounts.onJobsCancelled = undefined;
     await queue.close();
   }
 }

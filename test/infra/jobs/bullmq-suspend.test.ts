@@ -43,8 +43,7 @@ test('a suspension from the CLI stops the account\'s job running in a BullMQ wor
   await worker.enqueue(id);
   await eventually(() => signal !== undefined, { timeoutMs: 10_000 });
   assert.ok(signal, 'the worker runs the job');
-  const accounts = new AccountService(store);
-  await cancelsPublished({ redisUrl }, store, accounts, () => accounts.setStatus(account.email, 'suspended'), { prefix });
+  await cancelsPublished({ redisUrl }, store, (onJobsCancelled) => new AccountService(store, undefined, { onJobsCancelled }).setStatus(account.email, 'suspended'), { prefix });
   assert.equal((await store.jobs.find(id))?.status, 'cancelled');
   await eventually(() => signal!.aborted, { timeoutMs: 3_000 });
   assert.ok(signal!.aborted, 'the run was told at once, not at a lease renewal');
