@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError, DEFAULTS, loadConfig, publicBaseUrl, type Config } from './config.js';
 import { LoginService, passwordLinkUrl } from './domain/accounts/logins.js';
 import { describeDatabase } from './config-summary.js';
-import { AccountService, NotFound } from './domain/accounts/service.js';
+import { AccountService } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
 import { AppError } from './errors.js';
 import { cancelsPublished } from './infra/jobs/index.js';
@@ -238,7 +238,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.stdout(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof NotFound || err instanceof AppError || err instanceof ConfigError) {
+    if (err instanceof UsageError || err instanceof AppError || err instanceof ConfigError) {
       io.stderr(`netdiag: ${err.message}\n${err instanceof UsageError ? `\n${err.usage}\n` : ''}`);
       return 2;
     }

@@ -107,9 +107,15 @@ export class TargetForbiddenError extends AppError {
   }
 }
 
+/** 404: what the request names does not exist (an endpoint, an account, a token). The CLI answers it with exit code 2. */
 export class NotFoundError extends AppError {
-  constructor(method: string, path: string) {
-    super('not_found', `no endpoint ${method} ${path}; see /api/docs for the list`);
+  constructor(message: string) {
+    super('not_found', message);
+  }
+
+  /** No endpoint at this path, for any method. */
+  static endpoint(method: string, path: string): NotFoundError {
+    return new NotFoundError(`no endpoint ${method} ${path}; see /api/docs for the list`);
   }
 }
 

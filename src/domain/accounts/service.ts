@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
+import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, AccountStatus, Token } from './repositories.js';
 import type { Store } from '../store.js';
 import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
@@ -30,9 +30,6 @@ export const HASH_MEMO_MAX_ENTRIES = 10_000;
 export function suspendedError(email: string): ForbiddenError {
   return new ForbiddenError(`the account ${email} is suspended; contact the operator of this service`);
 }
-
-/** Raised for an unknown account or token: the CLI answers it with exit code 2. */
-export class NotFound extends Error {}
 
 export interface Authenticated {
   account: Account;
@@ -117,7 +114,7 @@ export class AccountService {
 
   async accountByEmail(email: string): Promise<Account> {
     const account = await this.store.accounts.findByEmail(email.trim().toLowerCase());
-    if (!account) throw new NotFound(`no account with e-mail ${email}`);
+    if (!account) throw new NotFoundError(`no account with e-mail ${email}`);
     return account;
   }
 
@@ -140,7 +137,7 @@ export class AccountService {
 
   async accountById(id: number): Promise<Account> {
     const account = Number.isSafeInteger(id) && id > 0 ? await this.store.accounts.findById(id) : undefined;
-    if (!account) throw new NotFound(`no account with id ${id}`);
+    if (!account) throw new NotFoundError(`no account with id ${id}`);
     return account;
   }
 
@@ -152,7 +149,7 @@ export class AccountService {
     return this.store.accounts.search(text.slice(0, MAX_SEARCH_LENGTH), Math.max(0, Math.floor(limit)));
   }
 
-  /** `setPlan` by id (the admin page): an unknown id is NotFound, an unknown plan a ValidationError. */
+  /** `setPlan` by id (the admin page): an unknown id is NotFoundError, an unknown plan a ValidationError. */
   async setPlanById(id: number, name: string): Promise<Account> {
     const plan = planOf(name);
     const account = await this.accountById(id);
@@ -223,7 +220,7 @@ export class AccountService {
     return { token, id: row.id, expires_at };
   }
 
-  /** Revokes a token of this account only; another account's token is NotFound, as an unknown one is. */
+  /** Revokes a token of this account only; another account's token is NotFoundError, as an unknown one is. */
   revokeOwnToken(accountId: number, id: number): Promise<Token> {
     return this.revokeTokenOf(accountId, id);
   }
@@ -231,7 +228,7 @@ export class AccountService {
   /** Revokes the token `id` when it exists (and, with `accountId`, belongs to that account). */
   private async revokeTokenOf(accountId: number | undefined, id: number): Promise<Token> {
     const existing = await this.store.tokens.findById(id);
-    if (!existing || (accountId !== undefined && existing.account_id !== accountId)) throw new NotFound(`no token with id ${id}`);
+    if (!existing || (accountId !== undefined && existing.account_id !== accountId)) throw new NotFoundError(`no token with id ${id}`);
     return (await this.store.tokens.revoke(id, this.now())) ?? existing;
   }
 

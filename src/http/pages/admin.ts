@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EMAIL_MAX_CHARS, MAX_SEARCH_LENGTH, NotFound } from '../../domain/accounts/service.js';
+import { NotFoundError } from '../../errors.js';
+import { EMAIL_MAX_CHARS, MAX_SEARCH_LENGTH } from '../../domain/accounts/service.js';
 import { inviteLinkUrl } from '../../domain/accounts/logins.js';
 import { PLAN_NAMES } from '../../domain/accounts/plans.js';
 import type { Account, AuthLink } from '../../domain/accounts/repositories.js';
@@ -103,7 +104,7 @@ export async function adminPages(app: FastifyInstance, deps: PageDeps): Promise<
       const text = await run(id);
       return done(request, reply, q, { text });
     } catch (err) {
-      if (err instanceof NotFound) return notFound(request, reply, `with id ${id}`);
+      if (err instanceof NotFoundError) return notFound(request, reply, `with id ${id}`);
       return adminPage(request, reply, { q, notice: { kind: 'error', text: refusal(reply, err) } });
     }
   };

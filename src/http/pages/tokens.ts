@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../../errors.js';
-import { MAX_LABEL_LENGTH, NotFound } from '../../domain/accounts/service.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import { MAX_LABEL_LENGTH } from '../../domain/accounts/service.js';
 import type { Token } from '../../domain/accounts/repositories.js';
 import type { PageDeps } from './deps.js';
 import { field, linkBase, pageTime, refusal, render } from './render.js';
@@ -140,10 +140,10 @@ export async function tokenPages(app: FastifyInstance, deps: PageDeps): Promise<
     const { id } = request.params as { id: string };
     try {
       // Another account's token is not found, exactly as an unknown one: nothing is touched or told.
-      if (!ID_PATTERN.test(id)) throw new NotFound('not a token id');
+      if (!ID_PATTERN.test(id)) throw new NotFoundError('not a token id');
       await deps.accounts.revokeOwnToken(request.viewer!.account.id, Number(id));
     } catch (err) {
-      if (!(err instanceof NotFound)) throw err;
+      if (!(err instanceof NotFoundError)) throw err;
       reply.code(404);
       return render(request, reply, 'error.eta', { title: 'No such token', status: 404, message: 'This account has no token with that id. It may have been removed; go back to the tokens page and reload it.', nav: 'tokens' });
     }

@@ -31,7 +31,7 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     const error =
       allowed && allowed.length > 0
         ? new MethodNotAllowedError(request.method, path, allowed)
-        : new NotFoundError(request.method, path);
+        : NotFoundError.endpoint(request.method, path);
     return sendError(reply, error);
   });
 

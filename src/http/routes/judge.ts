@@ -29,7 +29,7 @@ export async function judgeRoutes(app: FastifyInstance, deps: { proxy: ProxyChec
   const nonceOf = (request: FastifyRequest): string => (request.params as { nonce: string }).nonce;
   // Before any body is read: an upload without a live nonce costs us nothing.
   const admit = (use: NonceUse) => async (request: FastifyRequest) => {
-    if (!(await judge.admit(nonceOf(request), use))) throw new NotFoundError(request.method, request.url.split('?')[0] ?? request.url);
+    if (!(await judge.admit(nonceOf(request), use))) throw NotFoundError.endpoint(request.method, request.url.split('?')[0] ?? request.url);
   };
 
   await app.register(async (scope) => {
