@@ -1,7 +1,10 @@
 /**
- * Every error the API can answer with, built from one table of codes.
- * Domain code throws these; the HTTP layer turns them into the error envelope.
- * docs/errors.md lists the same table and a test keeps the two equal.
+ * Every error of the server, in one place, in two groups:
+ * - API errors (AppError): what a client can be answered, each with its HTTP status and `code`,
+ *   built from one table of codes. Domain code throws these; the HTTP layer turns them into the
+ *   error envelope. docs/errors.md lists the same table and a test keeps the two equal.
+ * - Internal errors: thrown and caught inside the server, never sent as themselves.
+ * This module imports nothing: every layer may throw what it declares.
  */
 
 export const ERROR_CODES = {
@@ -24,6 +27,8 @@ export const ERROR_CODES = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/* API errors: each answers with its HTTP status and code. */
 
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -170,3 +175,214 @@ export class InternalError extends AppError {
     super('internal_error', 'internal error; the request id in X-Request-Id identifies it in the server log');
   }
 }
+
+/** 404: a job id this account cannot see. */
+export class JobNotFoundError extends NotFoundError {
+  constructor() {
+    super('no such job: it never existed, belongs to another account, or is past its time to live');
+  }
+}
+
+/** 409: a rotation now would put a fourth signature on deliveries. */
+export class RotationConflictError extends AppError {
+  constructor(retryAt: string, retryAfterS: number, maxSecrets: number) {
+    super(
+      'conflict',
+      `the webhook secret was rotated twice within 24 hours: a rotation now would need ${maxSecrets + 1} signatures on each delivery (at most ${maxSecrets}); try again at ${retryAt}, when the oldest replaced secret stops signing`,
+      { retry_at: retryAt },
+      { 'retry-after': String(retryAfterS) },
+    );
+  }
+}
+
+/** Retry-After of a check refused for want of a judge: an operator has to act first. */
+export const JUDGE_UNAVAILABLE_RETRY_S = 60;
+
+/** What to set when a process has no judge (in messages and the worker's start warning). */
+export const JUDGE_SETTINGS_HINT =
+  'set NETDIAG_JUDGE_URL (or NETDIAG_PUBLIC_URL, whose /judge is used) to a judge the proxies and this process can reach, or run an API instance (netdiag serve) on this database; NETDIAG_JUDGE_SECRET must be the same on every process, or unset on all of them';
+
+/**
+ * 503: a proxy check cannot be judged here, because this process has no judge it can reach. It
+ * is the service's fault, not the proxy's: a check never reports a proxy `failed` for it.
+ */
+export class JudgeUnavailableError extends ServiceUnavailableError {
+  constructor(reason: string) {
+    super(`proxy checks are unavailable, the service is misconfigured: ${reason}; ${JUDGE_SETTINGS_HINT}`, JUDGE_UNAVAILABLE_RETRY_S);
+  }
+}
+
+/*
+ * Internal errors: thrown and caught inside the server, they never reach a client as themselves
+ * (a probe reports them as a result, a run gives its job back, the error handler maps them).
+ */
+
+/** A connect's failure, as the system reported it. */
+export type DialErrorCode =
+  | 'ECONNREFUSED'
+  | 'ETIMEDOUT'
+  | 'EHOSTUNREACH'
+  | 'ENETUNREACH'
+  | 'ECONNRESET'
+  | 'EADDRNOTAVAIL'
+  | 'EACCES'
+  | 'EPERM'
+  | 'ABORT_ERR'
+  /** Anything else the system reported; `cause` has it. */
+  | 'EDIAL';
+
+/** What the dialer rejects with when a connect fails; probes report it as a result (a refused port is a 200). */
+const DIAL_ERROR_DESCRIPTIONS: Record<DialErrorCode, string> = {
+  ECONNREFUSED: 'connection refused',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ECONNRESET: 'connection reset',
+  EADDRNOTAVAIL: 'address not available',
+  EACCES: 'connection not permitted',
+  EPERM: 'connection not permitted',
+  ABORT_ERR: 'aborted',
+  EDIAL: 'connection failed',
+};
+
+/** The short text of a dial error code, as results show it ("connection refused"). */
+export function describeDialError(code: DialErrorCode): string {
+  return DIAL_ERROR_DESCRIPTIONS[code];
+}
+
+/** A connect that failed (refused, timed out, unreachable): probes report it as a result. */
+export class DialError extends Error {
+  readonly code: DialErrorCode;
+  /** Time spent connecting (not queued), in ms with two decimals. */
+  readonly elapsedMs: number;
+  readonly address: string;
+  readonly port: number;
+  /** Time waiting for a socket slot before the connect, ms with two decimals. */
+  readonly queuedMs: number;
+
+  constructor(code: DialErrorCode, address: string, port: number, elapsedMs: number, cause?: unknown, queuedMs = 0) {
+    const where = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+    super(`${DIAL_ERROR_DESCRIPTIONS[code]} (${where})`, cause === undefined ? undefined : { cause });
+    this.name = 'DialError';
+    this.code = code;
+    this.address = address;
+    this.port = port;
+    this.elapsedMs = elapsedMs;
+    this.queuedMs = queuedMs;
+  }
+
+  /** Short text for a result's `error` field. */
+  get reason(): string {
+    return DIAL_ERROR_DESCRIPTIONS[this.code];
+  }
+}
+
+/** Why a step through the proxy failed, ranked by how much it tells (see `rank`). */
+export type ProxyFailKind =
+  /** The proxy refused our credentials, or wants some we did not give. */
+  | 'auth'
+  /** The proxy spoke its protocol but could not or would not relay to the destination. */
+  | 'relay'
+  /** The proxy accepted the tunnel but the destination's answer did not come in time. */
+  | 'relay_timeout'
+  /** What came back is not the protocol tried (or the peer hung up on it). */
+  | 'protocol'
+  /** Connected, then silence. */
+  | 'timeout'
+  /** The TCP connect itself failed or timed out. */
+  | 'connect'
+  | 'connect_timeout';
+
+/** A step through a proxy that failed, with how much it tells (`kind`). */
+export class ProxyStepError extends Error {
+  constructor(
+    readonly kind: ProxyFailKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProxyStepError';
+  }
+}
+
+/** Why an exchange failed: the peer spoke no HTTP, hung up, or we gave up. */
+export class ExchangeError extends Error {
+  constructor(
+    readonly kind: 'protocol' | 'closed' | 'aborted',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExchangeError';
+  }
+}
+
+/**
+ * The client closed its connection before its answer was sent. Work done for it after that is
+ * waste: a 1000-port scan at a 30 s timeout would hold its share of the socket budget for a
+ * minute for nobody. Nobody reads the reply either; it is logged and recorded with status 499
+ * (nginx's "client closed request"), never sent.
+ */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client closed the connection before the answer was ready; its work was cancelled');
+    this.name = 'ClientGoneError';
+  }
+}
+
+/** A DNS answer whose names need more decompression steps than the budget (DNS_MAX_NAME_STEPS). */
+export class NameBudgetError extends Error {
+  constructor(maxSteps: number) {
+    super(`its names need more than ${maxSteps} steps to decompress`);
+    this.name = 'NameBudgetError';
+  }
+}
+
+/** Why an exchange with one server gave no answer: `unreachable` becomes UNREACHABLE, the others TIMEOUT. */
+export class DnsTransportError extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'unreachable' | 'network' | 'malformed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DnsTransportError';
+  }
+}
+
+/** Why a run was aborted: the queue is closing (its claim is given back). */
+export class QueueClosingError extends Error {
+  constructor() {
+    super('the server is shutting down; the job will run again');
+    this.name = 'QueueClosingError';
+  }
+}
+
+/** Why a run was aborted: its lease was lost (cancelled or taken over elsewhere). */
+export class LeaseLostError extends Error {
+  constructor() {
+    super('the job is no longer held by this process');
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** A failure of Redis itself (unreachable, timed out), as opposed to one of the usage store while seeding. */
+export class RedisUnavailableError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+/**
+ * What the store throws when the database cannot be reached: at once while the breaker is open,
+ * or wrapping the connection-level failure (`cause`). Only this becomes a 503: an ECONNREFUSED of
+ * anything else (a probe, a resolver) is not the database's.
+ */
+export class DatabaseUnavailableError extends Error {
+  readonly code = 'NETDIAG_DATABASE_UNAVAILABLE';
+  constructor(cause?: unknown) {
+    const why = cause instanceof Error && cause.message ? `: ${cause.message}` : '';
+    super(`the database cannot be reached${why}`, cause === undefined ? undefined : { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** A webhook send given up: its deadline passed or its delivery was aborted. */
+export class WebhookAbortedError extends Error {}

@@ -1,12 +1,14 @@
 import type net from 'node:net';
 import type { ConnectionLimiter } from './connection-limiter.js';
+import type { DialErrorCode } from '../errors.js';
 
 /**
  * What the domain needs from THE one dialer (the target policy and the socket budget live in its
  * implementation): every outbound probe (port scan, proxy check, WHOIS, IPv6 test) resolves its
  * target through `resolve`, which checks every address against the policy, and connects only to
- * the `CheckedAddress`es it returned. The errors it rejects with are declared here too, so callers
- * can tell a refused port or a name that does not resolve (a 200 result) from a bug.
+ * the `CheckedAddress`es it returned. The errors it rejects with (DialError, ResolveError, in
+ * src/errors.ts) let callers tell a refused port or a name that does not resolve (a 200 result)
+ * from a bug.
  */
 
 /** An address that passed the policy. Only the dialer makes these (branded type). */
@@ -39,63 +41,6 @@ export interface ConnectOptions {
   limiter?: ConnectionLimiter;
   /** Whose dial this is (an account key), for the fair share of the global budget; default: currentOwner(). */
   owner?: string;
-}
-
-export type DialErrorCode =
-  | 'ECONNREFUSED'
-  | 'ETIMEDOUT'
-  | 'EHOSTUNREACH'
-  | 'ENETUNREACH'
-  | 'ECONNRESET'
-  | 'EADDRNOTAVAIL'
-  | 'EACCES'
-  | 'EPERM'
-  | 'ABORT_ERR'
-  /** Anything else the system reported; `cause` has it. */
-  | 'EDIAL';
-
-const DESCRIPTIONS: Record<DialErrorCode, string> = {
-  ECONNREFUSED: 'connection refused',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ECONNRESET: 'connection reset',
-  EADDRNOTAVAIL: 'address not available',
-  EACCES: 'connection not permitted',
-  EPERM: 'connection not permitted',
-  ABORT_ERR: 'aborted',
-  EDIAL: 'connection failed',
-};
-
-/** The short text of a dial error code, as results show it ("connection refused"). */
-export function describeDialError(code: DialErrorCode): string {
-  return DESCRIPTIONS[code];
-}
-
-export class DialError extends Error {
-  readonly code: DialErrorCode;
-  /** Time spent connecting (not queued), in ms with two decimals. */
-  readonly elapsedMs: number;
-  readonly address: string;
-  readonly port: number;
-  /** Time waiting for a socket slot before the connect, ms with two decimals. */
-  readonly queuedMs: number;
-
-  constructor(code: DialErrorCode, address: string, port: number, elapsedMs: number, cause?: unknown, queuedMs = 0) {
-    const where = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
-    super(`${DESCRIPTIONS[code]} (${where})`, cause === undefined ? undefined : { cause });
-    this.name = 'DialError';
-    this.code = code;
-    this.address = address;
-    this.port = port;
-    this.elapsedMs = elapsedMs;
-    this.queuedMs = queuedMs;
-  }
-
-  /** Short text for a result's `error` field. */
-  get reason(): string {
-    return DESCRIPTIONS[this.code];
-  }
 }
 
 export interface DialResult {

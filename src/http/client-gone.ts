@@ -1,17 +1,5 @@
 import type { FastifyReply } from 'fastify';
-
-/**
- * The client closed its connection before its answer was sent. Work done for it after that is
- * waste: a 1000-port scan at a 30 s timeout would hold its share of the socket budget for a
- * minute for nobody. Nobody reads the reply either; it is logged and recorded with status 499
- * (nginx's "client closed request"), never sent.
- */
-export class ClientGoneError extends Error {
-  constructor() {
-    super('the client closed the connection before the answer was ready; its work was cancelled');
-    this.name = 'ClientGoneError';
-  }
-}
+import { ClientGoneError } from '../errors.js';
 
 /** HTTP status recorded (never sent) for a request whose client went away. */
 export const CLIENT_GONE_STATUS = 499;

@@ -8,10 +8,11 @@ import { batchOf } from '../../src/domain/jobs/items.js';
 import { newJobId } from '../../src/domain/jobs/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../src/http/plugins/errors.js';
-import { DATABASE_RETRY_AFTER_S, DatabaseUnavailableError } from '../../src/infra/store/pg-availability.js';
+import { DATABASE_RETRY_AFTER_S } from '../../src/infra/store/pg-availability.js';
 import { openSqliteStore } from '../../src/infra/store/sqlite.js';
 import type { Store } from '../../src/domain/store.js';
 import { tempDir } from '../helpers/build.js';
+import { DatabaseUnavailableError } from '../../src/errors.js';
 
 /**
  * A job's stream cut by the database going away: it ends with a last line saying so, the error

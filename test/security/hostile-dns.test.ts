@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
-import { decodeBounded, NameBudgetError, nameSteps, recordsCut } from '../../src/infra/dns/decode.js';
+import { decodeBounded, nameSteps, recordsCut } from '../../src/infra/dns/decode.js';
 import { DNS_MAX_NAME_STEPS, DNS_MAX_RECORDS, DNS_MAX_TCP_MESSAGE_BYTES } from '../../src/infra/dns/defaults.js';
 import { StubResolver } from '../../src/infra/dns/stub-resolver.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
 import { answerHead, fullOfTxt, longNameManyTimes, manyRecords, MAX_UDP_PAYLOAD, pointer, pointerChain, startRawDnsServer, type RawDnsFixture } from './fixtures/raw-dns-server.js';
+import { NameBudgetError } from '../../src/errors.js';
 
 /**
  * Issue 14: a DNS server is a peer too (NETDIAG_DNS_SERVERS may point anywhere, and a resolver

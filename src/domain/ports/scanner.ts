@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import { ValidationError } from '../../errors.js';
+import { describeDialError, DialError, ValidationError } from '../../errors.js';
 import type { ConnectionLimiter } from '../connection-limiter.js';
-import { DialError, ResolveError, describeDialError, type CheckedAddress, type Dialer } from '../dialer.js';
+import { ResolveError, type CheckedAddress, type Dialer } from '../dialer.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S } from './defaults.js';
 import { serviceName } from './services.js';

@@ -20,7 +20,7 @@ import {
 } from './defaults.js';
 import { detectProtocol, dropLink, type JudgeLink, type Timeouts } from './detect.js';
 import { ALL_NONCE_USES, Judge } from './judge.js';
-import { JudgeDirectory, JudgeUnavailableError, OwnAddresses } from './judge-client.js';
+import { JudgeDirectory, OwnAddresses } from './judge-client.js';
 import { locate } from './location.js';
 import { parseProxy } from './parse.js';
 import { shownProxyInput } from './redact.js';
@@ -30,6 +30,7 @@ import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
 import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyBulkItem, type ProxyCheckResult, type ProxyEntryFailure, type ProxyProtocol, type ProxySpec } from './types.js';
 import { settleEntry, type EntryError } from '../bulk-entries.js';
 import { round2 } from '../../lib/round.js';
+import { JudgeUnavailableError } from '../../errors.js';
 
 export interface ProxyCheckerOptions {
   dialer: Pick<Dialer, 'resolve' | 'connect' | 'limiter'>;

@@ -1,11 +1,12 @@
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { CHECK_USER_AGENT, MAX_ECHO_BYTES } from './defaults.js';
-import { ExchangeError, exchange } from './exchange.js';
+import { exchange } from './exchange.js';
 import { parseEcho, type JudgeTarget } from './judge-client.js';
-import { dialProxy, FAIL_RANK, httpRefusal, openTunnel, ProxyStepError, proxyAuthorization, tlsHandshake, type FailKind, type ProxyEndpoint } from './tunnel.js';
+import { dialProxy, FAIL_RANK, httpRefusal, openTunnel, proxyAuthorization, tlsHandshake, type ProxyEndpoint } from './tunnel.js';
 import { PROTOCOL_PREFERENCE, type JudgeEcho, type ProxyProtocol } from './types.js';
 import { round2 } from '../../lib/round.js';
+import { ExchangeError, type ProxyFailKind, ProxyStepError } from '../../errors.js';
 
 /**
  * Protocol detection: each candidate protocol asks the judge, through the proxy, for a nonce of
@@ -62,7 +63,7 @@ export interface Detected {
 
 export interface NotDetected {
   ok: false;
-  kind: FailKind;
+  kind: ProxyFailKind;
   error: string;
 }
 

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
+import { ExchangeError } from '../../errors.js';
 
 /**
  * One HTTP/1.1 request over a socket we already hold (to the proxy, or a tunnel through it).
@@ -29,17 +30,6 @@ export interface ExchangeResponse {
   sentAt: number;
   firstByteAt: number;
   endAt: number;
-}
-
-/** Why an exchange failed: the peer spoke no HTTP, hung up, or we gave up. */
-export class ExchangeError extends Error {
-  constructor(
-    readonly kind: 'protocol' | 'closed' | 'aborted',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ExchangeError';
-  }
 }
 
 export function exchange(socket: Duplex, req: ExchangeRequest): Promise<ExchangeResponse> {

@@ -1,7 +1,7 @@
 /** The proxy checker: input forms, protocol detection, judge, anonymity, ssl, speed, location, bulk. */
 export { ProxyChecker, DEFAULT_TIMEOUTS, type ProxyCheckerOptions } from './checker.js';
 export { ALL_NONCE_USES, Judge, MemoryJudgeLedger, normalizeAddress } from './judge.js';
-export { JudgeDirectory, JudgeTarget, JudgeUnavailableError, OwnAddresses, defaultJudgeUrl, judgeHealth, parseEcho, parseUploadReceipt, type JudgeUrlRecord } from './judge-client.js';
+export { JudgeDirectory, JudgeTarget, OwnAddresses, defaultJudgeUrl, judgeHealth, parseEcho, parseUploadReceipt, type JudgeUrlRecord } from './judge-client.js';
 export { redactProxyInput } from './redact.js';
 export type { NonceUse } from './judge-repository.js';
 export { judgeAnonymity, addressesIn, announcesProxy, type AnonymityVerdict } from './anonymity.js';

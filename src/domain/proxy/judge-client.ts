@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
-import { ServiceUnavailableError } from '../../errors.js';
+import { JudgeUnavailableError } from '../../errors.js';
 import { MAX_ECHO_BYTES, OWN_ADDRESS_REFRESH_MS, OWN_ADDRESS_RETRY_MS, OWN_ADDRESS_TIMEOUT_MS } from './defaults.js';
 import { normalizeAddress, type Judge } from './judge.js';
 import { echoSigned, uploadSigned } from './judge-signing.js';
@@ -63,22 +63,6 @@ export function defaultJudgeUrl(bound: { address: string; port: number }, interf
 
 /** How long a process that serves no judge keeps the judge URL it read from the database before it reads it again. */
 export const RECORDED_JUDGE_REFRESH_MS = 30_000;
-/** Retry-After of a check refused for want of a judge: an operator has to act first. */
-export const JUDGE_UNAVAILABLE_RETRY_S = 60;
-
-/** What to set when a process has no judge (in messages and the worker's start warning). */
-export const JUDGE_SETTINGS_HINT =
-  'set NETDIAG_JUDGE_URL (or NETDIAG_PUBLIC_URL, whose /judge is used) to a judge the proxies and this process can reach, or run an API instance (netdiag serve) on this database; NETDIAG_JUDGE_SECRET must be the same on every process, or unset on all of them';
-
-/**
- * 503: a proxy check cannot be judged here, because this process has no judge it can reach. It
- * is the service's fault, not the proxy's: a check never reports a proxy `failed` for it.
- */
-export class JudgeUnavailableError extends ServiceUnavailableError {
-  constructor(reason: string) {
-    super(`proxy checks are unavailable, the service is misconfigured: ${reason}; ${JUDGE_SETTINGS_HINT}`, JUDGE_UNAVAILABLE_RETRY_S);
-  }
-}
 
 /** Where the judge URL of an API instance is kept for the processes that serve none: the database (Store.judge). */
 export interface JudgeUrlRecord {

@@ -2,11 +2,12 @@ import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { MAX_UPLOAD_ANSWER_BYTES, SPEED_MIN_TIMED_MS, TOO_FAST_TO_MEASURE } from './defaults.js';
 import { judgeChannel, judgeHeaders, type JudgeLink, type Timeouts } from './detect.js';
-import { ExchangeError, exchange, type ExchangeResponse } from './exchange.js';
+import { exchange, type ExchangeResponse } from './exchange.js';
 import { parseUploadReceipt, type JudgeTarget } from './judge-client.js';
-import { dialProxy, ProxyStepError, TIMEOUT_KINDS, type ProxyEndpoint } from './tunnel.js';
+import { dialProxy, TIMEOUT_KINDS, type ProxyEndpoint } from './tunnel.js';
 import type { ProxyProtocol, ProxySpeed, StepReport } from './types.js';
 import { round2 } from '../../lib/round.js';
+import { ExchangeError, ProxyStepError } from '../../errors.js';
 
 
 /**

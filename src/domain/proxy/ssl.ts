@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Timeouts } from './detect.js';
-import { dialProxy, openTunnel, ProxyStepError, tlsHandshake, TIMEOUT_KINDS, type Destination, type ProxyEndpoint } from './tunnel.js';
+import { dialProxy, openTunnel, tlsHandshake, TIMEOUT_KINDS, type Destination, type ProxyEndpoint } from './tunnel.js';
 import type { ProxyProtocol, StepReport } from './types.js';
 import { round2 } from '../../lib/round.js';
+import { ProxyStepError } from '../../errors.js';
 
 
 /**

@@ -3,11 +3,12 @@ import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { SocksClient } from 'socks';
-import { DialError, type CheckedAddress, type Dialer } from '../dialer.js';
+import { type CheckedAddress, type Dialer } from '../dialer.js';
 import type { ConnectionLimiter } from '../connection-limiter.js';
 import { CHECK_USER_AGENT, SOCKS_PACKAGE_TIMEOUT_MS } from './defaults.js';
 import { hostPortText } from './parse.js';
 import type { ProxyProtocol, ProxySpec } from './types.js';
+import { DialError, type ProxyFailKind, ProxyStepError } from '../../errors.js';
 
 /**
  * Ways through a proxy: a TCP connection to it (always from the one dialer), then for HTTPS a
@@ -16,24 +17,8 @@ import type { ProxyProtocol, ProxySpec } from './types.js';
  * undici's ProxyAgent is not used: it opens its own sockets to the proxy, past the dialer.
  */
 
-/** Why a step through the proxy failed, ranked by how much it tells (see `rank`). */
-export type FailKind =
-  /** The proxy refused our credentials, or wants some we did not give. */
-  | 'auth'
-  /** The proxy spoke its protocol but could not or would not relay to the destination. */
-  | 'relay'
-  /** The proxy accepted the tunnel but the destination's answer did not come in time. */
-  | 'relay_timeout'
-  /** What came back is not the protocol tried (or the peer hung up on it). */
-  | 'protocol'
-  /** Connected, then silence. */
-  | 'timeout'
-  /** The TCP connect itself failed or timed out. */
-  | 'connect'
-  | 'connect_timeout';
-
 /** Higher tells more: when every protocol fails, the most telling failure is reported. */
-export const FAIL_RANK: Record<FailKind, number> = {
+export const FAIL_RANK: Record<ProxyFailKind, number> = {
   auth: 7,
   relay: 6,
   relay_timeout: 5,
@@ -43,17 +28,7 @@ export const FAIL_RANK: Record<FailKind, number> = {
   connect: 1,
 };
 
-export const TIMEOUT_KINDS: ReadonlySet<FailKind> = new Set(['relay_timeout', 'timeout', 'connect_timeout']);
-
-export class ProxyStepError extends Error {
-  constructor(
-    readonly kind: FailKind,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ProxyStepError';
-  }
-}
+export const TIMEOUT_KINDS: ReadonlySet<ProxyFailKind> = new Set(['relay_timeout', 'timeout', 'connect_timeout']);
 
 export interface ProxyEndpoint {
   dialer: Pick<Dialer, 'connect'>;

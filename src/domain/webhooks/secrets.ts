@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../accounts/service.js';
-import { AppError } from '../../errors.js';
+import { AppError, RotationConflictError } from '../../errors.js';
 import type { Store } from '../store.js';
 import type { WebhookSecret } from './repository.js';
 import { SECRET_PREFIX } from './signing.js';
@@ -34,18 +34,6 @@ function replacedAt(secret: WebhookSecret, at: number): Replaced[] {
   return all.flatMap(([s, until]) => (s && until && Date.parse(until) > at ? [{ secret: s, until }] : []));
 }
 
-/** 409: a rotation now would put a fourth signature on deliveries. */
-export class RotationConflictError extends AppError {
-  constructor(retryAt: string, retryAfterS: number) {
-    super(
-      'conflict',
-      `the webhook secret was rotated twice within 24 hours: a rotation now would need ${MAX_SIGNING_SECRETS + 1} signatures on each delivery (at most ${MAX_SIGNING_SECRETS}); try again at ${retryAt}, when the oldest replaced secret stops signing`,
-      { retry_at: retryAt },
-      { 'retry-after': String(retryAfterS) },
-    );
-  }
-}
-
 /**
  * Each account's webhook signing secret: made on first read, rotated with a day's overlap. Every
  * secret replaced within the last 24 hours keeps signing until its own 24 hours end.
@@ -74,7 +62,7 @@ export class WebhookSecrets {
       const replaced = replacedAt(current, now);
       if (replaced.length >= MAX_SIGNING_SECRETS - 1) {
         const retryAt = replaced.map((r) => r.until).sort()[0]!;
-        throw new RotationConflictError(retryAt, Math.max(1, Math.ceil((Date.parse(retryAt) - now) / 1000)));
+        throw new RotationConflictError(retryAt, Math.max(1, Math.ceil((Date.parse(retryAt) - now) / 1000)), MAX_SIGNING_SECRETS);
       }
       const rotated = await this.store.webhookSecrets.rotate(accountId, next, new Date(now + PREVIOUS_SECRET_MS).toISOString(), {
         expected: current.secret,

@@ -1,7 +1,6 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { TargetForbiddenError } from '../../errors.js';
-import { DialError } from '../dialer.js';
+import { DialError, TargetForbiddenError } from '../../errors.js';
 import { formatWhoisServer } from './referral.js';
 import type { WhoisDialer, WhoisHopReport, WhoisServerAddress } from './types.js';
 import { round2 } from '../../lib/round.js';

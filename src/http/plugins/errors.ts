@@ -1,21 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  AppError,
-  InternalError,
-  InvalidJsonError,
-  MethodNotAllowedError,
-  NotFoundError,
-  PayloadTooLargeError,
-  ServiceUnavailableError,
-  UnsupportedMediaTypeError,
-  ValidationError,
-} from '../../errors.js';
+import { AppError, ClientGoneError, DatabaseUnavailableError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
 import { BODY_LIMIT_BYTES } from '../limits.js';
 import type { JobError } from '../../domain/jobs/types.js';
 import { validationErrorFromAjv } from '../validation.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
-import { CLIENT_GONE_STATUS, ClientGoneError } from '../client-gone.js';
-import { DATABASE_RETRY_AFTER_S, DatabaseUnavailableError } from '../../infra/store/pg-availability.js';
+import { CLIENT_GONE_STATUS } from '../client-gone.js';
+import { DATABASE_RETRY_AFTER_S } from '../../infra/store/pg-availability.js';
 
 /** While the database cannot be reached, its 503s are logged at most this often: a line per outage, not per request. */
 export const DATABASE_UNAVAILABLE_LOG_INTERVAL_MS = 60_000;

@@ -10,7 +10,7 @@ import { JOB_ITEMS_PAGE, type JobService } from '../../domain/jobs/service.js';
 import type { JobItemBatch } from '../../domain/jobs/repository.js';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
-import { AppError, ConflictError, RateLimitError } from '../../errors.js';
+import { ConflictError, JobNotFoundError, RateLimitError } from '../../errors.js';
 import { accountOf } from '../plugins/auth.js';
 import { errorResponseOf } from '../plugins/errors.js';
 import { ok } from '../reply.js';
@@ -28,12 +28,6 @@ export const JOB_STREAM_POLL_MS = 250;
 export const JOB_STREAMS_PER_ACCOUNT = 16;
 /** At shutdown, how long a stream's last bytes get before its connection is cut. */
 const STREAM_CLOSE_GRACE_MS = 200;
-
-class JobNotFoundError extends AppError {
-  constructor() {
-    super('not_found', 'no such job: it never existed, belongs to another account, or is past its time to live');
-  }
-}
 
 /**
  * Reads of all its jobs an account may make per second: the per-job limit alone let one account

@@ -1,5 +1,6 @@
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { DNS_MAX_NAME_STEPS, DNS_MAX_RECORDS } from './defaults.js';
+import { NameBudgetError } from '../../errors.js';
 
 /**
  * dns-packet decodes a message in time proportional to the names it expands, not to the bytes
@@ -24,13 +25,6 @@ const nameCodec = (dnsPacket as unknown as { name: { decode: NameDecode } }).nam
 
 /** Longest name dns-packet accepts, in presentation form plus the root's dot. */
 const MAX_NAME_TOTAL = 254;
-
-export class NameBudgetError extends Error {
-  constructor() {
-    super(`its names need more than ${DNS_MAX_NAME_STEPS} steps to decompress`);
-    this.name = 'NameBudgetError';
-  }
-}
 
 /**
  * Steps dns-packet's name decoder takes for the name at `offset` (one per label, pointer or end),
@@ -100,7 +94,7 @@ export function decodeBounded(buf: Buffer): DecodedPacket {
   let left = DNS_MAX_NAME_STEPS;
   const bounded = ((b: Buffer, offset?: number, opts?: { mail?: boolean }): string => {
     const steps = nameSteps(b, offset ?? 0, left);
-    if (steps > left) throw new NameBudgetError();
+    if (steps > left) throw new NameBudgetError(DNS_MAX_NAME_STEPS);
     left -= steps;
     // dns-packet records the bytes read in `name.decode.bytes`, which is `bounded` meanwhile.
     return original(b, offset, opts);

@@ -6,7 +6,7 @@ import { DNS_ATTEMPTS, DNS_ATTEMPT_TIMEOUT_MS, DNS_EDNS_UDP_PAYLOAD, DNS_MAX_ATT
 import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
 import { recordsCut } from './decode.js';
 import { toDnsRecord } from './records.js';
-import { DnsTransportError, exchangeTcp, exchangeUdp, formatServer, rcodeOf } from './transport.js';
+import { exchangeTcp, exchangeUdp, formatServer, rcodeOf } from './transport.js';
 import type {
   DnsAnswer,
   DnsClient,
@@ -17,6 +17,7 @@ import type {
   DnsStatus,
 } from '../../domain/dns/client.js';
 import { round2 } from '../../lib/round.js';
+import { DnsTransportError } from '../../errors.js';
 
 export interface StubResolverOptions {
   /** Recursive resolvers to ask, in order (Config.dnsServers). */

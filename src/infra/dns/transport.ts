@@ -1,26 +1,16 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { DecodedPacket } from 'dns-packet';
-import { decodeBounded, NameBudgetError } from './decode.js';
+import { decodeBounded } from './decode.js';
 import { DNS_MAX_TCP_MESSAGE_BYTES } from './defaults.js';
 import type { DnsServer } from '../../domain/dns/client.js';
+import { DnsTransportError, NameBudgetError } from '../../errors.js';
 
 /**
  * Errors that say the server could not be reached at all (ICMP port or host unreachable on a
  * connected UDP socket, a refused or unroutable TCP connect): they become UNREACHABLE.
  */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
-
-/** Why an exchange with one server gave no answer: `unreachable` becomes UNREACHABLE, the others TIMEOUT. */
-export class DnsTransportError extends Error {
-  constructor(
-    readonly reason: 'timeout' | 'unreachable' | 'network' | 'malformed',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DnsTransportError';
-  }
-}
 
 /** A socket error of an exchange with `server`: unreachable when its code says so. */
 function socketError(server: DnsServer, transport: 'UDP' | 'TCP', err: NodeJS.ErrnoException): DnsTransportError {

@@ -2,9 +2,10 @@ import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { JobRepository } from '../../domain/jobs/repository.js';
 import { withoutRepeats } from '../../lib/repeat-filter.js';
-import { JobLeases, QueueClosingError, type TakenJob } from './job-leases.js';
+import { JobLeases, type TakenJob } from './job-leases.js';
 import type { JobQueue, JobRunner } from '../../domain/jobs/queue.js';
 import { withDeadline } from '../../lib/deadline.js';
+import { QueueClosingError } from '../../errors.js';
 
 /** The BullMQ queue's name; its keys start with the prefix (default `netdiag:bull`). */
 export const BULLMQ_QUEUE_NAME = 'netdiag-jobs';

@@ -7,7 +7,6 @@ export const EMBEDDED_POLL_MS = 1_000;
 /** Candidates read per look: more than the workers, so one account at its limit does not hide the others' jobs. */
 export const EMBEDDED_CANDIDATES = 200;
 
-export { LeaseLostError, QueueClosingError } from './job-leases.js';
 
 export interface EmbeddedQueueOptions {
   /** Jobs run at once; 0 = accept only. */

@@ -2,7 +2,6 @@ import type { ClaimCandidate, JobRecord, JobRepository } from '../../domain/jobs
 import { LeasedQueue, takeInTurn, type Chore, type LeasedRun } from '../queue/index.js';
 import { JOB_LEASE_MS, JOB_LEASE_RENEW_MS, type JobRunner } from '../../domain/jobs/queue.js';
 
-export { LeaseLostError, QueueClosingError } from '../queue/index.js';
 export type { LeasedRun } from '../queue/index.js';
 
 /** A job this process has claimed, with the release of its account's work-in-flight slot. */

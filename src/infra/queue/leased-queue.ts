@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { LeaseLostError, QueueClosingError } from '../../errors.js';
 
 /**
  * One leased queue, the way every queue of work kept in the database runs it (jobs, embedded or
@@ -18,22 +19,6 @@ import { hostname } from 'node:os';
 /** A process's name in leases: unique per process (and per queue). */
 export function leaseOwner(): string {
   return `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
-}
-
-/** Why a run was aborted: the queue is closing (its claim is given back). */
-export class QueueClosingError extends Error {
-  constructor() {
-    super('the server is shutting down; the job will run again');
-    this.name = 'QueueClosingError';
-  }
-}
-
-/** Why a run was aborted: its lease was lost (cancelled or taken over elsewhere). */
-export class LeaseLostError extends Error {
-  constructor() {
-    super('the job is no longer held by this process');
-    this.name = 'LeaseLostError';
-  }
 }
 
 /** What one queue supplies; the rest (runs, heartbeat, lapse, close, the claim loop) is LeasedQueue's. */

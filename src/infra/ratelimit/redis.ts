@@ -5,6 +5,7 @@ import { MemoryRateLimiter, type WindowSeed } from './memory.js';
 import { inNextCheckPhase } from '../../lib/turns.js';
 import { DEFAULTS } from '../../config.js';
 import { RequestPathRedis, type RedisStateLog } from '../redis/request-path.js';
+import { RedisUnavailableError } from '../../errors.js';
 
 /** Every key of this service starts with this, so one Redis can serve other things too. */
 export const REDIS_KEY_PREFIX = 'netdiag:rl:';
@@ -114,13 +115,6 @@ return 1
 /** The windows' key expiries, relative, from the caller's clock (tests run in the past). */
 function expiriesAt(now: number): number[] {
   return WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
-}
-
-/** A failure of Redis itself (unreachable, timed out), as opposed to one of the usage store while seeding. */
-class RedisUnavailable extends Error {
-  constructor(override readonly cause: unknown) {
-    super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`);
-  }
 }
 
 /** One key's consumes of one turn, with the same windows (minute) and limits. */
@@ -317,7 +311,7 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       return await run.call(this.redis, ...args);
     } catch (err) {
-      throw new RedisUnavailable(err);
+      throw new RedisUnavailableError(err);
     }
   }
 
@@ -382,7 +376,7 @@ export class RedisRateLimiter implements RateLimiter {
       try {
         return await this.consumeShared(batch);
       } catch (err) {
-        if (!(err instanceof RedisUnavailable) || this.closing) {
+        if (!(err instanceof RedisUnavailableError) || this.closing) {
           for (const reject of batch.rejects) reject(err);
           return;
         }

@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import { DatabaseUnavailableError } from '../../errors.js';
 
 /**
  * What keeps a PostgreSQL outage from ending the process or hanging requests: every pool and
@@ -20,20 +21,6 @@ export const PG_QUERY_TIMEOUT_MS = 10_000;
 export const PG_BREAKER_OPEN_MS = 500;
 /** The Retry-After (seconds) of an answer refused because the database cannot be reached. */
 export const DATABASE_RETRY_AFTER_S = 1;
-
-/**
- * What the store throws when the database cannot be reached: at once while the breaker is open,
- * or wrapping the connection-level failure (`cause`). Only this becomes a 503: an ECONNREFUSED of
- * anything else (a probe, a resolver) is not the database's.
- */
-export class DatabaseUnavailableError extends Error {
-  readonly code = 'NETDIAG_DATABASE_UNAVAILABLE';
-  constructor(cause?: unknown) {
-    const why = cause instanceof Error && cause.message ? `: ${cause.message}` : '';
-    super(`the database cannot be reached${why}`, cause === undefined ? undefined : { cause });
-    this.name = 'DatabaseUnavailableError';
-  }
-}
 
 /** Socket-level failures: the server is not there (or stopped talking). */
 const UNREACHABLE_SOCKET_CODES = new Set([

@@ -10,11 +10,11 @@ import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import { AppError, ValidationError } from '../../errors.js';
+import { AppError, DialError, ValidationError, WebhookAbortedError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
 import { unlessAborted } from '../../lib/deadline.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
-import { DialError, ResolveError, type CheckedAddress, type ResolvedTarget } from '../../domain/dialer.js';
+import { ResolveError, type CheckedAddress, type ResolvedTarget } from '../../domain/dialer.js';
 import type { Dialer } from '../net/dialer.js';
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */
@@ -27,8 +27,6 @@ export interface DialerWebhookTransportOptions {
   /** Extra CA certificates trusted for https receivers (tests: the loopback fixture's). */
   ca?: string | Buffer;
 }
-
-class AbortedError extends Error {}
 
 /** The host of a URL as the dialer takes it: an IPv6 literal without its brackets. */
 function hostOf(url: URL): string {
@@ -72,7 +70,7 @@ export class DialerWebhookTransport implements WebhookTransport {
     try {
       const url = new URL(req.url);
       // Checked again at every attempt: the name may point somewhere else by now.
-      const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal, () => new AbortedError());
+      const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal, () => new WebhookAbortedError());
       socket = await this.#connect(target.addresses, portOf(url), req.timeoutMs, signal, req.owner);
       if (url.protocol === 'https:') socket = await this.#tls(socket, target.hostname ?? hostOf(url), signal);
       const status = await this.#post(socket, url, req, signal);
@@ -80,7 +78,7 @@ export class DialerWebhookTransport implements WebhookTransport {
       if (status >= 300 && status < 400) return done(status, `redirect (${status}) not followed`);
       return done(status, `HTTP ${status}`);
     } catch (err) {
-      if (err instanceof AbortedError || deadline.aborted) {
+      if (err instanceof WebhookAbortedError || deadline.aborted) {
         return done(null, deadline.aborted ? `no answer within ${req.timeoutMs} ms` : 'aborted');
       }
       return done(null, reasonOf(err));
@@ -98,7 +96,7 @@ export class DialerWebhookTransport implements WebhookTransport {
         socket.on('error', () => undefined);
         return socket;
       } catch (err) {
-        if (err instanceof DialError && err.code === 'ABORT_ERR') throw new AbortedError();
+        if (err instanceof DialError && err.code === 'ABORT_ERR') throw new WebhookAbortedError();
         last = err;
       }
     }
@@ -122,7 +120,7 @@ export class DialerWebhookTransport implements WebhookTransport {
       });
       const onAbort = (): void => {
         secure.destroy();
-        reject(new AbortedError());
+        reject(new WebhookAbortedError());
       };
       signal.addEventListener('abort', onAbort, { once: true });
       secure.once('secureConnect', () => {
@@ -162,7 +160,7 @@ export class DialerWebhookTransport implements WebhookTransport {
       });
       const onAbort = (): void => {
         request.destroy();
-        reject(new AbortedError());
+        reject(new WebhookAbortedError());
       };
       signal.addEventListener('abort', onAbort, { once: true });
       request.on('error', (err) => {

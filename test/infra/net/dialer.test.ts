@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DialError, type CheckedAddress } from '../../../src/domain/dialer.js';
+import { type CheckedAddress } from '../../../src/domain/dialer.js';
 import { Dialer, type ConnectFn } from '../../../src/infra/net/dialer.js';
 import { TargetPolicy } from '../../../src/infra/net/policy.js';
 import type { HostResolver } from '../../../src/infra/net/resolver.js';
@@ -11,6 +11,7 @@ import { closedPort, hangingConnect, startListener } from './fixtures/connect-sp
 import { eventually } from '../../helpers/eventually.js';
 import { rawConnect } from '../../../src/infra/net/raw-connect.js';
 import { runAsOwner } from '../../../src/domain/owner.js';
+import { DialError } from '../../../src/errors.js';
 
 const LOOP = '127.0.0.1' as CheckedAddress;
 const noDns: HostResolver = {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LeasedQueue, LeaseLostError, QueueClosingError, takeInTurn, type LeasedWork } from '../../../src/infra/queue/index.js';
+import { LeasedQueue, takeInTurn, type LeasedWork } from '../../../src/infra/queue/index.js';
+import { LeaseLostError, QueueClosingError } from '../../../src/errors.js';
 
 const turns = async (n = 20) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
-import {
-  CircuitBreaker,
-  DatabaseUnavailableError,
-  PG_BREAKER_OPEN_MS,
-  guardedPool,
-  isDatabaseUnreachable,
-} from '../../../src/infra/store/pg-availability.js';
+import { CircuitBreaker, PG_BREAKER_OPEN_MS, guardedPool, isDatabaseUnreachable } from '../../../src/infra/store/pg-availability.js';
+import { DatabaseUnavailableError } from '../../../src/errors.js';
 
 test('pg availability: connection failures and shutdown codes are "unreachable"; a wrong query is not', () => {
   const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
