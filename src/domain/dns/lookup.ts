@@ -1,5 +1,5 @@
 import { settleEntry, type EntryError } from '../bulk-entries.js';
-import { mapConcurrent } from '../concurrency.js';
+import { mapConcurrent } from '../../lib/map-concurrent.js';
 import { ValidationError } from '../../errors.js';
 import type { DnsClient, DnsRecord, DnsRecordType, DnsStatus } from './client.js';
 import { DNS_BULK_CONCURRENCY, DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from './defaults.js';

@@ -1,5 +1,5 @@
 import { settleEntry } from '../bulk-entries.js';
-import { mapConcurrent } from '../concurrency.js';
+import { mapConcurrent } from '../../lib/map-concurrent.js';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
 import { hostingList } from './hosting.js';

@@ -1,4 +1,4 @@
-import { mapConcurrent } from '../concurrency.js';
+import { mapConcurrent } from '../../lib/map-concurrent.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
