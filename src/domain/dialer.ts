@@ -1,5 +1,5 @@
 import type net from 'node:net';
-import type { ConnectionLimiter } from './connection-limiter.js';
+import type { SocketBudget } from './socket-budget.js';
 import type { DialErrorCode } from '../errors.js';
 
 /**
@@ -37,8 +37,8 @@ export interface ConnectOptions {
   timeoutMs: number;
   /** Aborts a queued or in-progress connect. */
   signal?: AbortSignal;
-  /** A per-request cap from `dialer.limiter(n)`. */
-  limiter?: ConnectionLimiter;
+  /** A per-request cap from `dialer.socketBudget(n)`. */
+  budget?: SocketBudget;
   /** Whose dial this is (an account key), for the fair share of the global budget; default: currentOwner(). */
   owner?: string;
 }
@@ -103,5 +103,5 @@ export interface Dialer {
   /** Whether a TCP handshake completes, closing at once (port scans). */
   probe(address: CheckedAddress, port: number, opts: ConnectOptions): Promise<ProbeResult>;
   /** A per-request cap within the one socket budget; without a number, the most one request may hold (a port scan). */
-  limiter(maxConcurrent?: number): ConnectionLimiter;
+  socketBudget(maxConcurrent?: number): SocketBudget;
 }

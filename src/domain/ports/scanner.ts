@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { describeDialError, DialError, ValidationError } from '../../errors.js';
-import type { ConnectionLimiter } from '../connection-limiter.js';
+import type { SocketBudget } from '../socket-budget.js';
 import { ResolveError, type CheckedAddress, type Dialer } from '../dialer.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S } from './defaults.js';
@@ -48,7 +48,7 @@ export interface ScanOptions {
   onItem?: (index: number, result: PortResult) => void;
 }
 
-export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'limiter'>;
+export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'socketBudget'>;
 
 export interface PortScannerOptions {
   /** Connects one scan keeps in flight; default the most the dialer lets one request hold. */
@@ -111,7 +111,7 @@ function checkTimeout(timeoutMs: number): void {
 
 /**
  * Each scan resolves its host once and dials only that checked address. Its sockets come out
- * of the dialer's one budget: this scan's cap (`dialer.limiter()`), and the share of the
+ * of the dialer's one budget: this scan's cap (`dialer.socketBudget()`), and the share of the
  * account whose request runs it (the dialer takes the owner from `runAsOwner`, set by the
  * work-in-flight check of the probe routes).
  */
@@ -158,7 +158,7 @@ export class PortScanner {
     }
     // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
     const ip = target.addresses[0]!;
-    const perScan = this.#concurrency === undefined ? this.#dialer.limiter() : this.#dialer.limiter(this.#concurrency);
+    const perScan = this.#concurrency === undefined ? this.#dialer.socketBudget() : this.#dialer.socketBudget(this.#concurrency);
     // Without a caller's signal, none at all: an abort listener per queued port and per dial
     // cost a 1000-port loopback scan some 10 ms of its 60 here.
     const onItem = opts.onItem;
@@ -187,11 +187,11 @@ export class PortScanner {
     }
   }
 
-  async #probe(host: string, ip: CheckedAddress, port: number, perScan: ConnectionLimiter, opts: ScanOptions): Promise<PortResult> {
+  async #probe(host: string, ip: CheckedAddress, port: number, perScan: SocketBudget, opts: ScanOptions): Promise<PortResult> {
     const { signal, timeoutMs } = opts;
     let probed;
     try {
-      probed = await this.#dialer.probe(ip, port, { timeoutMs, signal, limiter: perScan });
+      probed = await this.#dialer.probe(ip, port, { timeoutMs, signal, budget: perScan });
     } catch (err) {
       if (err instanceof DialError && err.code === 'ABORT_ERR') throw signal?.reason ?? err;
       throw err;

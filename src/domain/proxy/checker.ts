@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { ResolveError, type CheckedAddress, type Dialer } from '../dialer.js';
-import type { ConnectionLimiter } from '../connection-limiter.js';
+import type { SocketBudget } from '../socket-budget.js';
 import type { NonceUse } from './judge-repository.js';
 import { judgeAnonymity } from './anonymity.js';
 import {
@@ -33,7 +33,7 @@ import { round2 } from '../../lib/round.js';
 import { JudgeUnavailableError } from '../../errors.js';
 
 export interface ProxyCheckerOptions {
-  dialer: Pick<Dialer, 'resolve' | 'connect' | 'limiter'>;
+  dialer: Pick<Dialer, 'resolve' | 'connect' | 'socketBudget'>;
   /** NETDIAG_JUDGE_URL (or NETDIAG_PUBLIC_URL + /judge); unset: this server's own /judge, known once it listens. */
   judgeUrl?: string | undefined;
   /** Where the judge comes from; built from `judgeUrl` alone unless given (the app adds the database's record). */
@@ -150,7 +150,7 @@ export class ProxyChecker {
   async check(input: string, flags: CheckFlags = ALL_CHECKS, signal?: AbortSignal): Promise<ProxyCheckResult> {
     const spec = parseProxy(input, 'proxy');
     const resolved = await this.#resolve(spec, 'proxy');
-    return cancellable(this.#run(spec, resolved, flags, this.#dialer.limiter(PROXY_SINGLE_SOCKETS), signal), signal);
+    return cancellable(this.#run(spec, resolved, flags, this.#dialer.socketBudget(PROXY_SINGLE_SOCKETS), signal), signal);
   }
 
   /** `onItem` is told each proxy's result as it completes, with its input position (jobs stream these). */
@@ -169,12 +169,12 @@ export class ProxyChecker {
       const resolved = await settleEntry(field, () => this.#resolve(parsed.value, field));
       return 'refused' in resolved ? { input, spec: parsed.value, refused: resolved.refused } : { spec: parsed.value, resolved: resolved.value };
     });
-    const limiter = this.#dialer.limiter(PROXY_BULK_SOCKETS);
+    const budget = this.#dialer.socketBudget(PROXY_BULK_SOCKETS);
     // Every check of the bulk and each of its steps listen to this one signal: many listeners
     // are the design here, not a leak (unbounded, or Node warns once past ten).
     if (signal) setMaxListeners(0, signal);
     const checkOne = async (entry: BulkEntry, i: number): Promise<ProxyBulkItem> => {
-      const item = 'refused' in entry ? this.#refused(entry, flags) : await this.#run(entry.spec, entry.resolved, flags, limiter, signal);
+      const item = 'refused' in entry ? this.#refused(entry, flags) : await this.#run(entry.spec, entry.resolved, flags, budget, signal);
       onItem?.(i, item);
       return item;
     };
@@ -204,7 +204,7 @@ export class ProxyChecker {
     }
   }
 
-  async #run(spec: ProxySpec, resolved: Resolved, flags: CheckFlags, limiter: ConnectionLimiter, cancel?: AbortSignal): Promise<ProxyCheckResult> {
+  async #run(spec: ProxySpec, resolved: Resolved, flags: CheckFlags, budget: SocketBudget, cancel?: AbortSignal): Promise<ProxyCheckResult> {
     const result: ProxyCheckResult = { ...uncheckedResult(spec.input, flags, this.#now().toISOString()), host: spec.host, port: spec.port };
     if ('error' in resolved) {
       result.error = resolved.error;
@@ -214,7 +214,7 @@ export class ProxyChecker {
     // No judge is the service's fault: a 503, never a proxy reported failed (API.md, "Proxy check").
     const judge = await this.judges.target();
 
-    const ep = { dialer: this.#dialer, address: resolved.address, spec, limiter };
+    const ep = { dialer: this.#dialer, address: resolved.address, spec, budget };
     const started = performance.now();
     const signal = cancel ?? new AbortController().signal;
     // One nonce per protocol try: one echo, and one download and one upload when speed is measured.

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { SocksClient } from 'socks';
 import { type CheckedAddress, type Dialer } from '../dialer.js';
-import type { ConnectionLimiter } from '../connection-limiter.js';
+import type { SocketBudget } from '../socket-budget.js';
 import { CHECK_USER_AGENT, SOCKS_PACKAGE_TIMEOUT_MS } from './defaults.js';
 import { hostPortText } from './parse.js';
 import type { ProxyProtocol, ProxySpec } from './types.js';
@@ -34,7 +34,7 @@ export interface ProxyEndpoint {
   dialer: Pick<Dialer, 'connect'>;
   address: CheckedAddress;
   spec: ProxySpec;
-  limiter?: ConnectionLimiter;
+  budget?: SocketBudget;
 }
 
 export interface Destination {
@@ -46,7 +46,7 @@ export interface Destination {
 /** TCP to the proxy through the dialer; a DialError becomes a ProxyStepError. */
 export async function dialProxy(ep: ProxyEndpoint, timeoutMs: number, signal: AbortSignal): Promise<net.Socket> {
   try {
-    const socket = await ep.dialer.connect(ep.address, ep.spec.port, { timeoutMs, signal, ...(ep.limiter ? { limiter: ep.limiter } : {}) });
+    const socket = await ep.dialer.connect(ep.address, ep.spec.port, { timeoutMs, signal, ...(ep.budget ? { budget: ep.budget } : {}) });
     socket.on('error', () => undefined);
     return socket;
   } catch (err) {

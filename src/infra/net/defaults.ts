@@ -18,7 +18,7 @@ export const MAX_GLOBAL_SOCKETS = 1_024;
  * Of those, the most one owner (account) may hold at once. The other 128 are a reserve for
  * owners holding fewer than RESERVED_BELOW_SOCKETS, so however many accounts flood, an
  * account's first connect never waits behind their slow ones; when several wait, a freed slot
- * goes to the one holding the fewest (limiter.ts).
+ * goes to the one holding the fewest (src/domain/socket-budget.ts).
  */
 export const MAX_PER_OWNER_SOCKETS = 896;
 
@@ -29,7 +29,7 @@ export const MAX_PER_OWNER_SOCKETS = 896;
 export const RESERVED_BELOW_SOCKETS = 4;
 
 /**
- * The most one request holds at once (`dialer.limiter()`), so one request cannot take its
+ * The most one request holds at once (`dialer.socketBudget()`), so one request cannot take its
  * account's whole share. A port scan takes this many: 1000 silent ports at the shortest
  * timeout then take two rounds of one second, which lets them finish in under three.
  */

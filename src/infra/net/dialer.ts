@@ -13,20 +13,20 @@
  *      - `ResolveError` (code `ENOTFOUND` | `ENODATA` | `ETIMEOUT` | ...) when the name does
  *        not resolve; probes report that as a 200 result.
  *    It returns `CheckedAddress`es, IPv4 first unless `prefer: 6`.
- * 2. `await dialer.connect(address, port, { timeoutMs, signal, limiter })` opens TCP to that
+ * 2. `await dialer.connect(address, port, { timeoutMs, signal, budget })` opens TCP to that
  *    very address; it never resolves a name again, so DNS rebinding cannot redirect it. It
  *    resolves a connected `net.Socket` or rejects with `DialError` (code `ECONNREFUSED` |
  *    `ETIMEDOUT` | `EHOSTUNREACH` | `ENETUNREACH` | `ABORT_ERR` | ..., `elapsedMs`). Every
  *    socket is destroyed on every failure path. `dial()` is the same but also returns the
  *    connect time.
  * 3. The caller owns a returned socket: attach an `'error'` listener and `destroy()` or `end()`
- *    it when done. Its slot in the global budget (and in `limiter`) is freed when it closes.
+ *    it when done. Its slot in the global budget (and in `budget`) is freed when it closes.
  * 4. Its budget is the process's one socket budget (numbers in defaults.ts), shared fairly
  *    between owners (accounts: `owner`, or the `runAsOwner` context of src/domain/owner.ts): dials beyond
  *    it wait (the timeout only starts when the connect does), a freed slot goes to the waiting
  *    owner holding the fewest, no owner holds more than MAX_PER_OWNER_SOCKETS, and an aborted
  *    signal takes a waiting dial out of the queue. The wait is reported apart (`queuedMs`),
- *    never in a connect time. `dialer.limiter(n)` gives one request its own smaller cap within
+ *    never in a connect time. `dialer.socketBudget(n)` gives one request its own smaller cap within
  *    it (at most MAX_PER_REQUEST_SOCKETS); no caller keeps a socket budget of its own.
  *
  * Anything that needs a socket to a user-chosen host and does not come through here is a bug.
@@ -39,7 +39,7 @@ import { MAX_ADDRESSES_PER_FAMILY, MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, MA
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { currentOwner } from '../../domain/owner.js';
 import { parseIpStrict } from '../../net/ip-text.js';
-import { ConnectionLimiter } from '../../domain/connection-limiter.js';
+import { SocketBudget } from '../../domain/socket-budget.js';
 import { TargetPolicy } from './policy.js';
 import { DnsHostResolver, resolveErrorFor, type HostResolver } from './resolver.js';
 import { ResolveError, type CheckedAddress, type ConnectOptions, type DialResult, type Dialer as DialerContract, type ProbeCode, type ProbeResult, type ResolvedTarget, type ResolveOptions } from '../../domain/dialer.js';
@@ -102,7 +102,7 @@ export class Dialer implements DialerContract {
   readonly #connectFn: ConnectFn;
   /** A connectFn was given: every connect goes through it, probes included. */
   readonly #customConnect: boolean;
-  readonly #global: ConnectionLimiter;
+  readonly #global: SocketBudget;
   readonly #counters = { connectAttempts: 0, active: 0 };
   readonly stats: DialerStats;
 
@@ -115,7 +115,7 @@ export class Dialer implements DialerContract {
     this.#resolver = opts.resolver;
     this.#connectFn = opts.connectFn ?? ((o) => net.connect(o));
     this.#customConnect = opts.connectFn !== undefined;
-    this.#global = new ConnectionLimiter(opts.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS, {
+    this.#global = new SocketBudget(opts.maxGlobalSockets ?? MAX_GLOBAL_SOCKETS, {
       maxPerOwner: opts.maxPerOwnerSockets ?? MAX_PER_OWNER_SOCKETS,
       reservedBelow: RESERVED_BELOW_SOCKETS,
     });
@@ -238,7 +238,7 @@ export class Dialer implements DialerContract {
     };
     const queued = performance.now();
     try {
-      if (opts.limiter) slots.push(await opts.limiter.acquire(signal));
+      if (opts.budget) slots.push(await opts.budget.acquire(signal));
       slots.push(await this.#global.acquire(signal, opts.owner ?? currentOwner()));
       // The signal may fire between the grant and this line; no socket for a dead request.
       signal?.throwIfAborted();
@@ -356,11 +356,11 @@ export class Dialer implements DialerContract {
    * A per-request cap on concurrent sockets, used within the global budget: `maxConcurrent`,
    * or without it (a port scan) MAX_PER_REQUEST_SOCKETS, the most one request may hold.
    */
-  limiter(maxConcurrent: number = MAX_PER_REQUEST_SOCKETS): ConnectionLimiter {
+  socketBudget(maxConcurrent: number = MAX_PER_REQUEST_SOCKETS): SocketBudget {
     if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) {
-      throw new RangeError(`Dialer.limiter: maxConcurrent must be a positive integer, got ${maxConcurrent}`);
+      throw new RangeError(`Dialer.socketBudget: maxConcurrent must be a positive integer, got ${maxConcurrent}`);
     }
-    return new ConnectionLimiter(Math.min(maxConcurrent, MAX_PER_REQUEST_SOCKETS));
+    return new SocketBudget(Math.min(maxConcurrent, MAX_PER_REQUEST_SOCKETS));
   }
 }
 

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { PortScanner, type PortResult, type ScanDialer } from '../../../src/domain/ports/index.js';
 import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
-import { ConnectionLimiter } from '../../../src/domain/connection-limiter.js';
+import { SocketBudget } from '../../../src/domain/socket-budget.js';
 import { Dialer, type ConnectFn } from '../../../src/infra/net/dialer.js';
 import { ResolveError } from '../../../src/domain/dialer.js';
 import { TargetPolicy } from '../../../src/infra/net/policy.js';
@@ -195,7 +195,7 @@ describe('unresolved', () => {
           dialled++;
           throw new Error('no packet for a name that did not resolve');
         },
-        limiter: (n = 1) => new ConnectionLimiter(n),
+        socketBudget: (n = 1) => new SocketBudget(n),
       };
       const results = await new PortScanner({ dialer: stub }).scanPorts(' x.test ', [443, 80], T);
       assert.deepEqual(

@@ -149,21 +149,21 @@ describe('dialer', () => {
     assert.equal(dialer.stats.connectAttempts, 0);
   });
 
-  test('a per-request limiter caps its own connects on top of the global budget', async () => {
+  test('a per-request socket budget caps its own connects on top of the global budget', async () => {
     const dialer = dialerWith({ max: 10 });
-    const limiter = dialer.limiter(1);
+    const budget = dialer.socketBudget(1);
     let maxHeld = 0;
     await Promise.all(
       Array.from({ length: 4 }, async () => {
-        const socket = await dialer.connect(LOOP, listener.port, { timeoutMs: 2_000, limiter });
-        maxHeld = Math.max(maxHeld, limiter.active);
+        const socket = await dialer.connect(LOOP, listener.port, { timeoutMs: 2_000, budget });
+        maxHeld = Math.max(maxHeld, budget.active);
         await sleep(10);
         socket.destroy();
       }),
     );
     assert.equal(maxHeld, 1);
     await settle(dialer);
-    assert.equal(limiter.active, 0);
+    assert.equal(budget.active, 0);
   });
 
   test('connection refused: DialError ECONNREFUSED with elapsedMs, socket slot freed', async () => {
@@ -239,7 +239,7 @@ describe('dialer', () => {
     await assert.rejects(dialer.connect(LOOP, 0, { timeoutMs: 100 }), RangeError);
     await assert.rejects(dialer.connect(LOOP, 70000, { timeoutMs: 100 }), RangeError);
     await assert.rejects(dialer.connect(LOOP, 80, { timeoutMs: 0 }), RangeError);
-    assert.throws(() => dialer.limiter(0), RangeError);
+    assert.throws(() => dialer.socketBudget(0), RangeError);
     assert.equal(dialer.stats.connectAttempts, 0);
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConnectionLimiter } from '../../../src/domain/connection-limiter.js';
+import { SocketBudget } from '../../../src/domain/socket-budget.js';
 
 /** Lets granted promises settle. */
 const ticks = async (n = 5): Promise<void> => {
@@ -8,16 +8,16 @@ const ticks = async (n = 5): Promise<void> => {
 };
 
 /** Acquires and records, in `log`, the order grants arrive in. */
-function take(l: ConnectionLimiter, owner: string | undefined, log: string[], name: string, signal?: AbortSignal): Promise<() => void> {
+function take(l: SocketBudget, owner: string | undefined, log: string[], name: string, signal?: AbortSignal): Promise<() => void> {
   return l.acquire(signal, owner).then((release) => {
     log.push(name);
     return release;
   });
 }
 
-describe('ConnectionLimiter', () => {
+describe('SocketBudget', () => {
   test('without owners: a FIFO queue, the slot passed straight to the next waiter', async () => {
-    const l = new ConnectionLimiter(1);
+    const l = new SocketBudget(1);
     const log: string[] = [];
     const first = await take(l, undefined, log, 'a');
     const rest = ['b', 'c', 'd'].map((n) => take(l, undefined, log, n));
@@ -33,7 +33,7 @@ describe('ConnectionLimiter', () => {
   });
 
   test("a freed slot goes to the owner holding the fewest: B's first before A's queued thousandth", async () => {
-    const l = new ConnectionLimiter(4);
+    const l = new SocketBudget(4);
     const log: string[] = [];
     const held = await Promise.all([0, 1, 2, 3].map((i) => take(l, 'A', log, `A${i}`)));
     const queuedA = Array.from({ length: 1_000 }, (_, i) => take(l, 'A', log, `A${i + 4}`));
@@ -54,7 +54,7 @@ describe('ConnectionLimiter', () => {
   });
 
   test('maxPerOwner: one owner alone never fills the budget, so another is served at once', async () => {
-    const l = new ConnectionLimiter(4, { maxPerOwner: 3 });
+    const l = new SocketBudget(4, { maxPerOwner: 3 });
     const log: string[] = [];
     const a = await Promise.all([0, 1, 2].map((i) => take(l, 'A', log, `A${i}`)));
     const a3 = take(l, 'A', log, 'A3');
@@ -81,7 +81,7 @@ describe('ConnectionLimiter', () => {
     // Any number of them, as long as each can hold its few: 6 unreserved slots, 1 each, up to 6
     // (more, and they are newcomers themselves, first in line like E).
     for (const flooders of [1, 2, 4, 6]) {
-      const l = new ConnectionLimiter(8, { maxPerOwner: 6, reservedBelow: 1 });
+      const l = new SocketBudget(8, { maxPerOwner: 6, reservedBelow: 1 });
       const log: string[] = [];
       const granted: Array<() => void> = [];
       // Each flooder asks for 30 slots, more than there are. Arriving with none, each is a
@@ -127,7 +127,7 @@ describe('ConnectionLimiter', () => {
   });
 
   test('a reserve: below it freed slots go to the fewest held, within it only to owners holding few', async () => {
-    const l = new ConnectionLimiter(6, { maxPerOwner: 4, reservedBelow: 1 });
+    const l = new SocketBudget(6, { maxPerOwner: 4, reservedBelow: 1 });
     const log: string[] = [];
     const a = await Promise.all([0, 1, 2, 3].map((i) => take(l, 'A', log, `A${i}`)));
     const a45 = [4, 5].map((i) => take(l, 'A', log, `A${i}`));
@@ -160,7 +160,7 @@ describe('ConnectionLimiter', () => {
   });
 
   test('an aborted waiter leaves its queue and is never granted', async () => {
-    const l = new ConnectionLimiter(1);
+    const l = new SocketBudget(1);
     const log: string[] = [];
     const first = await take(l, 'A', log, 'A0');
     const ac = new AbortController();
@@ -177,10 +177,10 @@ describe('ConnectionLimiter', () => {
   });
 
   test('bad options are programming errors', () => {
-    assert.throws(() => new ConnectionLimiter(0), RangeError);
-    assert.throws(() => new ConnectionLimiter(2, { maxPerOwner: 0 }), RangeError);
-    assert.equal(new ConnectionLimiter(2, { maxPerOwner: 5 }).maxPerOwner, 2);
-    assert.throws(() => new ConnectionLimiter(2, { maxPerOwner: 1, reservedBelow: 0 }), RangeError);
-    assert.equal(new ConnectionLimiter(4, { maxPerOwner: 3, reservedBelow: 5 }).reservedBelow, 3);
+    assert.throws(() => new SocketBudget(0), RangeError);
+    assert.throws(() => new SocketBudget(2, { maxPerOwner: 0 }), RangeError);
+    assert.equal(new SocketBudget(2, { maxPerOwner: 5 }).maxPerOwner, 2);
+    assert.throws(() => new SocketBudget(2, { maxPerOwner: 1, reservedBelow: 0 }), RangeError);
+    assert.equal(new SocketBudget(4, { maxPerOwner: 3, reservedBelow: 5 }).reservedBelow, 3);
   });
 });

@@ -15,7 +15,7 @@
  * and an owner with nothing in flight is granted at once unless `reserve / reservedBelow` other
  * owners are each in their first few slots at that moment (and then it is first in line,
  * holding the fewest). A light owner whose connects answer quickly keeps cycling through the
- * reserve. Without owners and caps (a per-request limiter) it is a plain FIFO queue.
+ * reserve. Without owners and caps (a per-request budget) it is a plain FIFO queue.
  */
 
 interface Waiter {
@@ -25,7 +25,7 @@ interface Waiter {
 /** The owner of acquisitions that name none. */
 const NO_OWNER = '';
 
-export interface ConnectionLimiterOptions {
+export interface SocketBudgetOptions {
   /** Slots one owner may hold at once; default: all of them. */
   maxPerOwner?: number;
   /**
@@ -35,7 +35,7 @@ export interface ConnectionLimiterOptions {
   reservedBelow?: number;
 }
 
-export class ConnectionLimiter {
+export class SocketBudget {
   readonly capacity: number;
   readonly maxPerOwner: number;
   /** The slots beyond `maxPerOwner`: only an owner holding fewer than `reservedBelow` takes them. */
@@ -48,17 +48,17 @@ export class ConnectionLimiter {
   /** Slots held by each owner that holds any. */
   readonly #held = new Map<string, number>();
 
-  constructor(capacity: number, opts: ConnectionLimiterOptions = {}) {
+  constructor(capacity: number, opts: SocketBudgetOptions = {}) {
     if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new RangeError(`ConnectionLimiter: capacity must be a positive integer, got ${capacity}`);
+      throw new RangeError(`SocketBudget: capacity must be a positive integer, got ${capacity}`);
     }
     const maxPerOwner = opts.maxPerOwner ?? capacity;
     if (!Number.isInteger(maxPerOwner) || maxPerOwner < 1) {
-      throw new RangeError(`ConnectionLimiter: maxPerOwner must be a positive integer, got ${maxPerOwner}`);
+      throw new RangeError(`SocketBudget: maxPerOwner must be a positive integer, got ${maxPerOwner}`);
     }
     const reservedBelow = opts.reservedBelow ?? maxPerOwner;
     if (!Number.isInteger(reservedBelow) || reservedBelow < 1) {
-      throw new RangeError(`ConnectionLimiter: reservedBelow must be a positive integer, got ${reservedBelow}`);
+      throw new RangeError(`SocketBudget: reservedBelow must be a positive integer, got ${reservedBelow}`);
     }
     this.capacity = capacity;
     this.maxPerOwner = Math.min(maxPerOwner, capacity);
