@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { JOB_READS_PER_ACCOUNT_PER_SECOND, JOB_READS_PER_SECOND, ReadLimiter } from '../../src/http/routes/jobs.js';
+import { JOB_READS_PER_ACCOUNT_PER_SECOND, JOB_READS_PER_SECOND, JobReadCounter } from '../../src/http/routes/jobs.js';
 
 test('job reads: 10 a second per job, and per account a bound over ever new ids; each second starts over', () => {
-  const reads = new ReadLimiter();
+  const reads = new JobReadCounter();
   const t0 = 1_000_000;
   for (let i = 0; i < JOB_READS_PER_SECOND; i++) assert.equal(reads.take(1, 'job_a', t0), null);
   assert.equal(reads.take(1, 'job_a', t0 + 999), 'job');

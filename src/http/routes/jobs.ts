@@ -39,7 +39,7 @@ export const JOB_READS_PER_ACCOUNT_PER_SECOND = JOB_READS_PER_SECOND * JOB_STREA
  * At most JOB_READS_PER_SECOND reads per account and job, and JOB_READS_PER_ACCOUNT_PER_SECOND
  * per account, in each calendar second: 'job' or 'account' names the limit a read is over.
  */
-export class ReadLimiter {
+export class JobReadCounter {
   readonly #counts = new Map<string, { second: number; n: number }>();
 
   take(accountId: number, id: string, now: number): 'job' | 'account' | null {
@@ -145,7 +145,7 @@ async function* streamLines(
 export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const jobs = deps.jobs;
   if (!jobs) return;
-  const reads = new ReadLimiter();
+  const reads = new JobReadCounter();
   // Streams end when the server closes, so that they never hold its shutdown.
   const streams = new Map<AbortController, ServerResponse>();
   app.addHook('preClose', (done) => {
