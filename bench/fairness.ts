@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { CONCURRENT_PROBES } from '../src/domain/accounts/plans.js';
+import { IN_FLIGHT_LIMITS } from '../src/domain/accounts/plans.js';
 import { RANGE_DEFAULT_TIMEOUT_S } from '../src/domain/ports/index.js';
 import { blackholeUnavailable, runInBlackhole } from '../test/domain/ports/fixtures/blackhole.js';
 import { fairnessQueues } from './fairness-queues.js';
@@ -105,7 +105,7 @@ async function inside(): Promise<void> {
       const finished = statuses.filter((s) => s === 200).length;
       console.log(
         `round ${round + 1}: A's ${A_SCANS} scans (${A_ACCOUNTS} account(s)): ${refused} refused as concurrent, ${finished} finished while B's ${B_SAMPLES} scans ran` +
-          ` (each A is allowed ${CONCURRENT_PROBES.enterprise} at once)`,
+          ` (each A is allowed ${IN_FLIGHT_LIMITS.enterprise} at once)`,
       );
       hangUp.abort();
       await Promise.all(aScans);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
-import { CONCURRENT_PROBES, PLANS } from '../../src/domain/accounts/plans.js';
+import { IN_FLIGHT_LIMITS, PLANS } from '../../src/domain/accounts/plans.js';
 import { CONCURRENT_RETRY_AFTER_S } from '../../src/http/plugins/concurrency.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
@@ -49,9 +49,9 @@ function hangingScan(b: Built, controller: AbortController, token = b.token): Pr
 const openScan = (b: Built, token = b.token) => b.api('/api/port/scan', { json: { host: '127.0.0.1', port: listener.port, timeout: 1 }, token });
 
 for (const plan of ['free', 'basic'] as const) {
-  test(`${plan}: ${CONCURRENT_PROBES[plan]} probing requests at once; one more is a 429 with window "concurrent"`, async (t) => {
+  test(`${plan}: ${IN_FLIGHT_LIMITS[plan]} probing requests at once; one more is a 429 with window "concurrent"`, async (t) => {
     const { b, spy, dialer } = await app(t, plan);
-    const max = CONCURRENT_PROBES[plan];
+    const max = IN_FLIGHT_LIMITS[plan];
     const controller = new AbortController();
     const held = Array.from({ length: max }, () => hangingScan(b, controller));
     await eventually(() => spy.silent.length === max);
@@ -112,7 +112,7 @@ for (const plan of ['free', 'basic'] as const) {
 test('slots are given back after every answer, errors included: many requests one after another all pass', async (t) => {
   // pro: its 60 requests a minute leave room for twice its 8 slots, three requests each.
   const { b } = await app(t, 'pro');
-  for (let i = 0; i < 2 * CONCURRENT_PROBES.pro; i++) {
+  for (let i = 0; i < 2 * IN_FLIGHT_LIMITS.pro; i++) {
     assert.equal((await openScan(b)).status, 200);
     // A target refused by the policy is a 403 from inside the handler: the slot still comes back.
     assert.equal((await b.api('/api/port/scan', { json: { host: '10.0.0.1', port: 80 } })).status, 403);

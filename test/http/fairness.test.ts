@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
-import { CONCURRENT_PROBES } from '../../src/domain/accounts/plans.js';
+import { IN_FLIGHT_LIMITS } from '../../src/domain/accounts/plans.js';
 import { MAX_PORTS_PER_SCAN } from '../../src/domain/ports/index.js';
 import { MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, RESERVED_BELOW_SOCKETS } from '../../src/infra/net/defaults.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
@@ -93,7 +93,7 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
         if (!hangUp.signal.aborted) throw err;
       }),
   );
-  const refused = A_SCANS - CONCURRENT_PROBES.enterprise;
+  const refused = A_SCANS - IN_FLIGHT_LIMITS.enterprise;
   await eventually(() => statuses.length === refused && silent.length === MAX_PER_OWNER_SOCKETS);
   assert.deepEqual(statuses, Array.from({ length: refused }, () => 429), 'the 17th and later scans are refused');
   assert.equal(silent.length, MAX_PER_OWNER_SOCKETS, "A holds its share of the scanners' sockets, no more");
@@ -104,7 +104,7 @@ test("A's 20 scans of 1000 silent ports: 16 run, 4 are refused as concurrent; B'
   // one of A's 16,000 ports had an answer, so none of A's scans was anywhere near half done.
   assert.equal(aConnectsWhenBAnswered, MAX_PER_OWNER_SOCKETS);
   assert.equal(aPortsAnsweredWhenBAnswered, 0);
-  assert.ok(aConnectsWhenBAnswered < (CONCURRENT_PROBES.enterprise * MAX_PORTS_PER_SCAN) / 2);
+  assert.ok(aConnectsWhenBAnswered < (IN_FLIGHT_LIMITS.enterprise * MAX_PORTS_PER_SCAN) / 2);
 
   // A hangs up: every queued port leaves the queue, every socket closes.
   hangUp.abort();

@@ -21,7 +21,7 @@ export type PlanName = keyof typeof PLANS;
  * Requests that probe the network (/proxy/*, /port/*, /ipv6/test, /dns/whois) one account may
  * have in flight at once (API.md, "Rate limits"); one more is a 429 with window "concurrent".
  */
-export const CONCURRENT_PROBES = {
+export const IN_FLIGHT_LIMITS = {
   free: 2,
   basic: 4,
   pro: 8,
@@ -49,7 +49,7 @@ export function windowLimitsOf(plan: PlanLimits): WindowLimits {
   return { minute: plan.requests_per_minute, hour: plan.requests_per_hour, day: plan.requests_per_day };
 }
 
-/** Probing requests an account of this plan may have in flight at once (CONCURRENT_PROBES). */
+/** Probing requests an account of this plan may have in flight at once (IN_FLIGHT_LIMITS). */
 export function concurrentProbes(plan: string): number {
-  return CONCURRENT_PROBES[planOrDefault(plan)];
+  return IN_FLIGHT_LIMITS[planOrDefault(plan)];
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { CONCURRENT_PROBES } from '../../../src/domain/accounts/plans.js';
+import { IN_FLIGHT_LIMITS } from '../../../src/domain/accounts/plans.js';
 import { registerConcurrency } from '../../../src/http/plugins/concurrency.js';
 import { MemoryInFlight } from '../../../src/infra/inflight/index.js';
 import type { InFlightSlots } from '../../../src/domain/in-flight.js';
@@ -62,16 +62,16 @@ test('a counter that answers later (Redis): the same admission, the handler runs
   t.after(() => app.close());
   const call = (path: string, account = 7) => app.inject({ method: 'POST', url: path, headers: { 'x-account': String(account) } });
 
-  const running = Array.from({ length: CONCURRENT_PROBES.free }, () => call('/probe'));
-  for (let i = 0; i < 100 && slots.inner.heldBy('acct:7') < CONCURRENT_PROBES.free; i++) await new Promise((r) => setImmediate(r));
-  assert.equal(slots.inner.heldBy('acct:7'), CONCURRENT_PROBES.free);
+  const running = Array.from({ length: IN_FLIGHT_LIMITS.free }, () => call('/probe'));
+  for (let i = 0; i < 100 && slots.inner.heldBy('acct:7') < IN_FLIGHT_LIMITS.free; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(slots.inner.heldBy('acct:7'), IN_FLIGHT_LIMITS.free);
 
   const refused = await call('/probe');
   assert.equal(refused.statusCode, 429);
   assert.equal(refused.headers['retry-after'], '1');
   const body = refused.json() as { error: string; details: { window: string; limit: number; remaining: number } };
   assert.deepEqual([body.error, body.details.window, body.details.limit, body.details.remaining], ['rate_limit_exceeded', 'concurrent', 10, 0]);
-  assert.equal(slots.inner.heldBy('acct:7'), CONCURRENT_PROBES.free, 'the refused request took nothing');
+  assert.equal(slots.inner.heldBy('acct:7'), IN_FLIGHT_LIMITS.free, 'the refused request took nothing');
 
   // Another account has slots of its own.
   running.push(call('/probe', 8));
@@ -81,7 +81,7 @@ test('a counter that answers later (Redis): the same admission, the handler runs
   assert.deepEqual((await call('/other')).json(), { owner: null }, 'routes that do not probe are neither counted nor run as an owner');
   finish();
   const answers = await Promise.all(running);
-  assert.deepEqual(answers.map((r) => r.json()), [...Array.from({ length: CONCURRENT_PROBES.free }, () => ({ owner: 'acct:7' })), { owner: 'acct:8' }]);
+  assert.deepEqual(answers.map((r) => r.json()), [...Array.from({ length: IN_FLIGHT_LIMITS.free }, () => ({ owner: 'acct:7' })), { owner: 'acct:8' }]);
   assert.equal(slots.inner.heldBy('acct:7'), 0, 'given back once answered');
   assert.equal(slots.inner.heldBy('acct:8'), 0);
 });
