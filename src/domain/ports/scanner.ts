@@ -51,8 +51,8 @@ export interface ScanOptions {
 export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'socketBudget'>;
 
 export interface PortScannerOptions {
-  /** Connects one scan keeps in flight; default the most the dialer lets one request hold. */
-  concurrency?: number;
+  /** The scan's socket budget: connects it keeps open at once; default the most the dialer lets one request hold. */
+  maxSockets?: number;
 }
 
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
@@ -117,11 +117,11 @@ function checkTimeout(timeoutMs: number): void {
  */
 export class PortScanner {
   readonly #dialer: ScanDialer;
-  readonly #concurrency: number | undefined;
+  readonly #maxSockets: number | undefined;
 
   constructor(deps: { dialer: ScanDialer }, opts: PortScannerOptions = {}) {
     this.#dialer = deps.dialer;
-    this.#concurrency = opts.concurrency;
+    this.#maxSockets = opts.maxSockets;
   }
 
   /** One port (POST /port/scan). Throws ValidationError (400) and TargetForbiddenError (403). */
@@ -158,7 +158,7 @@ export class PortScanner {
     }
     // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
     const ip = target.addresses[0]!;
-    const perScan = this.#concurrency === undefined ? this.#dialer.socketBudget() : this.#dialer.socketBudget(this.#concurrency);
+    const perScan = this.#maxSockets === undefined ? this.#dialer.socketBudget() : this.#dialer.socketBudget(this.#maxSockets);
     // Without a caller's signal, none at all: an abort listener per queued port and per dial
     // cost a 1000-port loopback scan some 10 ms of its 60 here.
     const onItem = opts.onItem;

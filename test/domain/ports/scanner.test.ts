@@ -294,10 +294,10 @@ describe('budgets', () => {
     return { fn, live: () => live, peak: () => peak };
   }
 
-  test('one scan keeps at most `concurrency` connects in flight', async () => {
+  test('one scan keeps at most `maxSockets` connects in flight', async () => {
     const net_ = slowNetwork();
     const d = dialer([TEST_NET], net_.fn);
-    const scanner = new PortScanner({ dialer: d }, { concurrency: 7 });
+    const scanner = new PortScanner({ dialer: d }, { maxSockets: 7 });
     const results = await scanner.scanPorts('192.0.2.1', Array.from({ length: 60 }, (_, i) => i + 1), T);
     assert.equal(results.length, 60);
     assert.ok(results.every((r) => r.state === 'closed'));
@@ -308,7 +308,7 @@ describe('budgets', () => {
   test('all scans together stay within the shared budget, and every one completes', async () => {
     const net_ = slowNetwork();
     const d = dialer([TEST_NET], net_.fn, 12);
-    const scanner = new PortScanner({ dialer: d }, { concurrency: 8 });
+    const scanner = new PortScanner({ dialer: d }, { maxSockets: 8 });
     const ports = Array.from({ length: 40 }, (_, i) => i + 1);
     const all = await Promise.all(Array.from({ length: 6 }, (_, i) => scanner.scanPorts(`192.0.2.${i + 1}`, ports, T)));
     assert.ok(all.every((results) => results.length === 40 && results.every((r) => r.state === 'closed')));
@@ -320,7 +320,7 @@ describe('budgets', () => {
   test('an aborted scan rejects, dials nothing more and closes what it had open', async () => {
     // Connects that never answer: only the abort ends them.
     const d = dialer([TEST_NET], () => new net.Socket());
-    const scanner = new PortScanner({ dialer: d }, { concurrency: 4 });
+    const scanner = new PortScanner({ dialer: d }, { maxSockets: 4 });
     const ac = new AbortController();
     const scan = scanner.scanPorts('192.0.2.1', Array.from({ length: 50 }, (_, i) => i + 1), { timeoutMs: 30_000, signal: ac.signal });
     while (d.stats.connectAttempts < 4) await new Promise((r) => setImmediate(r));
