@@ -9,12 +9,12 @@ import type { FastifyInstance } from 'fastify';
 import { composeApp, type AppDeps } from '../src/compose.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
-import { JobCancelledError } from '../src/domain/jobs/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';
 import { BullMqJobQueue } from '../src/infra/jobs/bullmq.js';
 import { createDialer, type ConnectFn } from '../src/infra/net/dialer.js';
 import { openSqliteStore } from '../src/infra/store/sqlite.js';
 import type { Store } from '../src/domain/store.js';
+import { JobCancelledError } from '../src/errors.js';
 
 /**
  * Issue 24's queue figures (API.md, "Rate limits": queued jobs and webhook deliveries are taken

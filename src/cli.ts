@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, DEFAULTS, loadConfig, publicBaseUrl, type Config } from './config.js';
+import { DEFAULTS, loadConfig, publicBaseUrl, type Config } from './config.js';
 import { LoginService, passwordLinkUrl } from './domain/accounts/logins.js';
 import { describeDatabase } from './config-summary.js';
 import { AccountService } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
-import { AppError } from './errors.js';
+import { AppError, ConfigError, UsageError, WorkerConfigError } from './errors.js';
 import { cancelsPublished } from './infra/jobs/index.js';
 import { openStore } from './infra/store/index.js';
 import type { Store } from './domain/store.js';
@@ -156,16 +156,6 @@ ${command.summary}.
 ${DATABASE_NOTE}`;
 }
 
-/** Bad arguments or an unknown account: exit code 2. `usage` is printed after the message. */
-class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly usage = USAGE,
-  ) {
-    super(message);
-  }
-}
-
 export interface CliIo {
   env: Record<string, string | undefined>;
   stdout: (text: string) => void;
@@ -206,7 +196,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     if (group === 'worker') {
       if (action !== undefined) throw new UsageError(`netdiag worker takes no arguments, not "${action}"`, WORKER_USAGE);
-      const { startWorker, WorkerConfigError } = await import('./worker.js');
+      const { startWorker } = await import('./worker.js');
       try {
         await startWorker(loadConfig(io.env), (line) => io.stderr(line + '\n'));
       } catch (err) {
@@ -239,7 +229,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof UsageError || err instanceof AppError || err instanceof ConfigError) {
-      io.stderr(`netdiag: ${err.message}\n${err instanceof UsageError ? `\n${err.usage}\n` : ''}`);
+      io.stderr(`netdiag: ${err.message}\n${err instanceof UsageError ? `\n${err.usage ?? USAGE}\n` : ''}`);
       return 2;
     }
     io.stderr(`netdiag: ${(err as Error).message}\n`);

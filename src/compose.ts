@@ -8,7 +8,7 @@ import type { PasswordHasher } from './domain/accounts/passwords.js';
 import { concurrentProbes } from './domain/accounts/plans.js';
 import { AccountService, type Clock } from './domain/accounts/service.js';
 import { DnsLookupService } from './domain/dns/index.js';
-import { JobCancelledError, JobService } from './domain/jobs/service.js';
+import { JobService } from './domain/jobs/service.js';
 import { JobViews } from './domain/jobs/views.js';
 import { PortScanner } from './domain/ports/index.js';
 import { Judge, JudgeDirectory, ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
@@ -36,6 +36,7 @@ import { jobOperations } from './operations/index.js';
 import type { OperationDeps } from './operations/operation.js';
 import { withoutRepeats } from './lib/repeat-filter.js';
 import { DAY_MS } from './lib/time.js';
+import { JobCancelledError } from './errors.js';
 
 /**
  * The composition root: every service, repository, limiter, queue, dialer, reader and Redis

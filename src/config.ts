@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMAIL_MAX_CHARS, EMAIL_PATTERN } from './domain/accounts/service.js';
+import { ConfigError } from './errors.js';
 
 /** One frozen, typed configuration, read from the environment and checked at boot. */
 
@@ -112,14 +113,6 @@ export const MAX_DURATION_S = 3_600;
 export const JUDGE_SECRET_MIN_LENGTH = 32;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-/** A bad value stops the server with one line naming the variable. */
-export class ConfigError extends Error {
-  constructor(variable: string, rule: string, value: string) {
-    super(`${variable}=${JSON.stringify(value)}: ${rule}`);
-    this.name = 'ConfigError';
-  }
-}
 
 type Env = Record<string, string | undefined>;
 

@@ -231,7 +231,7 @@ export type DialErrorCode =
   /** Anything else the system reported; `cause` has it. */
   | 'EDIAL';
 
-/** What the dialer rejects with when a connect fails; probes report it as a result (a refused port is a 200). */
+/** The short text of each dial error code. */
 const DIAL_ERROR_DESCRIPTIONS: Record<DialErrorCode, string> = {
   ECONNREFUSED: 'connection refused',
   ETIMEDOUT: 'connection timed out',
@@ -274,6 +274,31 @@ export class DialError extends Error {
   /** Short text for a result's `error` field. */
   get reason(): string {
     return DIAL_ERROR_DESCRIPTIONS[this.code];
+  }
+}
+
+/** Why a name did not resolve, in c-ares' words. */
+export type ResolveErrorCode =
+  /** The name does not exist (NXDOMAIN). */
+  | 'ENOTFOUND'
+  /** The name exists but has no address of the asked family. */
+  | 'ENODATA'
+  | 'ETIMEOUT'
+  | 'ESERVFAIL'
+  | 'EREFUSED'
+  /** Anything else c-ares reports (bad response, connection refused by the server, ...). */
+  | 'EDNS';
+
+/** A name that did not resolve. Probes report it as a result (200), not as a request error. */
+export class ResolveError extends Error {
+  readonly code: ResolveErrorCode;
+  readonly hostname: string;
+
+  constructor(code: ResolveErrorCode, hostname: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ResolveError';
+    this.code = code;
+    this.hostname = hostname;
   }
 }
 
@@ -386,3 +411,45 @@ export class DatabaseUnavailableError extends Error {
 
 /** A webhook send given up: its deadline passed or its delivery was aborted. */
 export class WebhookAbortedError extends Error {}
+
+/**
+ * An item its text function could not write (the answer's serializer refused it): the job fails,
+ * as the synchronous call would answer a 500, instead of its write failing as a database's would.
+ */
+export class ItemTextError extends Error {
+  constructor(cause: unknown) {
+    super('a completed item could not be written as JSON', { cause });
+    this.name = 'ItemTextError';
+  }
+}
+
+/** The reason a run is aborted when its job is cancelled. */
+export class JobCancelledError extends Error {
+  constructor() {
+    super('the job was cancelled');
+    this.name = 'JobCancelledError';
+  }
+}
+
+/* Start-up and command-line errors: the process stops, or the CLI exits 2, with their message. */
+
+/** A bad value stops the server with one line naming the variable. */
+export class ConfigError extends Error {
+  constructor(variable: string, rule: string, value: string) {
+    super(`${variable}=${JSON.stringify(value)}: ${rule}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** `netdiag worker` with NETDIAG_WORKERS=0 would run nothing. */
+export class WorkerConfigError extends Error {}
+
+/** Bad arguments: exit code 2. `usage` (the general usage unless given) is printed after the message. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
+    super(message);
+  }
+}

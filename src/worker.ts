@@ -3,9 +3,7 @@ import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
 import { judgeHealth } from './domain/proxy/index.js';
 import { exitOnSignals, useProductionRuntime } from './server.js';
-
-/** `netdiag worker` with NETDIAG_WORKERS=0 would run nothing. */
-export class WorkerConfigError extends Error {}
+import { WorkerConfigError } from './errors.js';
 
 export interface RunningWorker {
   services: Composition;

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { configSummary, describeDatabase, withoutPassword } from '../src/config-summary.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/errors.js';
 
 test('withoutPassword: the password of a URL, in its userinfo or its query, becomes ***', () => {
   assert.equal(withoutPassword('postgres://app:hunter2@db.internal:5432/netdiag'), 'postgres://app:***@db.internal:5432/netdiag');

@@ -68,30 +68,6 @@ export interface ProbeResult {
   queuedMs: number;
 }
 
-export type ResolveErrorCode =
-  /** The name does not exist (NXDOMAIN). */
-  | 'ENOTFOUND'
-  /** The name exists but has no address of the asked family. */
-  | 'ENODATA'
-  | 'ETIMEOUT'
-  | 'ESERVFAIL'
-  | 'EREFUSED'
-  /** Anything else c-ares reports (bad response, connection refused by the server, ...). */
-  | 'EDNS';
-
-/** A name that did not resolve. Probes report it as a result (200), not as a request error. */
-export class ResolveError extends Error {
-  readonly code: ResolveErrorCode;
-  readonly hostname: string;
-
-  constructor(code: ResolveErrorCode, hostname: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ResolveError';
-    this.code = code;
-    this.hostname = hostname;
-  }
-}
-
 /** The dialer as its callers see it; its contract is spelled out where it is implemented. */
 export interface Dialer {
   /** Parses, resolves and checks a user's target: ValidationError, TargetForbiddenError or ResolveError. */

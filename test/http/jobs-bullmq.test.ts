@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { JobCancelledError } from '../../src/domain/jobs/service.js';
 import { BullMqJobQueue } from '../../src/infra/jobs/bullmq.js';
 import { TEST_DATABASE_URL, postgresBackend } from '../infra/store/backends.js';
 import { jobEngineSuite } from './jobs-suite.js';
+import { JobCancelledError } from '../../src/errors.js';
 
 /**
  * The shared job engine suite on BullMQ (REDIS_URL) with PostgreSQL: every test has a queue

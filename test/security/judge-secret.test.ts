@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, JUDGE_SECRET_MIN_LENGTH, loadConfig } from '../../src/config.js';
+import { JUDGE_SECRET_MIN_LENGTH, loadConfig } from '../../src/config.js';
 import { Judge, parseEcho } from '../../src/domain/proxy/index.js';
 import { build } from '../helpers/build.js';
+import { ConfigError } from '../../src/errors.js';
 
 const SECRET = 'k'.repeat(JUDGE_SECRET_MIN_LENGTH);
 

@@ -1,4 +1,5 @@
 import type { JobItemBatch } from './repository.js';
+import { ItemTextError } from '../../errors.js';
 
 /**
  * A job's completed items as they are stored and streamed. Items that complete together are
@@ -24,17 +25,6 @@ const ITEM = ',"item":';
 export function itemLine(seq: number, index: number, item: string): string {
   const text = item.includes('\n') ? JSON.stringify(JSON.parse(item)) : item;
   return `${SEQ}${seq}${INDEX}${index}${ITEM}${text}}`;
-}
-
-/**
- * An item its text function could not write (the answer's serializer refused it): the job fails,
- * as the synchronous call would answer a 500, instead of its write failing as a database's would.
- */
-export class ItemTextError extends Error {
-  constructor(cause: unknown) {
-    super('a completed item could not be written as JSON', { cause });
-    this.name = 'ItemTextError';
-  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { ValidationError } from '../../errors.js';
+import { ItemTextError, ValidationError } from '../../errors.js';
 import type { InFlightSlots } from '../in-flight.js';
 import type { JobQueue, JobRunner } from './queue.js';
 import { runAsOwner } from '../owner.js';
@@ -8,7 +8,6 @@ import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from './r
 import { ItemWriter } from './item-writer.js';
 import { RESULT_IS_ITEMS, type JobOperations } from './operations.js';
 import { JOB_ITEMS_PAGE, JobViews, jobViewOf } from './views.js';
-import { ItemTextError } from './items.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
 import { DAY_MS } from '../../lib/time.js';
 
@@ -66,14 +65,6 @@ export interface NewJobRequest {
 export interface JobPage {
   jobs: JobView[];
   next_cursor: string | null;
-}
-
-/** The reason a run is aborted when its job is cancelled. */
-export class JobCancelledError extends Error {
-  constructor() {
-    super('the job was cancelled');
-    this.name = 'JobCancelledError';
-  }
 }
 
 function encodeCursor(row: Pick<JobRecord, 'created_at' | 'id'>): string {

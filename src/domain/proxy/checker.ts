@@ -2,7 +2,7 @@ import { mapConcurrent } from '../../lib/map-concurrent.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { ResolveError, type CheckedAddress, type Dialer } from '../dialer.js';
+import { type CheckedAddress, type Dialer } from '../dialer.js';
 import type { SocketBudget } from '../socket-budget.js';
 import type { NonceUse } from './judge-repository.js';
 import { judgeAnonymity } from './anonymity.js';
@@ -30,7 +30,7 @@ import { TIMEOUT_KINDS, type Destination } from './tunnel.js';
 import { ALL_CHECKS, type CheckFlags, type GeoLookup, type ProxyBulkItem, type ProxyCheckResult, type ProxyEntryFailure, type ProxyProtocol, type ProxySpec } from './types.js';
 import { settleEntry, type EntryError } from '../bulk-entries.js';
 import { round2 } from '../../lib/round.js';
-import { JudgeUnavailableError } from '../../errors.js';
+import { JudgeUnavailableError, ResolveError } from '../../errors.js';
 
 export interface ProxyCheckerOptions {
   dialer: Pick<Dialer, 'resolve' | 'connect' | 'socketBudget'>;

@@ -2,12 +2,12 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { ConfigError } from '../../config.js';
 import { CsvAsnReader, type CsvAsnFiles } from './csv-asn-reader.js';
 import { MmdbAsnReader } from './mmdb-asn-reader.js';
 import { MmdbCityReader } from './mmdb-city-reader.js';
 import { inflateMmdb } from './mmdb-file.js';
 import type { AsnRecord, GeoReaderInfo, GeoRecord, LoadableGeoReader } from '../../domain/ip/geoip.js';
+import { ConfigError } from '../../errors.js';
 
 /** Attribution lines the licences of the data ask for, shown in `info.sources`. */
 export const ATTRIBUTION = {

@@ -1,9 +1,9 @@
 import { promises as dns } from 'node:dns';
 import type { HostPort } from '../../config.js';
 import { formatServer } from '../dns/transport.js';
-import { ResolveError, type ResolveErrorCode } from '../../domain/dialer.js';
 import { DNS_DEADLINE_MS, DNS_TIMEOUT_MS, DNS_TRIES } from './defaults.js';
 import { withDeadline } from '../../lib/deadline.js';
+import { ResolveError, type ResolveErrorCode } from '../../errors.js';
 
 /**
  * Name resolution for probe targets: A and AAAA only, through the configured servers, never

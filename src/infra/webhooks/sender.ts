@@ -10,11 +10,11 @@ import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import { AppError, DialError, ValidationError, WebhookAbortedError } from '../../errors.js';
+import { AppError, DialError, ResolveError, ValidationError, WebhookAbortedError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
 import { unlessAborted } from '../../lib/deadline.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
-import { ResolveError, type CheckedAddress, type ResolvedTarget } from '../../domain/dialer.js';
+import { type CheckedAddress, type ResolvedTarget } from '../../domain/dialer.js';
 import type { Dialer } from '../net/dialer.js';
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { ConfigError } from '../../../src/config.js';
 import { createGeoReader, EmptyGeoReader, MmdbAsnReader } from '../../../src/infra/geoip/index.js';
 import { writeMmdb } from './fixtures/mmdb-writer.js';
+import { ConfigError } from '../../../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-geoip-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,13 +3,13 @@ import { test } from 'node:test';
 import { composeApp } from '../../../src/compose.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
-import { JobCancelledError } from '../../../src/domain/jobs/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
 import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import { sqliteBackend, sqliteStoreWithAccount } from '../store/backends.js';
 import { freePort } from '../../helpers/free-port.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
 import { eventually } from '../../helpers/eventually.js';
+import { JobCancelledError } from '../../../src/errors.js';
 
 /**
  * Redis unreachable when a job is created (docs/jobs.md): the job is still accepted (202, queued

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DnsHostResolver } from '../../../src/infra/net/resolver.js';
-import { ResolveError } from '../../../src/domain/dialer.js';
 import { startDnsServer, type TestDnsServer } from './fixtures/dns-server.js';
+import { ResolveError } from '../../../src/errors.js';
 
 let dns: TestDnsServer;
 let resolver: DnsHostResolver;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../../src/config.js';
-import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
+import { ResolveError, TargetForbiddenError, ValidationError } from '../../../src/errors.js';
 import { createDialer, type Dialer } from '../../../src/infra/net/dialer.js';
-import { ResolveError } from '../../../src/domain/dialer.js';
 import { connectSpy, startListener, type ConnectSpy } from './fixtures/connect-spy.js';
 import { startDnsServer, type TestDnsServer } from './fixtures/dns-server.js';
 
