@@ -8,7 +8,7 @@ import { jsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerPages } from './http/pages/plugin.js';
 import { API_PREFIX, registerAccess } from './http/plugins/auth.js';
-import { registerConcurrency } from './http/plugins/concurrency.js';
+import { registerInFlight } from './http/plugins/in-flight.js';
 import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
@@ -103,7 +103,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   registerErrorHandling(app, routes);
   const { accounts, limiter, now } = deps;
   const access = registerAccess(app, { accounts, limiter, now });
-  registerConcurrency(app, { slots: deps.slots, onRefused: access.refund });
+  registerInFlight(app, { slots: deps.slots, onRefused: access.refund });
   if (deps.recorder) registerUsageRecording(app, deps.recorder);
   await registerOpenApi(app, { dataNotes: geoNotes(deps.geo) });
 

@@ -5,7 +5,7 @@ import { buildApp, type AppServices } from './app.js';
 import { configuredJudgeUrl, type Config, type LogFormat } from './config.js';
 import { LoginService } from './domain/accounts/logins.js';
 import type { PasswordHasher } from './domain/accounts/passwords.js';
-import { concurrentProbes } from './domain/accounts/plans.js';
+import { inFlightLimit } from './domain/accounts/plans.js';
 import { AccountService, type Clock } from './domain/accounts/service.js';
 import { DnsLookupService } from './domain/dns/index.js';
 import { JobService } from './domain/jobs/service.js';
@@ -22,7 +22,7 @@ import type { DnsClient } from './domain/dns/client.js';
 import { createDnsClient } from './infra/dns/index.js';
 import type { GeoReader } from './domain/ip/geoip.js';
 import { createGeoReader } from './infra/geoip/index.js';
-import { createInFlightSlots } from './infra/inflight/index.js';
+import { createInFlightSlots } from './infra/in-flight/index.js';
 import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './domain/jobs/queue.js';
 import { createDialer, type Dialer } from './infra/net/dialer.js';
@@ -191,7 +191,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     views,
     errorBody: (err) => errorResponseOf(err).body,
     slots,
-    concurrentProbes,
+    inFlightLimit,
     ownerKey: accountKey,
     events: webhooks.delivery,
     webhooks: webhooks.delivery,

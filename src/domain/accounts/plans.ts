@@ -50,6 +50,6 @@ export function windowLimitsOf(plan: PlanLimits): WindowLimits {
 }
 
 /** Probing requests an account of this plan may have in flight at once (IN_FLIGHT_LIMITS). */
-export function concurrentProbes(plan: string): number {
+export function inFlightLimit(plan: string): number {
   return IN_FLIGHT_LIMITS[planOrDefault(plan)];
 }

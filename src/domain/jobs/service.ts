@@ -29,7 +29,7 @@ export interface JobServiceDeps {
   /** The accounts' work in flight, shared with the probe routes. */
   slots: InFlightSlots;
   /** An account's work-in-flight limit by plan. */
-  concurrentProbes: (plan: string) => number;
+  inFlightLimit: (plan: string) => number;
   /** The key an account's work is counted under (slots, socket budget). */
   ownerKey: (accountId: number) => string;
   events?: JobEvents | undefined;
@@ -243,7 +243,7 @@ export class JobService implements JobRunner {
   // JobRunner: the queue asks before it claims, and runs what it claimed.
 
   admit(candidate: ClaimCandidate): Promise<(() => void) | null> {
-    return this.#d.slots.tryAcquire(this.#d.ownerKey(candidate.account_id), this.#d.concurrentProbes(candidate.plan));
+    return this.#d.slots.tryAcquire(this.#d.ownerKey(candidate.account_id), this.#d.inFlightLimit(candidate.plan));
   }
 
   async run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void> {

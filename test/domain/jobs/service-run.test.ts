@@ -21,7 +21,7 @@ async function setup(t: TestContext, op: JobOperation) {
     operations: () => op,
     errorBody,
     slots: { tryAcquire: async () => () => undefined, close: async () => undefined },
-    concurrentProbes: () => 8,
+    inFlightLimit: () => 8,
     ownerKey: (id) => `a:${id}`,
     ttlDays: 7,
   });

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { IN_FLIGHT_LIMITS } from '../../../src/domain/accounts/plans.js';
-import { registerConcurrency } from '../../../src/http/plugins/concurrency.js';
-import { MemoryInFlight } from '../../../src/infra/inflight/index.js';
+import { registerInFlight } from '../../../src/http/plugins/in-flight.js';
+import { MemoryInFlightSlots } from '../../../src/infra/in-flight/index.js';
 import type { InFlightSlots } from '../../../src/domain/in-flight.js';
 import { currentOwner } from '../../../src/domain/owner.js';
 import type { Account } from '../../../src/domain/accounts/repositories.js';
@@ -11,7 +11,7 @@ import { AppError } from '../../../src/errors.js';
 
 /** The in-process counter answering through a promise, as the Redis one does. */
 class AsyncSlots implements InFlightSlots {
-  readonly inner = new MemoryInFlight();
+  readonly inner = new MemoryInFlightSlots();
   async tryAcquire(owner: string, max: number): Promise<(() => void) | null> {
     await new Promise((r) => setImmediate(r));
     return this.inner.tryAcquire(owner, max);
@@ -37,7 +37,7 @@ async function appWith(slots: InFlightSlots): Promise<{ app: FastifyInstance; fi
     if (!(err instanceof AppError)) throw err;
     void reply.status(err.status).headers(err.headers ?? {}).send({ error: err.code, details: err.details });
   });
-  registerConcurrency(app, { slots });
+  registerInFlight(app, { slots });
   let release!: () => void;
   let gate = new Promise<void>((r) => (release = r));
   app.post('/probe', { config: { probe: true } }, async () => {

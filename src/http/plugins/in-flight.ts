@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { concurrentProbes, planLimits } from '../../domain/accounts/plans.js';
+import { inFlightLimit, planLimits } from '../../domain/accounts/plans.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
 import { accountKey } from './auth.js';
@@ -15,14 +15,14 @@ declare module 'fastify' {
 }
 
 /** Seconds a client refused for work in flight is told to wait: one probe of theirs may answer by then. */
-export const CONCURRENT_RETRY_AFTER_S = 1;
+export const IN_FLIGHT_RETRY_AFTER_S = 1;
 
-function concurrentError(plan: string, max: number, now: number): RateLimitError {
-  const resetAt = utcTimestamp(now + CONCURRENT_RETRY_AFTER_S * 1000);
+function inFlightError(plan: string, max: number, now: number): RateLimitError {
+  const resetAt = utcTimestamp(now + IN_FLIGHT_RETRY_AFTER_S * 1000);
   return new RateLimitError(
     `too many probing requests at once for the ${plan} plan: at most ${max} in flight; try again when one of them has answered`,
     { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: resetAt, window: 'concurrent' },
-    { 'retry-after': String(CONCURRENT_RETRY_AFTER_S) },
+    { 'retry-after': String(IN_FLIGHT_RETRY_AFTER_S) },
   );
 }
 
@@ -39,7 +39,7 @@ type HookDone = (err?: Error) => void;
  * The slots are given (src/compose.ts builds them, through Redis with REDIS_URL, and closes
  * them): the job engine counts against the same ones.
  */
-export function registerConcurrency(
+export function registerInFlight(
   app: FastifyInstance,
   opts: {
     slots: InFlightSlots;
@@ -55,11 +55,11 @@ export function registerConcurrency(
     // A job is only accepted here: it takes its slot when it runs, and waits queued until one is free.
     if (account === null || prefersRespondAsync(request.headers.prefer)) return null;
     const owner = accountKey(account.id);
-    const max = concurrentProbes(account.plan);
+    const max = inFlightLimit(account.plan);
     const release = await slots.tryAcquire(owner, max);
     if (release === null) {
       await opts.onRefused?.(request);
-      throw concurrentError(account.plan, max, request.receivedAt || Date.now());
+      throw inFlightError(account.plan, max, request.receivedAt || Date.now());
     }
     // The client may have left while Redis was asked: then nothing will answer, give it back now.
     if (reply.raw.destroyed || reply.raw.writableFinished) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
-import { IN_FLIGHT_KEY_PREFIX, createInFlightSlots, RedisInFlight } from '../../../src/infra/inflight/index.js';
+import { IN_FLIGHT_KEY_PREFIX, createInFlightSlots, RedisInFlightSlots } from '../../../src/infra/in-flight/index.js';
 import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js';
 import { closedPort } from '../net/fixtures/connect-spy.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -20,7 +20,7 @@ test(
     const log = { warn: (_o: object, msg: string) => lines.push(['warn', msg]), info: (_o: object, msg: string) => lines.push(['info', msg]) };
     // Built as the app builds it, so the logger is known to reach the Redis counter.
     const slots = createInFlightSlots(url, log);
-    assert.ok(slots instanceof RedisInFlight);
+    assert.ok(slots instanceof RedisInFlightSlots);
     t.after(() => slots.close());
     const owner = `test:${process.pid}:outage`;
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { IN_FLIGHT_LIMITS, PLANS } from '../../src/domain/accounts/plans.js';
-import { CONCURRENT_RETRY_AFTER_S } from '../../src/http/plugins/concurrency.js';
+import { IN_FLIGHT_RETRY_AFTER_S } from '../../src/http/plugins/in-flight.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/oas.js';
@@ -59,7 +59,7 @@ for (const plan of ['free', 'basic'] as const) {
 
     const refused = await openScan(b);
     assert.equal(refused.status, 429);
-    assert.equal(refused.headers.get('retry-after'), String(CONCURRENT_RETRY_AFTER_S));
+    assert.equal(refused.headers.get('retry-after'), String(IN_FLIGHT_RETRY_AFTER_S));
     const body = (await refused.json()) as { error: string; message: string; details: Record<string, unknown> };
     assert.equal(body.error, 'rate_limit_exceeded');
     assert.match(body.message, new RegExp(`${plan} plan: at most ${max} in flight`));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { IN_FLIGHT_KEY_PREFIX, MemoryInFlight, RedisInFlight } from '../../../src/infra/inflight/index.js';
+import { IN_FLIGHT_KEY_PREFIX, MemoryInFlightSlots, RedisInFlightSlots } from '../../../src/infra/in-flight/index.js';
 import type { InFlightSlots } from '../../../src/domain/in-flight.js';
 import { Redis } from 'ioredis';
 import { closedPort } from '../net/fixtures/connect-spy.js';
@@ -31,11 +31,11 @@ function suite(name: string, make: () => InFlightSlots): void {
   });
 }
 
-suite('memory', () => new MemoryInFlight());
+suite('memory', () => new MemoryInFlightSlots());
 
 test('Redis unreachable: this instance counts by itself, without asking Redis again per request', async (t) => {
   const port = await closedPort('127.0.0.1');
-  const slots = new RedisInFlight(`redis://127.0.0.1:${port}`);
+  const slots = new RedisInFlightSlots(`redis://127.0.0.1:${port}`);
   t.after(() => slots.close());
   const owner = freshOwner();
   const first = await slots.tryAcquire(owner, 1);
@@ -50,12 +50,12 @@ if (REDIS_URL === undefined) {
   test('in-flight slots: Redis skipped because TEST_REDIS_URL is unset (.ci/run sets it)', { skip: 'TEST_REDIS_URL is unset' }, () => {});
 } else {
   const url = REDIS_URL;
-  suite('redis', () => new RedisInFlight(url));
+  suite('redis', () => new RedisInFlightSlots(url));
 
   describe('in-flight slots through Redis', () => {
     test('two instances share one count', async (t) => {
-      const one = new RedisInFlight(url);
-      const two = new RedisInFlight(url);
+      const one = new RedisInFlightSlots(url);
+      const two = new RedisInFlightSlots(url);
       t.after(() => Promise.all([one.close(), two.close()]));
       const owner = freshOwner();
       const first = await one.tryAcquire(owner, 2);
@@ -69,10 +69,10 @@ if (REDIS_URL === undefined) {
 
     test("an instance that dies without releasing: its leases lapse and the slots come back", async (t) => {
       const owner = freshOwner();
-      const dying = new RedisInFlight(url, { leaseMs: 300, renewMs: 100 });
+      const dying = new RedisInFlightSlots(url, { leaseMs: 300, renewMs: 100 });
       assert.equal(typeof (await dying.tryAcquire(owner, 1)), 'function');
       await dying.close(); // never released, never renewed again
-      const survivor = new RedisInFlight(url);
+      const survivor = new RedisInFlightSlots(url);
       t.after(() => survivor.close());
       assert.equal(await survivor.tryAcquire(owner, 1), null, 'held while the lease runs');
       let got: (() => void) | null = null;
@@ -85,8 +85,8 @@ if (REDIS_URL === undefined) {
 
     test('a live request renews its lease: its slot stays held past the lease', async (t) => {
       const owner = freshOwner();
-      const live = new RedisInFlight(url, { leaseMs: 300, renewMs: 50 });
-      const other = new RedisInFlight(url);
+      const live = new RedisInFlightSlots(url, { leaseMs: 300, renewMs: 50 });
+      const other = new RedisInFlightSlots(url);
       t.after(() => Promise.all([live.close(), other.close()]));
       const release = await live.tryAcquire(owner, 1);
       const redis = new Redis(url);

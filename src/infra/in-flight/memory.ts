@@ -1,7 +1,7 @@
 import type { InFlightSlots } from '../../domain/in-flight.js';
 
 /** Work in flight counted in this process: exact for one instance. */
-export class MemoryInFlight implements InFlightSlots {
+export class MemoryInFlightSlots implements InFlightSlots {
   readonly #held = new Map<string, number>();
 
   async tryAcquire(owner: string, max: number): Promise<(() => void) | null> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RequestPathRedis, type RedisStateLog } from '../redis/request-path.js';
-import { MemoryInFlight } from './memory.js';
+import { MemoryInFlightSlots } from './memory.js';
 import type { InFlightSlots } from '../../domain/in-flight.js';
 
 /** Every key of this counter starts with this. */
@@ -38,11 +38,11 @@ return 1
 `;
 
 type Scripted = Redis & {
-  ndInflightAcquire(key: string, max: number, leaseMs: number, id: string): Promise<number>;
-  ndInflightRenew(key: string, leaseMs: number, id: string): Promise<number>;
+  ndInFlightAcquire(key: string, max: number, leaseMs: number, id: string): Promise<number>;
+  ndInFlightRenew(key: string, leaseMs: number, id: string): Promise<number>;
 };
 
-export interface RedisInFlightOptions {
+export interface RedisInFlightSlotsOptions {
   leaseMs?: number;
   renewMs?: number;
   /** Where it says that it counts by itself and that Redis is back: one line each, never per request. */
@@ -54,18 +54,18 @@ export interface RedisInFlightOptions {
  * answer, this instance counts by itself (per instance, as with no Redis at all) rather than
  * refuse or admit everything, until Redis answers again (RequestPathRedis).
  */
-export class RedisInFlight implements InFlightSlots {
+export class RedisInFlightSlots implements InFlightSlots {
   readonly #connection: RequestPathRedis;
   readonly #redis: Scripted;
-  readonly #local = new MemoryInFlight();
+  readonly #local = new MemoryInFlightSlots();
   readonly #leaseMs: number;
   readonly #renewMs: number;
 
-  constructor(url: string, opts: RedisInFlightOptions = {}) {
+  constructor(url: string, opts: RedisInFlightSlotsOptions = {}) {
     this.#leaseMs = opts.leaseMs ?? IN_FLIGHT_LEASE_MS;
     this.#renewMs = opts.renewMs ?? IN_FLIGHT_RENEW_MS;
     if (!(this.#renewMs > 0 && this.#renewMs < this.#leaseMs)) {
-      throw new RangeError(`RedisInFlight: renewMs (${this.#renewMs}) must be positive and below leaseMs (${this.#leaseMs})`);
+      throw new RangeError(`RedisInFlightSlots: renewMs (${this.#renewMs}) must be positive and below leaseMs (${this.#leaseMs})`);
     }
     const log = opts.log;
     this.#connection = new RequestPathRedis(url, {
@@ -73,8 +73,8 @@ export class RedisInFlight implements InFlightSlots {
       recovered: () => log?.info({ redis: 'ok' }, 'Work in flight is counted across instances again: Redis is back'),
     });
     const redis = this.#connection.client;
-    redis.defineCommand('ndInflightAcquire', { numberOfKeys: 1, lua: ACQUIRE });
-    redis.defineCommand('ndInflightRenew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('ndInFlightAcquire', { numberOfKeys: 1, lua: ACQUIRE });
+    redis.defineCommand('ndInFlightRenew', { numberOfKeys: 1, lua: RENEW });
     this.#redis = redis as Scripted;
   }
 
@@ -90,7 +90,7 @@ export class RedisInFlight implements InFlightSlots {
     const id = randomUUID();
     let taken: number;
     try {
-      taken = await this.#redis.ndInflightAcquire(key, max, this.#leaseMs, id);
+      taken = await this.#redis.ndInFlightAcquire(key, max, this.#leaseMs, id);
     } catch (err) {
       // The script may still have run after the client gave up on it: take back the lease it
       // may have made, so the account does not lose that slot for a whole lease.
@@ -100,7 +100,7 @@ export class RedisInFlight implements InFlightSlots {
     }
     if (taken !== 1) return null;
     const renew = setInterval(() => {
-      this.#redis.ndInflightRenew(key, this.#leaseMs, id).catch(() => undefined);
+      this.#redis.ndInFlightRenew(key, this.#leaseMs, id).catch(() => undefined);
     }, this.#renewMs);
     renew.unref();
     let released = false;
