@@ -15,7 +15,7 @@ import { Judge, JudgeDirectory, ProxyChecker, type Timeouts as ProxyTimeouts } f
 import { UsageService } from './domain/usage/service.js';
 import { WebhookSecrets } from './domain/webhooks/secrets.js';
 import { createWhoisService } from './domain/whois/index.js';
-import { accountKey, accountLimiterOptions } from './http/plugins/auth.js';
+import { accountKey, rateLimiterOptions } from './http/plugins/auth.js';
 import { errorResponseOf } from './http/plugins/errors.js';
 import { callsRecordedTo } from './http/plugins/usage.js';
 import type { DnsClient } from './domain/dns/client.js';
@@ -124,7 +124,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
 
   // Limits and usage: the limiter first, since written records are no longer "admitted but
   // unrecorded" calls for it (a crash gives those back).
-  const ownLimiter = opts.limiter === undefined ? createRateLimiter(config.redisUrl, accountLimiterOptions(store.usage, log, config.reconcileMs, () => clock().getTime())) : undefined;
+  const ownLimiter = opts.limiter === undefined ? createRateLimiter(config.redisUrl, rateLimiterOptions(store.usage, log, config.reconcileMs, () => clock().getTime())) : undefined;
   const limiter = ownLimiter ?? opts.limiter ?? null;
   const recorder = opts.recordUsage === false ? null : new GroupCommitRecorder(store.usage, log, limiter ? callsRecordedTo(limiter) : undefined);
   // Work in flight per account: through Redis (leases that lapse if an instance dies) with REDIS_URL.

@@ -48,7 +48,7 @@ export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
 export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
 
 const ACCOUNT_KEY = /^acct:(\d+)$/;
-/** The limiter key (and in-flight owner) of an account. */
+/** The rate limiter key (and in-flight owner) of an account. */
 export function accountKey(id: number): string {
   return `acct:${id}`;
 }
@@ -75,14 +75,14 @@ export function windowSeedFromUsage(usage: UsageRepository): WindowSeed {
  * usage; on Redis, accounts' calls count as unrecorded until their usage records are written,
  * so the calls of an instance killed before writing them are given back within `reconcileMs`.
  */
-export function accountLimiterOptions(usage: UsageRepository, log: RedisStateLog, reconcileMs: number, now: () => number): RedisRateLimiterOptions {
+export function rateLimiterOptions(usage: UsageRepository, log: RedisStateLog, reconcileMs: number, now: () => number): RedisRateLimiterOptions {
   return { seed: windowSeedFromUsage(usage), log, recordsCallsOf: (key) => ACCOUNT_KEY.test(key), reconcileMs, now };
 }
 
 /** Appended to an anonymous client's key for the public routes (the OpenAPI document): their own budget. */
 export const PUBLIC_KEY_SUFFIX = '|public';
 
-/** The limiter key of an anonymous client: its IPv4 address, or its IPv6 /64. */
+/** The rate limiter key of an anonymous client: its IPv4 address, or its IPv6 /64. */
 export function clientKey(ip: string): string {
   try {
     let addr = ipaddr.parse(ip);
