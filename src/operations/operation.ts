@@ -6,7 +6,7 @@ import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/operations.js
 import type { PortScanner } from '../domain/ports/index.js';
 import type { ProxyChecker } from '../domain/proxy/index.js';
 import type { WhoisService } from '../domain/whois/index.js';
-import { type CheckedAddress, type ResolveOptions } from '../domain/dialer.js';
+import type { CheckedAddress, ResolveOptions } from '../domain/dialer.js';
 import type { Dialer } from '../infra/net/dialer.js';
 import { ResolveError } from '../errors.js';
 

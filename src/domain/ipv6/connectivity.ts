@@ -1,5 +1,5 @@
 import { DialError, ResolveError, ValidationError } from '../../errors.js';
-import { type Dialer } from '../dialer.js';
+import type { Dialer } from '../dialer.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { IPV6_TEST_MAX_ADDRESSES, IPV6_TEST_PORTS, IPV6_TEST_TIMEOUT_MS } from './defaults.js';
 

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { describeDialError, DialError, ResolveError, ValidationError } from '../../errors.js';
 import type { SocketBudget } from '../socket-budget.js';
-import { type CheckedAddress, type Dialer } from '../dialer.js';
+import type { CheckedAddress, Dialer } from '../dialer.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S } from './defaults.js';
 import { serviceName } from './services.js';

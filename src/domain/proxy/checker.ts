@@ -2,7 +2,7 @@ import { mapConcurrent } from '../../lib/map-concurrent.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { type CheckedAddress, type Dialer } from '../dialer.js';
+import type { CheckedAddress, Dialer } from '../dialer.js';
 import type { SocketBudget } from '../socket-budget.js';
 import type { NonceUse } from './judge-repository.js';
 import { judgeAnonymity } from './anonymity.js';

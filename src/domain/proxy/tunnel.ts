@@ -3,7 +3,7 @@ import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { SocksClient } from 'socks';
-import { type CheckedAddress, type Dialer } from '../dialer.js';
+import type { CheckedAddress, Dialer } from '../dialer.js';
 import type { SocketBudget } from '../socket-budget.js';
 import { CHECK_USER_AGENT, SOCKS_PACKAGE_TIMEOUT_MS } from './defaults.js';
 import { hostPortText } from './parse.js';

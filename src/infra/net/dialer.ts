@@ -42,7 +42,7 @@ import { parseIpStrict } from '../../net/ip-text.js';
 import { SocketBudget } from '../../domain/socket-budget.js';
 import { TargetPolicy } from './policy.js';
 import { DnsHostResolver, resolveErrorFor, type HostResolver } from './resolver.js';
-import { type CheckedAddress, type ConnectOptions, type DialResult, type Dialer as DialerContract, type ProbeCode, type ProbeResult, type ResolvedTarget, type ResolveOptions } from '../../domain/dialer.js';
+import type { CheckedAddress, ConnectOptions, DialResult, Dialer as DialerContract, ProbeCode, ProbeResult, ResolvedTarget, ResolveOptions } from '../../domain/dialer.js';
 import { parseTarget } from '../../net/target.js';
 import { rawConnect } from './raw-connect.js';
 import { round2 } from '../../lib/round.js';

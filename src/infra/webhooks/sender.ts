@@ -14,7 +14,7 @@ import { AppError, DialError, ResolveError, ValidationError, WebhookAbortedError
 import { round2 } from '../../lib/round.js';
 import { unlessAborted } from '../../lib/deadline.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
-import { type CheckedAddress, type ResolvedTarget } from '../../domain/dialer.js';
+import type { CheckedAddress, ResolvedTarget } from '../../domain/dialer.js';
 import type { Dialer } from '../net/dialer.js';
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type CheckedAddress } from '../../../src/domain/dialer.js';
+import type { CheckedAddress } from '../../../src/domain/dialer.js';
 import { Dialer, type ConnectFn } from '../../../src/infra/net/dialer.js';
 import { TargetPolicy } from '../../../src/infra/net/policy.js';
 import type { HostResolver } from '../../../src/infra/net/resolver.js';

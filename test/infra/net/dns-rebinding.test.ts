@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DialError, TargetForbiddenError } from '../../../src/errors.js';
-import { type CheckedAddress } from '../../../src/domain/dialer.js';
+import type { CheckedAddress } from '../../../src/domain/dialer.js';
 import { Dialer } from '../../../src/infra/net/dialer.js';
 import { TargetPolicy } from '../../../src/infra/net/policy.js';
 import { DnsHostResolver } from '../../../src/infra/net/resolver.js';
