@@ -304,7 +304,9 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
 }
 
 /** How many times a migration is asked again after a concurrent schema drop spoiled its catalog read. */
-const MIGRATE_RETRIES = 5;
+/** Asks again up to this often, waiting MIGRATE_RETRY_MS × the attempt between: busy databases churn schemas for a while. */
+const MIGRATE_RETRIES = 20;
+const MIGRATE_RETRY_MS = 10;
 /** What PostgreSQL says when a catalog read meets objects dropped meanwhile: no such schema, table, column or object. */
 const DROPPED_MEANWHILE = new Set(['3F000', '42P01', '42703', '42704']);
 
@@ -333,6 +335,7 @@ export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres', 
   // "cache lookup failed for namespace …"),
   // though nothing of ours is missing. The look is read-only and nothing was migrated: ask again.
   for (let retry = 0; retry < MIGRATE_RETRIES && isDroppedMeanwhile(error) && (results ?? []).length === 0; retry++) {
+    await new Promise((resolve) => setTimeout(resolve, MIGRATE_RETRY_MS * (retry + 1)));
     ({ error, results } = await migrator.migrateToLatest());
   }
   if (error) {
