@@ -3,9 +3,11 @@
  * has room, and admission counts it in all three at once.
  */
 
+import { DAY_MS } from '../../lib/time.js';
+
 export type WindowName = 'minute' | 'hour' | 'day';
 export const WINDOWS: readonly WindowName[] = ['minute', 'hour', 'day'];
-export const WINDOW_MS: Readonly<Record<WindowName, number>> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+export const WINDOW_MS: Readonly<Record<WindowName, number>> = { minute: 60_000, hour: 3_600_000, day: DAY_MS };
 
 export type WindowLimits = Readonly<Record<WindowName, number>>;
 

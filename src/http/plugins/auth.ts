@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PLANS, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import { bearerToken, detachedToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
-import { decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
+import { WINDOW_MS, decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import type { Account } from '../../domain/accounts/repositories.js';
 import type { UsageRepository } from '../../domain/usage/repository.js';
 import { pathOf } from '../route-index.js';
@@ -11,6 +11,9 @@ import type { WindowSeed } from '../../infra/ratelimit/memory.js';
 import type { RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';
 import type { RedisStateLog } from '../../infra/redis/request-path.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
+
+/** The windows' lengths in seconds, as the RateLimit-Policy header spells them (`w=`). */
+const WINDOW_S = { minute: WINDOW_MS.minute / 1000, hour: WINDOW_MS.hour / 1000, day: WINDOW_MS.day / 1000 } as const;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -101,7 +104,7 @@ function setRateHeaders(reply: FastifyReply, decision: Decision, limits: WindowL
   reply.header('x-ratelimit-limit', String(w.limit));
   reply.header('x-ratelimit-remaining', String(w.remaining));
   reply.header('x-ratelimit-reset', String(Math.ceil(w.resetAt / 1000)));
-  reply.header('ratelimit-policy', `${limits.minute};w=60, ${limits.hour};w=3600, ${limits.day};w=86400`);
+  reply.header('ratelimit-policy', `${limits.minute};w=${WINDOW_S.minute}, ${limits.hour};w=${WINDOW_S.hour}, ${limits.day};w=${WINDOW_S.day}`);
 }
 
 /** The headers of windows as they stand (`peek`), for an answer that spent nothing. */
