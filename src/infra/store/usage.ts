@@ -2,7 +2,6 @@ import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { DatabaseSchema, UsageDailyTable } from './schema.js';
 import type { Store } from '../../domain/store.js';
 import type { UsageRepository, UsageRow } from '../../domain/usage/repository.js';
-import { compiledOnce } from './compiled-once.js';
 import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf, type MinuteIncrement } from './usage-aggregate.js';
 
 /**
@@ -11,9 +10,6 @@ import { MinutePurge, aggregateMinutes, aggregateUsage, minuteBounds, utcDayOf, 
  * limits on a statement's parameters).
  */
 export const USAGE_ROWS_PER_STATEMENT = 1_000;
-
-const DAY_COLUMNS = ['account_id', 'day', 'endpoint', 'requests', 'successful', 'failed', 'rate_limited', 'total_ms'] as const;
-const MINUTE_COLUMNS = ['account_id', 'minute', 'calls'] as const;
 
 /** Adds the day rows to their aggregates: the conflict clause adds to the existing row. */
 function upsertDays(q: QueryCreator<DatabaseSchema>, rows: readonly UsageDailyTable[]) {
@@ -54,10 +50,6 @@ function chunks<T>(rows: readonly T[]): T[][] {
  */
 export function usageRepository(db: Kysely<DatabaseSchema>, dialect: Store['kind']): UsageRepository {
   const minutePurge = new MinutePurge();
-  // SQLite, in process: a row at a time, each upsert built and compiled once (Kysely's building
-  // and compiling cost more than SQLite's work: 95 -> 50 µs a batch, as the raw SQL was).
-  const upsertDay = compiledOnce((row: UsageDailyTable) => upsertDays(db, [row]), DAY_COLUMNS);
-  const upsertMinute = compiledOnce((row: MinuteIncrement) => upsertMinutes(db, [row]), MINUTE_COLUMNS);
   const usage: UsageRepository = {
     async record(records) {
       const days = aggregateUsage(records);
@@ -77,13 +69,8 @@ export function usageRepository(db: Kysely<DatabaseSchema>, dialect: Store['kind
         return;
       }
       await db.transaction().execute(async (trx) => {
-        if (dialect === 'sqlite') {
-          for (const row of days) await upsertDay(trx, row);
-          for (const row of minutes.rows) await upsertMinute(trx, row);
-        } else {
-          for (const rows of chunks(days)) await upsertDays(trx, rows).execute();
-          for (const rows of chunks(minutes.rows)) await upsertMinutes(trx, rows).execute();
-        }
+        for (const rows of chunks(days)) await upsertDays(trx, rows).execute();
+        for (const rows of chunks(minutes.rows)) await upsertMinutes(trx, rows).execute();
         if (cutoff !== undefined) await trx.deleteFrom('usage_minutes').where('minute', '<', cutoff).execute();
       });
     },
