@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 
 /**
  * Versioned migrations, run in name order at start. Written with Kysely's schema builder so
@@ -303,7 +303,6 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
   };
 }
 
-/** How many times a migration is asked again after a concurrent schema drop spoiled its catalog read. */
 /** Asks again up to this often, waiting MIGRATE_RETRY_MS × the attempt between: busy databases churn schemas for a while. */
 const MIGRATE_RETRIES = 20;
 const MIGRATE_RETRY_MS = 10;
@@ -329,17 +328,25 @@ function isDroppedMeanwhile(err: unknown): boolean {
 export async function migrate<T>(db: Kysely<T>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
   const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
-  let { error, results } = await migrator.migrateToLatest();
-  // Kysely's look for its own tables reads the catalog of every schema; a schema another session
-  // drops meanwhile makes that read fail ("schema … does not exist", "column … does not exist",
-  // "cache lookup failed for namespace …"),
-  // though nothing of ours is missing. The look is read-only and nothing was migrated: ask again.
-  for (let retry = 0; retry < MIGRATE_RETRIES && isDroppedMeanwhile(error) && (results ?? []).length === 0; retry++) {
-    await new Promise((resolve) => setTimeout(resolve, MIGRATE_RETRY_MS * (retry + 1)));
-    ({ error, results } = await migrator.migrateToLatest());
-  }
+  const { error, results } = await migrateToLatest(migrator);
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/**
+ * migrator.migrateToLatest(), asked again while a concurrent schema drop spoils its read: Kysely's
+ * look for its own tables reads the catalog of every schema, and a schema another session drops
+ * meanwhile makes that read fail ("schema … does not exist", "column … does not exist", "cache
+ * lookup failed for namespace …") though nothing of ours is missing. The look is read-only and
+ * nothing was migrated then, so asking again is safe.
+ */
+export async function migrateToLatest(migrator: Migrator): Promise<MigrationResultSet> {
+  let outcome = await migrator.migrateToLatest();
+  for (let retry = 0; retry < MIGRATE_RETRIES && isDroppedMeanwhile(outcome.error) && (outcome.results ?? []).length === 0; retry++) {
+    await new Promise((resolve) => setTimeout(resolve, MIGRATE_RETRY_MS * (retry + 1)));
+    outcome = await migrator.migrateToLatest();
+  }
+  return outcome;
 }

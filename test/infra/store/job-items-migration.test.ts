@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { itemsOf, ndjsonAfter } from '../../../src/domain/jobs/items.js';
-import { migrations } from '../../../src/infra/store/migrations.js';
+import { migrateToLatest, migrations } from '../../../src/infra/store/migrations.js';
 import { openSqliteStore } from '../../../src/infra/store/sqlite.js';
 import type { Store } from '../../../src/domain/store.js';
 import { tempDir } from '../../helpers/build.js';
@@ -25,7 +25,7 @@ const OLD_ITEMS = [
 /** Migrates `db` up to 0009 and writes a running job with the items of OLD_ITEMS, as that schema held them. */
 async function oldDatabase(db: Kysely<any>, dialect: 'sqlite' | 'postgres', schema?: string): Promise<void> {
   const before = Object.fromEntries(Object.entries(migrations(dialect)).filter(([name]) => name < '0010'));
-  const { error } = await new Migrator({ db, provider: { getMigrations: async () => before }, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
+  const { error } = await migrateToLatest(new Migrator({ db, provider: { getMigrations: async () => before }, ...(schema ? { migrationTableSchema: schema } : {}) }));
   assert.equal(error, undefined);
   await db.insertInto('accounts').values({ name: 'O', email: 'o@example.com', plan: 'free', status: 'active', created_at: AT }).execute();
   await db
