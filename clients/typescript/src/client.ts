@@ -3,7 +3,7 @@ import { DEFAULT_MAX_BYTES, readText } from './body.js';
 import { NetdiagConnectionError, NetdiagError, errorOf } from './errors.js';
 import { operations, type Operations } from './generated/operations.js';
 import { jobEvents, LAST_SEQ, type StreamOptions } from './stream.js';
-import type { Answer, CallOptions, Job, JobEvent, Method, Query, SendInit } from './types.js';
+import type { Answer, CallOptions, Job, JobBody, JobEvent, JobPath, Method, Query, SendInit } from './types.js';
 
 export interface ClientOptions {
   /** Where the server is: `http://localhost:8080` (the API is under its /api). */
@@ -36,8 +36,11 @@ export interface NetdiagClient extends Operations {
    * answer that is not JSON (CSV). An error answer throws NetdiagError.
    */
   request(method: Method, path: string, init?: RequestInit): Promise<Answer<unknown>>;
-  /** Runs a POST endpoint as a job (Prefer: respond-async): the queued job, from the 202. */
-  submit(path: string, body: object, opts?: SubmitOptions): Promise<Job>;
+  /**
+   * Runs a POST endpoint as a job (Prefer: respond-async): the queued job, from the 202. The body
+   * is typed for a path the document has (`'/port/scan-range'`), any object for another string.
+   */
+  submit<P extends JobPath | (string & {})>(path: P, body: JobBody<P>, opts?: SubmitOptions): Promise<Job>;
   /** The job once it has finished (succeeded, failed or cancelled), over one stream that carries only its end. */
   wait(id: string, opts?: { signal?: AbortSignal }): Promise<Job>;
   /** The job's items as they complete, then the finished job; reconnects and resumes when the connection drops. */
@@ -132,7 +135,7 @@ export function createClient(opts: ClientOptions): NetdiagClient {
       const { webhookUrl, ...call } = submitOpts;
       const answer = await send<Job>('POST', apiPath(path), {
         ...call,
-        body: webhookUrl === undefined ? body : { ...body, webhook_url: webhookUrl },
+        body: webhookUrl === undefined ? body : Object.assign({}, body, { webhook_url: webhookUrl }),
         headers: { ...call.headers, prefer: 'respond-async' },
       });
       if (answer.response.status !== 202) {

@@ -8,5 +8,5 @@ export { NetdiagConnectionError, NetdiagError, WebhookVerificationError, type Er
 export type { Operations } from './generated/operations.js';
 export type { components, paths } from './generated/schema.js';
 export type { StreamOptions } from './stream.js';
-export type { Answer, CallOptions, Job, JobEvent, JobStatus, Method, Query, WebhookEvent } from './types.js';
+export type { Answer, CallOptions, Job, JobBody, JobEvent, JobPath, JobStatus, Method, Query, WebhookEvent } from './types.js';
 export { verifyWebhook, type VerifyOptions } from './webhooks.js';

@@ -30,6 +30,17 @@ export interface SendInit extends CallOptions {
  */
 export type Send = <D>(method: Method, path: string, init: SendInit) => Promise<Answer<D>>;
 
+type Paths = keyof paths;
+type JobPathOf<K> = K extends `/api${infer P}` ? P : never;
+/** The paths (under /api) of the operations that run as jobs: their POST has a 202. */
+export type JobPath = JobPathOf<{ [K in Paths]: paths[K] extends { post: { responses: { 202: unknown } } } ? K : never }[Paths]>;
+/** What `submit(path, body)` takes: the operation's body for a path it knows, any object for another string. */
+export type JobBody<P extends string> = `/api${P}` extends Paths
+  ? paths[`/api${P}`] extends { post: { requestBody: { content: { 'application/json': infer B } } } }
+    ? B
+    : object
+  : object;
+
 /** A job (API.md, "Jobs and webhooks"), as GET /api/jobs/{id} answers it. */
 export type Job = paths['/api/jobs/{id}']['get']['responses'][200]['content']['application/json']['data'];
 export type JobStatus = Job['status'];

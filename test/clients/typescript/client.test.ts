@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createClient, NetdiagConnectionError, NetdiagError, type Answer } from '../../../clients/typescript/src/index.js';
+import { createClient, NetdiagConnectionError, NetdiagError, type Answer, type NetdiagClient } from '../../../clients/typescript/src/index.js';
 import { startDnsServer } from '../../fixtures/dns-server.js';
 import { build } from '../../helpers/build.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -9,6 +9,23 @@ import { freePort } from '../../helpers/free-port.js';
  * @netdiag/client's calls against a live server on loopback, its DNS answered by a loopback
  * fixture: typed data, error answers, an unreachable server, the untyped request().
  */
+
+/** Never called: what tsc must accept, and refuse, of the generated types. */
+async function _typeChecks(client: NetdiagClient): Promise<void> {
+  const { data } = await client.dnsLookup({ domain: 'example.test', type: 'MX' });
+  const ttls: number[] = data.records.map((r) => r.ttl);
+  // @ts-expect-error the 200's data is the answer, never the job (no union with the 202)
+  void data.progress;
+  // @ts-expect-error a type the document does not list
+  void client.dnsLookup({ domain: 'example.test', type: 'BOGUS' });
+  await client.submit('/port/scan-range', { host: '127.0.0.1', ports: [80, 443] });
+  // @ts-expect-error submit knows the operation's body: ports is a list or a string
+  await client.submit('/port/scan-range', { host: '127.0.0.1', ports: 80 });
+  // Any other path takes any object (the CLI's generic use).
+  const path: string = '/port/scan-range';
+  await client.submit(path, { host: '127.0.0.1', ports: 80 });
+  void ttls;
+}
 
 test('@netdiag/client against a live server', async (t) => {
   const dns = await startDnsServer({
