@@ -125,9 +125,15 @@ export async function* jobEvents(open: OpenStream, id: string, maxBytes: number,
   for (;;) {
     let failure: Error;
     try {
-      const headers: Record<string, string> = { accept: format === 'sse' ? 'text/event-stream' : 'application/x-ndjson' };
+      const accept = format === 'sse' ? 'text/event-stream' : 'application/x-ndjson';
+      const headers: Record<string, string> = { accept };
       if (format === 'sse' && after > 0) headers['last-event-id'] = String(Math.min(after, LAST_SEQ));
       const response = await open(id, headers, opts.signal);
+      const type = response.headers.get('content-type') ?? '';
+      if (!type.toLowerCase().startsWith(accept)) {
+        await response.body?.cancel();
+        throw new NetdiagError(response.status, 'invalid_response', `asked for a stream of job ${id} (${accept}), the server answered ${type.slice(0, 100) || 'no content type'}`, { headers: response.headers });
+      }
       if (!response.body) throw new NetdiagConnectionError('the job stream had no body');
       const events =
         format === 'sse'

@@ -117,3 +117,20 @@ test('a stream whose server stays away gives up after maxReconnects with Netdiag
   assert.match(err.message, /ECONNREFUSED/);
   assert.equal(attempts, 1);
 });
+
+test('a server that answers a stream request with something else is an invalid_response at once, not a reconnection loop', async () => {
+  let attempts = 0;
+  const client = createClient({
+    baseUrl: 'http://127.0.0.1:9',
+    fetch: async () => {
+      attempts++;
+      return new Response('{"success":true,"data":{}}', { status: 200, headers: { 'content-type': 'application/json' } });
+    },
+  });
+  const err = await (async () => {
+    for await (const _ of client.stream('job_x')) assert.fail('no event');
+  })().catch((e: unknown) => e);
+  assert.ok(err instanceof NetdiagError && err.code === 'invalid_response', String(err));
+  assert.match(err.message, /application\/json/);
+  assert.equal(attempts, 1);
+});
