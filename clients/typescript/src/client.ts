@@ -99,7 +99,8 @@ export function createClient(opts: ClientOptions): NetdiagClient {
         parseAs: 'stream',
       });
     } catch (err) {
-      if (init.signal?.aborted || err instanceof NetdiagError) throw err;
+      // The caller's abort, and what the error body's reading said (too large, cut short), as they are.
+      if (init.signal?.aborted || err instanceof NetdiagError || err instanceof NetdiagConnectionError) throw err;
       const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : err instanceof Error ? `: ${err.message}` : '';
       throw new NetdiagConnectionError(`could not reach ${baseUrl}${cause}`, { cause: err });
     }
