@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PLANS, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
+import { PLANS, PLAN_NAMES, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import { bearerToken, detachedToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
 import { WINDOW_MS, decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
@@ -12,8 +12,6 @@ import type { RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';
 import type { RedisStateLog } from '../../infra/redis/request-path.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 
-/** The windows' lengths in seconds, as the RateLimit-Policy header spells them (`w=`). */
-const WINDOW_S = { minute: WINDOW_MS.minute / 1000, hour: WINDOW_MS.hour / 1000, day: WINDOW_MS.day / 1000 } as const;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -98,18 +96,40 @@ export function clientKey(ip: string): string {
   }
 }
 
+/** A plan's windows as the limiter takes them, and its RateLimit-Policy header (`w=` in seconds). */
+interface RatePolicy {
+  limits: WindowLimits;
+  header: string;
+}
+
+function ratePolicy(plan: PlanLimits): RatePolicy {
+  const limits = windowLimitsOf(plan);
+  const window = (name: keyof WindowLimits) => `${limits[name]};w=${WINDOW_MS[name] / 1000}`;
+  return { limits, header: `${window('minute')}, ${window('hour')}, ${window('day')}` };
+}
+
+/** Every plan's policy, made once here rather than on every request. */
+const RATE_POLICIES = new Map<PlanLimits, RatePolicy>(PLAN_NAMES.map((name) => [PLANS[name], ratePolicy(PLANS[name])]));
+
+/** The policy of an account's plan (an unknown plan name gets the default plan's, as planLimits does). */
+function policyOf(plan: string): RatePolicy {
+  return RATE_POLICIES.get(planLimits(plan))!;
+}
+
+const ANONYMOUS_POLICY = RATE_POLICIES.get(ANONYMOUS_LIMITS)!;
+
 /** The rate-limit headers of a decision: those of the window with the fewest requests left. */
-function setRateHeaders(reply: FastifyReply, decision: Decision, limits: WindowLimits): void {
+function setRateHeaders(reply: FastifyReply, decision: Decision, policy: RatePolicy): void {
   const w = headlineWindow(decision);
   reply.header('x-ratelimit-limit', String(w.limit));
   reply.header('x-ratelimit-remaining', String(w.remaining));
   reply.header('x-ratelimit-reset', String(Math.ceil(w.resetAt / 1000)));
-  reply.header('ratelimit-policy', `${limits.minute};w=${WINDOW_S.minute}, ${limits.hour};w=${WINDOW_S.hour}, ${limits.day};w=${WINDOW_S.day}`);
+  reply.header('ratelimit-policy', policy.header);
 }
 
 /** The headers of windows as they stand (`peek`), for an answer that spent nothing. */
-function showWindows(reply: FastifyReply, windows: readonly WindowState[], limits: WindowLimits, now: number): void {
-  setRateHeaders(reply, decide(true, windows.map((w) => w.used), limits, now), limits);
+function showWindows(reply: FastifyReply, windows: readonly WindowState[], policy: RatePolicy, now: number): void {
+  setRateHeaders(reply, decide(true, windows.map((w) => w.used), policy.limits, now), policy);
 }
 
 function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, now: number, anonymous: boolean): RateLimitError {
@@ -184,7 +204,6 @@ export function registerAccess(
   app.decorateRequest('uncounted', false);
 
   const limiter = deps.limiter;
-  const anonymousLimits = windowLimitsOf(ANONYMOUS_LIMITS);
 
   /**
    * The account each token (parsed from `Authorization`, so one entry whatever its spelling) last
@@ -206,35 +225,9 @@ export function registerAccess(
   const limitAnonymous = async (request: FastifyRequest, reply: FastifyReply, suffix = ''): Promise<void> => {
     if (!limiter) return;
     const now = request.receivedAt;
-    const decision = await limiter.consume(clientKey(request.ip) + suffix, anonymousLimits, now);
-    setRateHeaders(reply, decision, anonymousLimits);
-    if (!decision.allowed) throw rateLimitError(decision, ANONYMOUS_PLAN, anonymousLimits, now, true);
-  };
-
-  /** The authenticated account's request, counted in its plan's windows (a 429 when one is full). */
-  const limitAccount = async (request: FastifyRequest, reply: FastifyReply, auth: Authenticated): Promise<void> => {
-    let decision: Decision | null = null;
-    const limits = windowLimitsOf(planLimits(auth.account.plan));
-    if (limiter) {
-      decision = await limiter.consume(accountKey(auth.account.id), limits, request.receivedAt);
-      setRateHeaders(reply, decision, limits);
-    }
-    // Set once the windows have answered: a refused request is still its account's (usage records its 429).
-    request.account = auth.account;
-    request.tokenId = auth.tokenId;
-    request.rateDecision = decision;
-    if (decision && !decision.allowed) throw rateLimitError(decision, auth.account.plan, limits, request.receivedAt, false);
-  };
-
-  /** An `uncounted` route's request: its windows shown as they are, nothing spent. */
-  const showAccount = async (request: FastifyRequest, reply: FastifyReply, auth: Authenticated): Promise<void> => {
-    request.account = auth.account;
-    request.tokenId = auth.tokenId;
-    request.uncounted = true;
-    if (!limiter) return;
-    const limits = windowLimitsOf(planLimits(auth.account.plan));
-    const windows = await limiter.peek(accountKey(auth.account.id), limits, request.receivedAt).catch(() => null);
-    if (windows) showWindows(reply, windows, limits, request.receivedAt);
+    const decision = await limiter.consume(clientKey(request.ip) + suffix, ANONYMOUS_POLICY.limits, now);
+    setRateHeaders(reply, decision, ANONYMOUS_POLICY);
+    if (!decision.allowed) throw rateLimitError(decision, ANONYMOUS_PLAN, ANONYMOUS_POLICY.limits, now, true);
   };
 
   /**
@@ -251,10 +244,10 @@ export function registerAccess(
     }
     if (limiter) {
       const account = token === undefined ? undefined : lastAccounts.get(token);
-      const limits = account ? windowLimitsOf(planLimits(account.plan)) : anonymousLimits;
+      const policy = account ? policyOf(account.plan) : ANONYMOUS_POLICY;
       const key = account ? accountKey(account.id) : clientKey(request.ip);
-      const windows = await limiter.peek(key, limits, request.receivedAt).catch(() => null);
-      if (windows) showWindows(reply, windows, limits, request.receivedAt);
+      const windows = await limiter.peek(key, policy.limits, request.receivedAt).catch(() => null);
+      if (windows) showWindows(reply, windows, policy, request.receivedAt);
     }
     throw err;
   };
@@ -279,8 +272,35 @@ export function registerAccess(
   };
 
   type AccessHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-  const tokenAccess: AccessHook = async (request, reply) => limitAccount(request, reply, await authenticate(request, reply));
-  const uncountedAccess: AccessHook = async (request, reply) => showAccount(request, reply, await authenticate(request, reply));
+
+  /** The authenticated account's request, counted in its plan's windows (a 429 when one is full). */
+  const tokenAccess: AccessHook = async (request, reply) => {
+    const auth = await authenticate(request, reply);
+    let decision: Decision | null = null;
+    const policy = policyOf(auth.account.plan);
+    if (limiter) {
+      decision = await limiter.consume(accountKey(auth.account.id), policy.limits, request.receivedAt);
+      setRateHeaders(reply, decision, policy);
+    }
+    // Set once the windows have answered: a refused request is still its account's (usage records its 429).
+    request.account = auth.account;
+    request.tokenId = auth.tokenId;
+    request.rateDecision = decision;
+    if (decision && !decision.allowed) throw rateLimitError(decision, auth.account.plan, policy.limits, request.receivedAt, false);
+  };
+
+  /** An `uncounted` route's request: its windows shown as they are, nothing spent. */
+  const uncountedAccess: AccessHook = async (request, reply) => {
+    const auth = await authenticate(request, reply);
+    request.account = auth.account;
+    request.tokenId = auth.tokenId;
+    request.uncounted = true;
+    if (!limiter) return;
+    const policy = policyOf(auth.account.plan);
+    const windows = await limiter.peek(accountKey(auth.account.id), policy.limits, request.receivedAt).catch(() => null);
+    if (windows) showWindows(reply, windows, policy, request.receivedAt);
+  };
+
   const publicAccess: AccessHook = (request, reply) => limitAnonymous(request, reply, PUBLIC_KEY_SUFFIX);
 
   app.addHook('onRequest', async (request, reply) => {

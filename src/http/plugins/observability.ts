@@ -29,10 +29,12 @@ export function registerObservability(app: FastifyInstance): void {
   // Decided once: the level does not change at run time, and a disabled logger costs nothing then.
   const log = app.log as { isLevelEnabled?: (level: string) => boolean };
   const logRequests = typeof log.isLevelEnabled === 'function' && log.isLevelEnabled('info');
-  app.addHook('onRequest', async (request, reply) => {
+  // Nothing here waits: a plain hook that calls done, not an async one whose promise Fastify would wait on.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', HYGIENE_HEADERS['x-content-type-options']);
     reply.header('cache-control', HYGIENE_HEADERS['cache-control']);
+    done();
   });
   // No hook at all when the level drops request lines: nothing to do per response then.
   if (!logRequests) return;

@@ -58,7 +58,8 @@ export class MemoryRateLimiter implements RateLimiter {
 
   /** A key's first request after a restart waits for its recorded counts. */
   async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
-    await this.seed(key, now);
+    const seeding = this.seed(key, now);
+    if (seeding) await seeding;
     return this.count(key, limits, now);
   }
 
