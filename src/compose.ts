@@ -36,6 +36,7 @@ import { jobOperations } from './operations/index.js';
 import type { OperationDeps } from './operations/operation.js';
 import { withoutRepeats } from './lib/repeat-filter.js';
 import { DAY_MS } from './lib/time.js';
+import { closeInTurn } from './lib/close-in-turn.js';
 import { JobCancelledError } from './errors.js';
 
 /**
@@ -43,7 +44,7 @@ import { JobCancelledError } from './errors.js';
  * client of a process, built once from the Config in dependency order and never patched
  * afterwards. `netdiag serve` hands the result to buildApp (src/app.ts) and listens;
  * `netdiag worker` only starts it. Whoever composed closes: close() shuts down what compose
- * opened, in order, and leaves alone what it was given.
+ * opened, in order (each step even when one before it failed), and leaves alone what it was given.
  */
 
 /** A webhook queue error with the same message is logged at most this often. */
@@ -92,7 +93,7 @@ export interface Composition extends AppServices {
   load(): Promise<void>;
   /** Starts the job queue (NETDIAG_WORKERS runs here) and webhook delivery. */
   start(): void;
-  /** Stops what start() started and closes what compose opened; the store last. */
+  /** Stops what start() started and closes what compose opened; the store last, whatever failed before it. */
   close(): Promise<void>;
 }
 
@@ -229,17 +230,17 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
       webhooks.queue.start();
       jobs.start();
     },
+    // Runs in flight are aborted and given back to the queue first; pending usage records then
+    // reach the store before it closes. A step that fails does not keep the later ones open.
     close: () =>
-      (closing ??= (async () => {
-        // Runs in flight are aborted and given back to the queue first; pending usage records
-        // then reach the store before it closes.
-        await jobs.close();
-        await slots.close();
-        await recorder?.drain();
-        await ownLimiter?.close();
-        await webhooks.queue.close();
-        if (!opts.store) await store.close();
-      })()),
+      (closing ??= closeInTurn([
+        () => jobs.close(),
+        () => slots.close(),
+        () => recorder?.drain(),
+        () => ownLimiter?.close(),
+        () => webhooks.queue.close(),
+        () => (opts.store ? undefined : store.close()),
+      ])),
   };
 }
 

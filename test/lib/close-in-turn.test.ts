@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { closeInTurn } from '../../src/lib/close-in-turn.js';
+
+test('closeInTurn: every step runs in order, after a failure too', async () => {
+  const ran: string[] = [];
+  await closeInTurn([() => void ran.push('a'), async () => void ran.push('b'), () => void ran.push('c')]);
+  assert.deepEqual(ran, ['a', 'b', 'c']);
+});
+
+test('closeInTurn: one failure is rethrown as it was, once every step has run', async () => {
+  const ran: string[] = [];
+  const failure = new Error('queue would not close');
+  await assert.rejects(
+    closeInTurn([
+      () => void ran.push('a'),
+      async () => {
+        throw failure;
+      },
+      () => void ran.push('c'),
+    ]),
+    (err) => err === failure,
+  );
+  assert.deepEqual(ran, ['a', 'c']);
+});
+
+test('closeInTurn: several failures are one AggregateError holding each, in order', async () => {
+  const first = new Error('first');
+  const second = new Error('second');
+  const ran: string[] = [];
+  await assert.rejects(
+    closeInTurn([
+      () => {
+        throw first;
+      },
+      () => void ran.push('b'),
+      async () => {
+        throw second;
+      },
+    ]),
+    (err) => err instanceof AggregateError && err.errors.length === 2 && err.errors[0] === first && err.errors[1] === second,
+  );
+  assert.deepEqual(ran, ['b']);
+});
