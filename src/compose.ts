@@ -20,7 +20,7 @@ import { errorResponseOf } from './http/plugins/errors.js';
 import { callsRecordedTo } from './http/plugins/usage.js';
 import type { DnsClient } from './domain/dns/client.js';
 import { createDnsClient } from './infra/dns/index.js';
-import type { GeoReader } from './domain/ip/geoip.js';
+import type { GeoReader, LoadableGeoReader } from './domain/ip/geoip.js';
 import { createGeoReader } from './infra/geoip/index.js';
 import { createInFlightSlots } from './infra/in-flight/index.js';
 import { createJobQueue } from './infra/jobs/index.js';
@@ -134,8 +134,15 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
   // The probes, and the operations that run them.
   const dialer = opts.dialer ?? createDialer(config);
   const dnsClient = opts.dnsClient ?? createDnsClient(config);
-  const ownGeo = opts.geo ? undefined : createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
-  const geo = opts.geo ?? ownGeo!;
+  // The GeoIP reader given (tests), or one made here, whose data load() reads.
+  let geo: GeoReader;
+  let ownGeo: LoadableGeoReader | undefined;
+  if (opts.geo) {
+    geo = opts.geo;
+  } else {
+    ownGeo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
+    geo = ownGeo;
+  }
   const probes: OperationDeps = {
     dialer,
     dns: new DnsLookupService({ client: dnsClient }),
