@@ -255,6 +255,15 @@ export class AccountService {
     return this.verifyToken(bearerToken(authorization), now);
   }
 
+  /**
+   * The hash of a token this service accepted lately (its memo), without hashing anything:
+   * undefined for a token it has not seen or no longer remembers. What others key a token by,
+   * so that they keep no token text.
+   */
+  knownTokenHash(token: string): string | undefined {
+    return this.hashes.get(token);
+  }
+
   /** `authenticate` of a token already taken out of its header (`bearerToken`). */
   async verifyToken(token: string, now?: number): Promise<Authenticated> {
     // A token seen before needs no hashing again.

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PLANS, PLAN_NAMES, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
-import { bearerToken, detachedToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
+import { bearerToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
 import { WINDOW_MS, decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import type { Account } from '../../domain/accounts/repositories.js';
@@ -206,15 +206,18 @@ export function registerAccess(
   const limiter = deps.limiter;
 
   /**
-   * The account each token (parsed from `Authorization`, so one entry whatever its spelling) last
-   * authenticated as. When the database cannot be reached, a 503 then shows that account's
-   * windows rather than the address's. A refusal forgets the token.
+   * The account each token last authenticated as, by the token's hash as the account service
+   * remembers it (so no token text is kept here, and every spelling of one token is one entry).
+   * When the database cannot be reached, a 503 then shows that account's windows rather than the
+   * address's. A refusal forgets the token.
    */
   const lastAccounts = new Map<string, Account>();
+  const hashOf = (token: string | undefined): string | undefined => (token === undefined ? undefined : deps.accounts.knownTokenHash(token));
   const remember = (token: string, account: Account): void => {
-    if (lastAccounts.has(token)) return void lastAccounts.set(token, account);
-    if (lastAccounts.size >= LAST_ACCOUNTS_MAX_ENTRIES) lastAccounts.clear();
-    lastAccounts.set(detachedToken(token), account);
+    const hash = hashOf(token);
+    if (hash === undefined) return;
+    if (!lastAccounts.has(hash) && lastAccounts.size >= LAST_ACCOUNTS_MAX_ENTRIES) lastAccounts.clear();
+    lastAccounts.set(hash, account);
   };
 
   /**
@@ -238,12 +241,14 @@ export function registerAccess(
    */
   const refused = async (request: FastifyRequest, reply: FastifyReply, err: unknown, token: string | undefined): Promise<never> => {
     if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) {
-      if (token !== undefined) lastAccounts.delete(token);
+      const hash = hashOf(token);
+      if (hash !== undefined) lastAccounts.delete(hash);
       await limitAnonymous(request, reply);
       throw err;
     }
     if (limiter) {
-      const account = token === undefined ? undefined : lastAccounts.get(token);
+      const hash = hashOf(token);
+      const account = hash === undefined ? undefined : lastAccounts.get(hash);
       const policy = account ? policyOf(account.plan) : ANONYMOUS_POLICY;
       const key = account ? accountKey(account.id) : clientKey(request.ip);
       const windows = await limiter.peek(key, policy.limits, request.receivedAt).catch(() => null);
