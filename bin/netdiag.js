@@ -14,5 +14,7 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
+  stdoutIsTTY: process.stdout.isTTY === true,
+  stderrIsTTY: process.stderr.isTTY === true,
 });
 if ((process.argv[2] !== 'serve' && process.argv[2] !== 'worker') || code !== 0) process.exitCode = code;

@@ -97,6 +97,24 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** stdout is a terminal: the API commands print tables instead of JSON. */
+  stdoutIsTTY?: boolean;
+  /** stderr is a terminal: a job's progress is a bar redrawn in place. */
+  stderrIsTTY?: boolean;
+}
+
+type Runner = (argv: string[], io: CliIo) => Promise<number>;
+
+/**
+ * Commands that live in their own module, loaded only when run (one line each): the runner gets
+ * the words after the command's name and answers its own --help.
+ */
+const SUBCOMMANDS: Record<string, { summary: string; load: () => Promise<Runner> }> = {};
+
 const GROUPS: Record<string, string> = {
   account: 'create, change, suspend and list accounts',
   token: 'create, revoke and list API tokens',
@@ -110,11 +128,13 @@ function lines(commands: Command[]): string {
   return commands.map((c) => `  netdiag ${c.usage.padEnd(width)}  ${c.summary}`).join('\n');
 }
 
-export const USAGE = `usage: netdiag <command> [--help]
-
+/** The administration commands: run on the server's machine, with its database. */
+export const USAGE = `Administration (on the server's machine, with its database; they print JSON):
   netdiag serve${' '.repeat(6)}start the API server (configuration: environment variables, see README)
   netdiag worker${' '.repeat(5)}run jobs and webhook deliveries without an HTTP server (shared PostgreSQL + REDIS_URL)
-${Object.entries(GROUPS)
+${Object.entries(SUBCOMMANDS)
+  .map(([name, c]) => `  netdiag ${name.padEnd(10)} ${c.summary}`)
+  .join('\n')}${Object.keys(SUBCOMMANDS).length ? '\n' : ''}${Object.entries(GROUPS)
   .map(([group, text]) => `  netdiag ${group.padEnd(10)} ${text}`)
   .join('\n')}
 
@@ -123,6 +143,12 @@ ${lines(Object.values(COMMANDS))}
 Lost the first (admin) token? On the server's machine: netdiag token create --email admin@localhost --label new (or the NETDIAG_ADMIN_EMAIL you set)
 
 ${DATABASE_NOTE}`;
+
+/** `netdiag --help`: the API-user commands, then the administration ones. */
+async function fullUsage(): Promise<string> {
+  const { apiUsage } = await import('./cli/api.js');
+  return `usage: netdiag <command> [--help]\n\n${apiUsage()}\n\n${USAGE}`;
+}
 
 const SERVE_USAGE = `usage: netdiag serve
 
@@ -156,39 +182,39 @@ ${command.summary}.
 ${DATABASE_NOTE}`;
 }
 
-export interface CliIo {
-  env: Record<string, string | undefined>;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
 const HELP_FLAGS = ['--help', '-h'];
 
-/** The usage text for `argv` when it asks for help (`--help`, `-h`, `help …`), else undefined. */
-function helpFor(argv: string[]): string | undefined {
-  const [first, ...rest] = argv;
-  if (first === 'help') return helpFor([...rest, '--help']) ?? USAGE;
+/**
+ * The usage text of an administration command when argv asks for help (`--help`, `-h`); null for
+ * the whole usage; undefined when argv does not ask, or is another module's command.
+ */
+function helpFor(argv: string[]): string | null | undefined {
   if (!argv.some((a) => HELP_FLAGS.includes(a))) return undefined;
   const words = argv.filter((a) => !a.startsWith('-'));
   const [group, action] = words;
+  if (group === undefined) return null;
   if (group === 'serve') return SERVE_USAGE;
   if (group === 'worker') return WORKER_USAGE;
   const command = COMMANDS[`${group} ${action}`];
   if (command) return commandUsage(command);
-  if (group !== undefined && group in GROUPS) return groupUsage(group);
-  return USAGE;
+  if (group in GROUPS) return groupUsage(group);
+  return undefined;
 }
 
 /** Runs one command; returns the exit code. The server (`serve`) keeps running and returns 0. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  // `netdiag help dns lookup` is `netdiag dns lookup --help`.
+  if (argv[0] === 'help') argv = [...argv.slice(1), '--help'];
   let store: Store | undefined;
   try {
     const help = helpFor(argv);
     if (help !== undefined) {
-      io.stdout(help + '\n');
+      io.stdout((help ?? (await fullUsage())) + '\n');
       return 0;
     }
     const [group, action, ...rest] = argv;
+    const sub = group === undefined ? undefined : SUBCOMMANDS[group];
+    if (sub) return await (await sub.load())(argv.slice(1), io);
     if (group === 'serve') {
       const { startServer } = await import('./server.js');
       await startServer(loadConfig(io.env));
@@ -206,7 +232,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return 0;
     }
     if (!group) throw new UsageError('a command is needed');
-    if (!(group in GROUPS)) throw new UsageError(`unknown command "${group}"`);
+    if (!(group in GROUPS)) {
+      const api = await import('./cli/api.js');
+      if (api.isApiCommand(argv)) return await api.runApi(argv, io);
+      throw new UsageError(`unknown command "${group}"`);
+    }
     if (!action) throw new UsageError(`"${group}" needs a subcommand`, groupUsage(group));
     const name = `${group} ${action}`;
     const command = COMMANDS[name];
@@ -229,7 +259,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof UsageError || err instanceof AppError || err instanceof ConfigError) {
-      io.stderr(`netdiag: ${err.message}\n${err instanceof UsageError ? `\n${err.usage ?? USAGE}\n` : ''}`);
+      io.stderr(`netdiag: ${err.message}\n${err instanceof UsageError ? `\n${err.usage ?? (await fullUsage())}\n` : ''}`);
       return 2;
     }
     io.stderr(`netdiag: ${(err as Error).message}\n`);
@@ -244,6 +274,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     env: process.env,
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
   });
   if ((process.argv[2] !== 'serve' && process.argv[2] !== 'worker') || code !== 0) process.exitCode = code;
 }

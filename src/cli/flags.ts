@@ -1,0 +1,205 @@
+import { parseArgs } from 'node:util';
+import type { TSchema } from 'typebox';
+import { UsageError } from '../errors.js';
+import { validationErrorFromAjv, validatorCompiler } from '../http/validation.js';
+
+/**
+ * The flags of a command, read from the TypeBox schema of its body or query: a field is a
+ * `--kebab-case` flag, typed and bounded by its schema, and the request is judged by the server's
+ * own validator before it is sent, so the command line refuses what the API would refuse.
+ */
+
+/** The JSON Schema keywords a request field uses (TypeBox writes plain JSON Schema). */
+export interface FieldSchema {
+  type?: string;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: FieldSchema[];
+  items?: FieldSchema;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  default?: unknown;
+  description?: string;
+  properties?: Record<string, FieldSchema>;
+  required?: string[];
+}
+
+type Kind = 'string' | 'integer' | 'number' | 'boolean';
+
+export interface Flag {
+  field: string;
+  /** `security_check` → `security-check`. */
+  flag: string;
+  kind: Kind;
+  /**
+   * `array`: values from commas and repeats, sent as an array; `text`: the same, joined by commas
+   * into the string form the field also takes (`ports`: `[22, 80]` or `"22,80,8000-8100"`).
+   */
+  list: 'array' | 'text' | null;
+  choices: string[] | null;
+  required: boolean;
+  schema: FieldSchema;
+}
+
+export const flagName = (field: string): string => field.replace(/_/g, '-');
+
+const constStrings = (alternatives: FieldSchema[]): string[] | null =>
+  alternatives.every((a) => typeof a.const === 'string') ? alternatives.map((a) => a.const as string) : null;
+
+function flagOf(field: string, schema: FieldSchema, required: boolean): Flag {
+  const base = { field, flag: flagName(field), required, schema };
+  const alternatives = schema.anyOf ?? [];
+  const choices = constStrings(alternatives);
+  if (alternatives.length > 0 && choices) return { ...base, kind: 'string', list: null, choices };
+  if (alternatives.length > 0) {
+    const text = alternatives.some((a) => a.type === 'string' && a.const === undefined);
+    const array = alternatives.find((a) => a.type === 'array');
+    if (text) return { ...base, kind: 'string', list: array ? 'text' : null, choices: null };
+    if (array) return { ...flagOf(field, array, required), schema };
+  }
+  if (schema.type === 'array') {
+    const item = flagOf(field, schema.items ?? {}, required);
+    return { ...base, kind: item.kind, list: 'array', choices: item.choices };
+  }
+  const strings = Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === 'string') ? (schema.enum as string[]) : null;
+  const kind: Kind = schema.type === 'integer' || schema.type === 'number' || schema.type === 'boolean' ? schema.type : 'string';
+  return { ...base, kind, list: null, choices: strings };
+}
+
+/** The flags of an object schema, in its declared order; the first required one may be positional. */
+export function flagsOf(schema: TSchema | undefined): Flag[] {
+  const object = schema as unknown as FieldSchema | undefined;
+  const required = new Set(object?.required ?? []);
+  return Object.entries(object?.properties ?? {}).map(([field, s]) => flagOf(field, s, required.has(field)));
+}
+
+/** What a flag takes, for usage lines and help: `<A|AAAA|MX>`, `<integer 1-30>`, `<list of string>`. */
+export function flagType(f: Flag): string {
+  if (f.kind === 'boolean') return '';
+  const bounds = (lo: number | undefined, hi: number | undefined, unit = '') =>
+    lo !== undefined && hi !== undefined ? ` ${lo}-${hi}${unit}` : lo !== undefined ? ` ≥${lo}${unit}` : hi !== undefined ? ` ≤${hi}${unit}` : '';
+  const item = f.list === 'array' ? (f.schema.items ?? f.schema.anyOf?.find((a) => a.type === 'array')?.items ?? {}) : f.schema;
+  const one = f.choices ? f.choices.join('|') : f.kind === 'string' ? `string${bounds(item.minLength, item.maxLength, ' chars')}` : `${f.kind}${bounds(item.minimum, item.maximum)}`;
+  if (f.list === 'array') {
+    const arr = f.schema.type === 'array' ? f.schema : (f.schema.anyOf?.find((a) => a.type === 'array') ?? {});
+    return `<${one},...${bounds(arr.minItems, arr.maxItems, ' entries').replace(/^ /, '; ')}>`;
+  }
+  return f.list === 'text' ? '<list>' : `<${one}>`;
+}
+
+/** One help line per flag: the spelling, its type and bounds, default and description. */
+export function flagHelp(flags: Flag[], positional: Flag | undefined): string[] {
+  const left = flags.map((f) => {
+    const name = f.kind === 'boolean' ? `--${f.flag}, --no-${f.flag}` : `--${f.flag} ${flagType(f)}`;
+    return f === positional ? `<${f.flag}>, ${name}` : name;
+  });
+  const width = Math.max(0, ...left.map((l) => l.length));
+  return flags.map((f, i) => {
+    const notes = [
+      f.required ? 'required' : undefined,
+      f.schema.default !== undefined ? `default ${typeof f.schema.default === 'string' ? f.schema.default : JSON.stringify(f.schema.default)}` : undefined,
+      f.list ? 'comma-separated or repeated' : undefined,
+    ].filter(Boolean);
+    const described = f.schema.description ?? f.schema.items?.description ?? f.schema.anyOf?.map((a) => a.description).filter(Boolean).join('; ');
+    const text = [described, notes.length ? `(${notes.join('; ')})` : '']
+      .filter(Boolean)
+      .join(' ');
+    return `  ${left[i]!.padEnd(width)}  ${text}`;
+  });
+}
+
+/** The parseArgs options of these flags: booleans take `--no-` too, the others may repeat. */
+export function parseOptions(flags: Flag[]): Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> {
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
+  for (const f of flags) {
+    if (f.kind === 'boolean') {
+      options[f.flag] = { type: 'boolean' };
+      options[`no-${f.flag}`] = { type: 'boolean' };
+    } else {
+      options[f.flag] = { type: 'string', multiple: true };
+    }
+  }
+  return options;
+}
+
+function scalar(f: Flag, text: string): string | number {
+  if (f.kind === 'integer') {
+    if (!/^[+-]?\d{1,15}$/.test(text.trim())) throw new UsageError(`--${f.flag}: must be an integer, not "${text}"`);
+    return Number(text);
+  }
+  if (f.kind === 'number') {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${f.flag}: must be a number, not "${text}"`);
+    return n;
+  }
+  return text;
+}
+
+export type Parsed = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/**
+ * The fields a command line gives, typed: `values` as parseArgs read them, `positionals` for the
+ * positional flag (a list takes them all).
+ */
+export function fieldsOf(flags: Flag[], values: Parsed, positionals: string[], positional: Flag | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of flags) {
+    if (f.kind === 'boolean') {
+      const yes = values[f.flag] === true;
+      const no = values[`no-${f.flag}`] === true;
+      if (yes && no) throw new UsageError(`--${f.flag} and --no-${f.flag} contradict each other`);
+      if (yes || no) out[f.field] = yes;
+      continue;
+    }
+    let given = (values[f.flag] as string[] | undefined) ?? [];
+    if (f === positional && positionals.length > 0) {
+      if (given.length > 0) throw new UsageError(`--${f.flag} is given twice: as the first argument and as --${f.flag}`);
+      given = positionals;
+    }
+    if (given.length === 0) continue;
+    if (f.list) {
+      const entries = given.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+      out[f.field] = f.list === 'text' ? entries.join(',') : entries.map((v) => scalar(f, v));
+    } else {
+      if (given.length > 1) throw new UsageError(`--${f.flag} takes one value, not ${given.length}`);
+      out[f.field] = scalar(f, given[0]!);
+    }
+  }
+  return out;
+}
+
+const compiled = new WeakMap<object, (value: unknown) => boolean>();
+
+/**
+ * Judges `value` by the schema with the server's validator (same rules, same words) and names the
+ * flag in the message: `--timeout: must be between 1 and 30`. The value is not changed (the
+ * validator fills defaults and canonical spellings into a copy).
+ */
+export function checkFields(schema: TSchema, flags: Flag[], value: Record<string, unknown>): void {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = validatorCompiler({ schema, httpPart: 'body', method: 'POST', url: '/' }) as (value: unknown) => boolean;
+    compiled.set(schema, validate);
+  }
+  if (validate(structuredClone(value))) return;
+  const { errors } = validate as unknown as { errors: Parameters<typeof validationErrorFromAjv>[0] };
+  const error = validationErrorFromAjv(errors, 'body');
+  const field = String(error.details?.field ?? '');
+  const root = /^[^.[]+/.exec(field)?.[0] ?? '';
+  const flag = flags.find((f) => f.field === root);
+  throw new UsageError(flag ? `--${flag.flag}${error.message.slice(root.length)}` : error.message);
+}
+
+/** parseArgs over these options, its errors as usage errors. */
+export function parseFlags(args: string[], options: ReturnType<typeof parseOptions>): { values: Parsed; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: true });
+    return { values: values as Parsed, positionals };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
