@@ -59,7 +59,7 @@ function usageLine(command: ApiCommand, long = false): string {
 }
 
 function lines(commands: readonly ApiCommand[]): string {
-  const usages = commands.map(usageLine);
+  const usages = commands.map((c) => usageLine(c));
   const width = Math.min(44, Math.max(...usages.map((u) => u.length)));
   return commands.map((c, i) => `  netdiag ${usages[i]!.padEnd(width)}  ${c.summary}`).join('\n');
 }
@@ -170,9 +170,12 @@ function print(io: ApiIo, req: Request, data: unknown, message: string, touch: T
     io.stdout(typeof data === 'string' ? data : JSON.stringify(data, null, 2) + '\n');
     return;
   }
-  const text = typeof data === 'string' ? data : render(data, touch);
+  // A job's result reads as its endpoint's answer does.
+  const endpoint = typeof data === 'object' && data !== null && 'result' in data && 'endpoint' in data ? String(data.endpoint) : undefined;
+  const text = typeof data === 'string' ? data : render(data, touch ?? (endpoint === undefined ? undefined : TOUCHES[endpoint]));
   io.stdout(text.endsWith('\n') ? text : text + '\n');
-  if (message) io.stderr(`${message}\n`);
+  // A tool's message sums its answer up ("16 ports of ...: 2 open, 14 closed"); the others' say little.
+  if (message && req.command.operation) io.stderr(`${message}\n`);
 }
 
 async function runJob(client: NetdiagClient, io: ApiIo, req: Request, touch: Touch | undefined): Promise<number> {

@@ -157,8 +157,9 @@ export function fieldsOf(flags: Flag[], values: Parsed, positionals: string[], p
     }
     let given = (values[f.flag] as string[] | undefined) ?? [];
     if (f === positional && positionals.length > 0) {
-      if (given.length > 0) throw new UsageError(`--${f.flag} is given twice: as the first argument and as --${f.flag}`);
-      given = positionals;
+      // A list takes its entries from both; one value given twice is a mistake.
+      if (given.length > 0 && !f.list) throw new UsageError(`--${f.flag} is given twice: as the first argument and as --${f.flag}`);
+      given = [...positionals, ...given];
     }
     if (given.length === 0) continue;
     if (f.list) {

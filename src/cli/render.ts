@@ -30,19 +30,17 @@ type Row = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Row => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): boolean => v === null || v === undefined || typeof v !== 'object';
-/** A value that fits in one cell: a scalar, a list of scalars, or an object of scalars. */
-const isFlat = (v: unknown): boolean => isScalar(v) || (Array.isArray(v) ? v.every(isScalar) : isObject(v) && Object.values(v).every(isScalar));
+/** A count of work done, `{done, total}`: a cell reads it as `3/5`. */
+const isFraction = (v: unknown): v is { done: number; total: number } =>
+  isObject(v) && typeof v.done === 'number' && typeof v.total === 'number' && Object.keys(v).length === 2;
+/** A value that fits in one cell: a scalar, a list of scalars, or a fraction. */
+const isFlat = (v: unknown): boolean => isScalar(v) || (Array.isArray(v) && v.every(isScalar)) || isFraction(v);
 
 export function cell(v: unknown): string {
   if (v === null || v === undefined) return '-';
   if (Array.isArray(v)) return v.length === 0 ? '-' : v.map(cell).join(', ');
-  if (isObject(v)) {
-    // Progress and other counts read best as a fraction.
-    if (typeof v.done === 'number' && typeof v.total === 'number' && Object.keys(v).length === 2) return `${v.done}/${v.total}`;
-    return Object.entries(v)
-      .map(([k, x]) => `${k}=${cell(x)}`)
-      .join(' ');
-  }
+  if (isFraction(v)) return `${v.done}/${v.total}`;
+  if (isObject(v)) return JSON.stringify(v);
   return String(v);
 }
 
@@ -63,9 +61,11 @@ function table(rows: Row[], touch: Touch | undefined): string {
   }
   const seen = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const present = (k: string) => rows.some((r) => r[k] !== null && r[k] !== undefined);
-  const columns = (touch?.columns ? touch.columns.filter((k) => seen.includes(k)) : seen).filter(present);
+  const touched = touch?.columns?.filter((k) => seen.includes(k));
+  const columns = (touched?.length ? touched : seen).filter(present);
   const grid = [columns, ...shown.map((r) => columns.map((k) => cell(r[k])))];
   const widths = columns.map((_, i) => Math.max(...grid.map((line) => line[i]!.length)));
+  if (shown.length === 0) return note.trimStart();
   const text = grid.map((line) => line.map((c, i) => (i === line.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
   return text + note;
 }
@@ -76,7 +76,7 @@ function object(value: Row, touch: Touch | undefined): string {
   const width = Math.max(0, ...entries.filter(([, v]) => isFlat(v)).map(([k]) => k.length));
   return entries
     .map(([k, v]) => {
-      if (isScalar(v) || (Array.isArray(v) && v.every(isScalar))) return `${k.padEnd(width)}  ${cell(v)}`;
+      if (isFlat(v)) return `${k.padEnd(width)}  ${cell(v)}`;
       if (Array.isArray(v) && v.length === 0) return `${k.padEnd(width)}  -`;
       return `${k}:\n${indent(render(v, touch))}`;
     })
@@ -90,7 +90,10 @@ export function render(value: unknown, touch?: Touch): string {
     if (value.length === 0) return '(none)';
     if (value.every(isScalar)) return value.map(cell).join('\n');
     const rows = value.filter(isObject);
-    if (rows.length === value.length && rows.every((r) => Object.values(r).every(isFlat))) return table(rows, touch);
+    // A touch's columns are all a table shows: only they need to fit in cells.
+    const columns = touch?.columns?.filter((k) => rows.some((r) => k in r));
+    const shown = (r: Row) => (columns?.length ? columns.map((k) => r[k]) : Object.values(r));
+    if (rows.length === value.length && rows.every((r) => shown(r).every(isFlat))) return table(rows, touch);
     return value.map((v) => render(v, touch)).join('\n\n');
   }
   return object(value as Row, touch);
