@@ -1,13 +1,10 @@
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { DEFAULTS, loadConfig, publicBaseUrl, type Config } from './config.js';
-import { LoginService, passwordLinkUrl } from './domain/accounts/logins.js';
 import { describeDatabase } from './config-summary.js';
 import { AccountService } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
 import { AppError, ConfigError, UsageError, WorkerConfigError } from './errors.js';
-import { cancelsPublished } from './infra/jobs/index.js';
-import { openStore } from './infra/store/index.js';
 import type { Store } from './domain/store.js';
 
 type Flags = Record<string, string | undefined>;
@@ -45,8 +42,10 @@ const COMMANDS: Record<string, Command> = {
     flags: ['email'],
     required: ['email'],
     // With REDIS_URL the processes running its jobs are told at once, as for a DELETE.
-    run: (_svc, f, { store, config }) =>
-      cancelsPublished(config, store, (onJobsCancelled) => new AccountService(store, undefined, { onJobsCancelled }).setStatus(f.email!, 'suspended')),
+    run: async (_svc, f, { store, config }) => {
+      const { cancelsPublished } = await import('./infra/jobs/index.js');
+      return cancelsPublished(config, store, (onJobsCancelled) => new AccountService(store, undefined, { onJobsCancelled }).setStatus(f.email!, 'suspended'));
+    },
   },
   'account resume': {
     usage: 'account resume --email E',
@@ -62,6 +61,7 @@ const COMMANDS: Record<string, Command> = {
     required: ['email'],
     run: async (svc, f, { store, config }) => {
       const account = await svc.accountByEmail(f.email!);
+      const { LoginService, passwordLinkUrl } = await import('./domain/accounts/logins.js');
       const secret = await new LoginService(store, svc, config.signup).passwordLink(account.id);
       return { email: account.email, link: passwordLinkUrl(publicBaseUrl(config), secret), expires_in_hours: 24 };
     },
@@ -252,6 +252,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       if (!values[flag]) throw new UsageError(`${name} needs --${flag}`, commandUsage(command));
     }
     const config = loadConfig(io.env);
+    // Loaded here, not at the top: the API-user commands and --help need no database driver.
+    const { openStore } = await import('./infra/store/index.js');
     store = await openStore(config.databaseUrl);
     io.stderr(`netdiag: database ${describeDatabase(config.databaseUrl)}\n`);
     const result = await command.run(new AccountService(store), values, { store, config });
