@@ -6,6 +6,9 @@ import { AccountService } from './domain/accounts/service.js';
 import { PLAN_NAMES } from './domain/accounts/plans.js';
 import { AppError, ConfigError, UsageError, WorkerConfigError } from './errors.js';
 import type { Store } from './domain/store.js';
+import type { CliIo } from './cli/io.js';
+
+export type { CliIo };
 
 type Flags = Record<string, string | undefined>;
 
@@ -96,16 +99,6 @@ const COMMANDS: Record<string, Command> = {
     run: (svc, f) => svc.listTokens(f.email!),
   },
 };
-
-export interface CliIo {
-  env: Record<string, string | undefined>;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  /** stdout is a terminal: the API commands print tables instead of JSON. */
-  stdoutIsTTY?: boolean;
-  /** stderr is a terminal: a job's progress is a bar redrawn in place. */
-  stderrIsTTY?: boolean;
-}
 
 type Runner = (argv: string[], io: CliIo) => Promise<number>;
 

@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 import { API_COMMANDS, API_GROUPS, findCommand, type ApiCommand } from './api-commands.js';
 import { checkFields, fieldsOf, flagHelp, flagsOf, flagType, parseFlags, parseOptions, type Flag } from './flags.js';
 import { itemLine, render, TOUCHES, type Touch } from './render.js';
+import type { CliIo } from './io.js';
 import { Progress } from './progress.js';
 
 /**
@@ -12,16 +13,6 @@ import { Progress } from './progress.js';
  */
 
 export const EXIT = { ok: 0, usage: 2, server: 3, unreachable: 4 } as const;
-
-export interface ApiIo {
-  env: Record<string, string | undefined>;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  /** stdout is a terminal: tables instead of JSON. */
-  stdoutIsTTY?: boolean;
-  /** stderr is a terminal: a progress bar redrawn in place instead of progress lines. */
-  stderrIsTTY?: boolean;
-}
 
 /** The flags every API command takes; a command's own field of the same name wins after its words. */
 const GLOBAL_OPTIONS = {
@@ -122,7 +113,7 @@ interface Request {
 }
 
 /** Everything from argv and the environment, checked before anything is sent. */
-function prepare(command: ApiCommand, rest: string[], io: ApiIo): Request {
+function prepare(command: ApiCommand, rest: string[], io: CliIo): Request {
   const { params, fields, all, positional } = commandFlags(command);
   const own = parseOptions(all);
   const globals = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).filter(([name]) => !(name in own)));
@@ -165,7 +156,7 @@ function prepare(command: ApiCommand, rest: string[], io: ApiIo): Request {
   }
 }
 
-function print(io: ApiIo, req: Request, data: unknown, message: string, touch: Touch | undefined): void {
+function print(io: CliIo, req: Request, data: unknown, message: string, touch: Touch | undefined): void {
   if (req.json) {
     io.stdout(typeof data === 'string' ? data : JSON.stringify(data, null, 2) + '\n');
     return;
@@ -178,7 +169,7 @@ function print(io: ApiIo, req: Request, data: unknown, message: string, touch: T
   if (message && req.command.operation) io.stderr(`${message}\n`);
 }
 
-async function runJob(client: NetdiagClient, io: ApiIo, req: Request, touch: Touch | undefined): Promise<number> {
+async function runJob(client: NetdiagClient, io: CliIo, req: Request, touch: Touch | undefined): Promise<number> {
   const job = await client.submit(req.path, req.body ?? {}, req.webhookUrl === undefined ? {} : { webhookUrl: req.webhookUrl });
   io.stderr(`netdiag: job ${job.id} ${job.status} (netdiag jobs get ${job.id})\n`);
   const progress = new Progress(io, job.progress.total);
@@ -202,7 +193,7 @@ async function runJob(client: NetdiagClient, io: ApiIo, req: Request, touch: Tou
 }
 
 /** Runs one API command; returns the exit code. Usage errors are thrown (UsageError), as the admin commands' are. */
-export async function runApi(argv: string[], io: ApiIo): Promise<number> {
+export async function runApi(argv: string[], io: CliIo): Promise<number> {
   const resolved = resolve(argv);
   if ('help' in resolved) {
     io.stdout(resolved.help + '\n');

@@ -4,10 +4,7 @@
  */
 const BAR_WIDTH = 30;
 
-interface ProgressIo {
-  stderr: (text: string) => void;
-  stderrIsTTY?: boolean;
-}
+import type { CliIo } from './io.js';
 
 export class Progress {
   #done = 0;
@@ -15,7 +12,7 @@ export class Progress {
   #drawn = false;
 
   constructor(
-    private readonly io: ProgressIo,
+    private readonly io: Pick<CliIo, 'stderr' | 'stderrIsTTY'>,
     private readonly total: number,
   ) {
     if (io.stderrIsTTY) this.#draw();
