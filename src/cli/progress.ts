@@ -1,10 +1,10 @@
+import type { CliIo } from './io.js';
+
 /**
  * A job's progress on stderr: on a terminal a bar redrawn in place, with the items printed above
  * it as they complete; otherwise plain lines, at each tenth of the work and for each item shown.
  */
 const BAR_WIDTH = 30;
-
-import type { CliIo } from './io.js';
 
 export class Progress {
   #done = 0;
