@@ -174,16 +174,20 @@ async function runJob(client: NetdiagClient, io: CliIo, req: Request, touch: Tou
   io.stderr(`netdiag: job ${job.id} ${job.status} (netdiag jobs get ${job.id})\n`);
   const progress = new Progress(io, job.progress.total);
   let finished = job;
-  for await (const event of client.stream(job.id)) {
-    if (event.type === 'job') {
-      finished = event.job;
-      break;
+  try {
+    for await (const event of client.stream(job.id)) {
+      if (event.type === 'job') {
+        finished = event.job;
+        break;
+      }
+      const line = itemLine(event.item, touch);
+      progress.item(line, () => (req.json ? io.stderr : io.stdout)(`${line}\n`));
     }
-    const line = itemLine(event.item, touch);
-    progress.item(line, () => (req.json ? io.stderr : io.stdout)(`${line}\n`));
+    if (!['succeeded', 'failed', 'cancelled'].includes(finished.status)) finished = await client.wait(job.id);
+  } finally {
+    // An error ends the stream too: its message goes on a line of its own, not after the bar.
+    progress.done();
   }
-  if (!['succeeded', 'failed', 'cancelled'].includes(finished.status)) finished = await client.wait(job.id);
-  progress.done();
   if (finished.status !== 'succeeded') {
     io.stderr(`netdiag: job ${finished.id} ${finished.status}: ${finished.error?.message ?? 'no result'}\n`);
     return EXIT.server;
