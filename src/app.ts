@@ -28,6 +28,7 @@ import { usageRoutes } from './http/routes/usage.js';
 import { userRoutes } from './http/routes/user.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { ErrorBody } from './http/schemas/common.js';
+import { serializerCompiler } from './http/serialization.js';
 import { validatorCompiler } from './http/validation.js';
 import type { GeoReader } from './domain/ip/geoip.js';
 import type { InFlightSlots } from './domain/in-flight.js';
@@ -91,6 +92,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   });
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorBody);
+  app.setSerializerCompiler(serializerCompiler({ ErrorBody }));
 
   // JSON only: every other media type is a 415, not a silent string body.
   app.removeAllContentTypeParsers();

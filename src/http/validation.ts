@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ValidationError } from '../errors.js';
@@ -47,9 +47,24 @@ function markEnums(schema: unknown): unknown {
   return copy;
 }
 
+/**
+ * Each distinct request schema is compiled once per process and Ajv: routes share schemas, and so
+ * do the apps one process builds (a test file builds dozens). markEnums' copy is a new object each
+ * time, which Ajv's own cache (by object) would never find.
+ */
+const validators = new Map<Ajv, Map<string, ValidateFunction>>([
+  [bodyAjv, new Map()],
+  [queryAjv, new Map()],
+]);
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : queryAjv;
-  return ajv.compile(markEnums(schema) as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  const marked = markEnums(schema) as object;
+  const compiled = validators.get(ajv)!;
+  const key = JSON.stringify(marked);
+  let validate = compiled.get(key);
+  if (!validate) compiled.set(key, (validate = ajv.compile(marked)));
+  return validate as ReturnType<FastifySchemaCompiler<unknown>>;
 };
 
 function fieldOf(error: FastifySchemaValidationError | ErrorObject, context: string | undefined): string {
