@@ -183,7 +183,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
   // Jobs: state in the database, run by the queue (embedded, or BullMQ with REDIS_URL: NETDIAG_WORKERS in this process).
   const jobQueue =
     opts.jobQueue ??
-    createJobQueue(config, store, {
+    (await createJobQueue(config, store, {
       cancelReason: () => new JobCancelledError(),
       onError: (err) => log.error({ err }, 'job queue'),
       onRecovered: (err) => log.warn({ err }, 'job queue: a worker paused past its lock; the job runs again'),
@@ -191,7 +191,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
         state === 'lost'
           ? log.warn({ err }, 'job queue: Redis cannot be reached; new jobs wait queued in the database until it is back')
           : log.info('job queue: Redis is back'),
-    });
+    }));
   const jobs = new JobService({
     repo: store.jobs,
     queue: jobQueue,

@@ -1,11 +1,12 @@
 import type { Config } from '../../config.js';
 import type { Store } from '../../domain/store.js';
-import { BullMqJobQueue } from './bullmq.js';
 import { EmbeddedJobQueue } from './embedded.js';
 import type { JobQueue } from '../../domain/jobs/queue.js';
 
-export { BullMqJobQueue, BULLMQ_PREFIX, BULLMQ_QUEUE_NAME } from './bullmq.js';
 export { EmbeddedJobQueue } from './embedded.js';
+
+/** BullMQ (and ioredis under it) only where REDIS_URL asks for it: loading it is half a second of a process's start. */
+const bullMq = () => import('./bullmq.js');
 
 export interface JobQueueOptions {
   onError: (err: unknown) => void;
@@ -24,8 +25,9 @@ export interface JobQueueOptions {
  * instances and `netdiag worker` processes share it), the embedded queue otherwise; either way
  * NETDIAG_WORKERS jobs at once in this process, and job state in the database.
  */
-export function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, store: Pick<Store, 'jobs'>, opts: JobQueueOptions): JobQueue {
+export async function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, store: Pick<Store, 'jobs'>, opts: JobQueueOptions): Promise<JobQueue> {
   if (config.redisUrl === undefined) return new EmbeddedJobQueue(store.jobs, { workers: config.workers, cancelReason: opts.cancelReason, onError: opts.onError });
+  const { BullMqJobQueue } = await bullMq();
   return new BullMqJobQueue({
     redisUrl: config.redisUrl,
     repo: store.jobs,
@@ -53,6 +55,7 @@ export async function cancelsPublished<T>(
 ): Promise<T> {
   if (config.redisUrl === undefined) return suspend(undefined);
   // Failures are the lease renewal's to make up for: nothing to report from here.
+  const { BullMqJobQueue } = await bullMq();
   const queue = new BullMqJobQueue({ redisUrl: config.redisUrl, repo: store.jobs, workers: 0, onError: () => undefined, ...bullmq });
   await queue.connected();
   try {
