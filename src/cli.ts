@@ -209,15 +209,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const sub = group === undefined ? undefined : SUBCOMMANDS[group];
     if (sub) return await (await sub.load())(argv.slice(1), io);
     if (group === 'serve') {
+      // The configuration first: a bad value is reported before the server's modules load.
+      const config = loadConfig(io.env);
       const { startServer } = await import('./server.js');
-      await startServer(loadConfig(io.env));
+      await startServer(config);
       return 0;
     }
     if (group === 'worker') {
       if (action !== undefined) throw new UsageError(`netdiag worker takes no arguments, not "${action}"`, WORKER_USAGE);
+      const config = loadConfig(io.env);
       const { startWorker } = await import('./worker.js');
       try {
-        await startWorker(loadConfig(io.env), (line) => io.stderr(line + '\n'));
+        await startWorker(config, (line) => io.stderr(line + '\n'));
       } catch (err) {
         if (err instanceof WorkerConfigError) throw new UsageError(err.message, WORKER_USAGE);
         throw err;
