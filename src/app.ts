@@ -27,7 +27,10 @@ import { proxyRoutes } from './http/routes/proxy.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { userRoutes } from './http/routes/user.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
-import { ErrorBody } from './http/schemas/common.js';
+import { ErrorBody, STATUS_ERROR_BODIES } from './http/schemas/errors.js';
+import { addErrorResponses } from './http/error-responses.js';
+import { JobView } from './http/schemas/jobs.js';
+import { WebhookEvent } from './http/schemas/webhooks.js';
 import { serializerCompiler } from './http/serialization.js';
 import { validatorCompiler } from './http/validation.js';
 import type { GeoReader } from './domain/ip/geoip.js';
@@ -91,8 +94,11 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     return503OnClosing: false,
   });
   app.setValidatorCompiler(validatorCompiler);
-  app.addSchema(ErrorBody);
-  app.setSerializerCompiler(serializerCompiler({ ErrorBody }));
+  // Every schema routes refer to by $id, added once; the serializers resolve the same set.
+  const shared = [ErrorBody, ...STATUS_ERROR_BODIES, JobView, WebhookEvent];
+  for (const schema of shared) app.addSchema(schema);
+  app.setSerializerCompiler(serializerCompiler(shared));
+  app.addHook('onRoute', addErrorResponses);
 
   // JSON only: every other media type is a 415, not a silent string body.
   app.removeAllContentTypeParsers();

@@ -1,8 +1,11 @@
+import type { RouteErrorStatus } from './schemas/errors.js';
+
 /**
  * Worked examples for the OpenAPI document: a request body for every POST, an answer for every
- * 200 and for the 4XX and 5XX error envelopes. They are added to the generated document (so the
- * route schemas stay about validation) and a test checks each one against its schema, so an
- * example cannot drift from what the service accepts and answers.
+ * 200 and 202, for every error status, for a job's streams and for the webhook events. They are
+ * added to the generated document (src/http/openapi-document.ts), so the route schemas stay
+ * about validation, and a test checks each one against its schema, so an example cannot drift
+ * from what the service accepts and answers.
  *
  * Addresses and names are documentation ones (example.com, 203.0.113.0/24, 198.51.100.0/24) or
  * well-known public resolvers (8.8.8.8, 2001:4860:4860::8888).
@@ -21,8 +24,6 @@ export interface OperationExamples {
   ok: Record<string, Record<string, ExampleObject>>;
   /** The field a 400 validation_error names for this operation, and its message. */
   invalid?: { field: string; message: string };
-  /** Whether the operation probes the network, so a 403 target_forbidden can answer it. */
-  probes?: boolean;
 }
 
 const CHECKED_AT = '2026-11-23T04:52:29.511Z';
@@ -261,7 +262,6 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       'reachable over IPv6',
     ),
     invalid: { field: 'target', message: 'target: is required' },
-    probes: true,
   },
   'POST /api/dns/lookup': {
     body: one('A records of example.com', { domain: 'example.com', type: 'A' }),
@@ -311,7 +311,6 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       'WHOIS record retrieved',
     ),
     invalid: { field: 'domain', message: 'domain: is required' },
-    probes: true,
   },
   'POST /api/ip/lookup': {
     body: one('a public address', { ip: '8.8.8.8', detailed: false, security_check: false }),
@@ -342,7 +341,6 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       },
     },
     invalid: { field: 'proxy', message: 'proxy: must be host:port, host:port:user:pass, user:pass@host:port or a proxy URL' },
-    probes: true,
   },
   'POST /api/proxy/check-bulk': {
     body: one('two proxies and a private one', { proxies: ['203.0.113.7:8080:user:pass', 'socks5://198.51.100.4:1080', '10.0.0.5:3128'] }),
@@ -366,25 +364,21 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       '3 proxies checked, 1 working, 1 refused (invalid or forbidden)',
     ),
     invalid: { field: 'proxies', message: 'proxies: at most 100 entries' },
-    probes: true,
   },
   'POST /api/port/scan': {
     body: one('one port', { host: 'example.com', port: 443, timeout: 5 }),
     ok: ok(PORT_443, 'port 443 is open'),
     invalid: { field: 'port', message: 'port: must be between 1 and 65535' },
-    probes: true,
   },
   'POST /api/port/scan-range': {
     body: one('a few ports', { host: 'example.com', ports: [22, 80, 443], timeout: 3 }),
     ok: ok([port(22, 'ssh', 'filtered', 3000), port(80, 'http', 'open', 22.9), PORT_443], '2 of 3 ports open'),
     invalid: { field: 'ports', message: 'ports: at most 1000 entries' },
-    probes: true,
   },
   'POST /api/port/scan-common': {
     body: one('the web preset', { host: 'example.com', preset: 'web', timeout: 3 }),
     ok: ok([port(80, 'http', 'open', 22.9), PORT_443, port(8080, 'http-alt', 'closed', 21.4)], '2 of 3 ports open'),
     invalid: { field: 'preset', message: 'preset: must be one of top100, web, mail, database' },
-    probes: true,
   },
 };
 
@@ -417,104 +411,114 @@ function errorBody(error: string, message: string, details?: Record<string, unkn
   return details ? { success: false, error, message, details } : { success: false, error, message };
 }
 
-/** The 4XX examples of one operation: its own validation error, then those every route can answer. */
-function clientErrors(op: OperationExamples): Record<string, ExampleObject> {
-  const out: Record<string, ExampleObject> = {};
-  if (op.invalid) {
-    out.validation_error = { summary: '400 validation_error', value: errorBody('validation_error', op.invalid.message, { field: op.invalid.field }) };
-  }
-  out.unauthorized = {
-    summary: '401 unauthorized',
-    value: errorBody('unauthorized', 'a valid API token is required: send "Authorization: Bearer <token>"'),
-  };
-  if (op.probes) {
-    out.target_forbidden = {
-      summary: '403 target_forbidden',
+/** The 202 of a POST run as a job (Prefer: respond-async). */
+export function jobAcceptedExample(endpoint: string): Record<string, ExampleObject> {
+  return ok(jobQueued(endpoint), `job ${JOB_ID} queued: ${endpoint}`, 'Prefer: respond-async: the job, queued')['application/json']!;
+}
+
+/** An operation's own 400: the field its validation names. */
+export function validationExample(invalid: { field: string; message: string }): ExampleObject {
+  return { summary: 'validation_error', value: errorBody('validation_error', invalid.message, { field: invalid.field }) };
+}
+
+/** Every error code's example, by status (the shared error responses of the document). */
+export const ERROR_EXAMPLES: Record<RouteErrorStatus, Record<string, ExampleObject>> = {
+  400: {
+    validation_error: validationExample({ field: 'ports', message: 'ports: at most 1000 entries' }),
+    invalid_json: { summary: 'invalid_json', value: errorBody('invalid_json', 'request body is not valid JSON: Unexpected end of JSON input') },
+  },
+  401: {
+    unauthorized: { summary: 'unauthorized', value: errorBody('unauthorized', 'a valid API token is required: send "Authorization: Bearer <token>"') },
+  },
+  403: {
+    forbidden: { summary: 'forbidden (suspended account)', value: errorBody('forbidden', 'this account is suspended; contact the operator of this service') },
+    target_forbidden: {
+      summary: 'target_forbidden',
       value: errorBody('target_forbidden', 'target 10.0.0.1 resolves to 10.0.0.1, which is in the blocked private range 10.0.0.0/8', {
         target: '10.0.0.1',
         address: '10.0.0.1',
         range: '10.0.0.0/8',
         type: 'private',
       }),
-    };
-  }
-  out.rate_limit_exceeded = {
-    summary: '429 rate_limit_exceeded',
-    value: errorBody('rate_limit_exceeded', 'rate limit exceeded: the pro plan allows 60 requests per minute', {
-      limit: 60,
-      remaining: 0,
-      reset_at: '2026-11-23 04:53:00',
-      window: 'minute',
-    }),
-  };
-  return out;
-}
-
-const SERVER_ERRORS: Record<string, ExampleObject> = {
-  internal_error: {
-    summary: '500 internal_error',
-    value: errorBody('internal_error', 'internal error: quote X-Request-Id c456862d4ab2-3 when reporting it'),
+    },
   },
-  service_unavailable: {
-    summary: '503 service_unavailable',
-    value: errorBody('service_unavailable', 'the database cannot be reached just now: try again in 5 s', { retry_after_s: 5 }),
+  404: {
+    not_found: { summary: 'not_found', value: errorBody('not_found', 'no such job: it never existed, belongs to another account, or is past its time to live') },
+  },
+  409: {
+    conflict: { summary: 'conflict', value: errorBody('conflict', 'the job has already finished; only a queued or running job can be cancelled') },
+  },
+  413: {
+    payload_too_large: { summary: 'payload_too_large', value: errorBody('payload_too_large', 'request body is larger than 1048576 bytes', { limit: 1048576 }) },
+  },
+  415: {
+    unsupported_media_type: {
+      summary: 'unsupported_media_type',
+      value: errorBody('unsupported_media_type', 'request body must be sent as Content-Type: application/json, not text/plain'),
+    },
+  },
+  429: {
+    rate_limit_exceeded: {
+      summary: 'rate_limit_exceeded',
+      value: errorBody('rate_limit_exceeded', 'rate limit exceeded for the pro plan: at most 60 requests per minute; try again after 2026-11-23 04:53:00 UTC', {
+        limit: 60,
+        remaining: 0,
+        reset_at: '2026-11-23 04:53:00',
+        window: 'minute',
+      }),
+    },
+  },
+  500: {
+    internal_error: { summary: 'internal_error', value: errorBody('internal_error', 'internal error; the request id in X-Request-Id identifies it in the server log') },
+  },
+  503: {
+    service_unavailable: {
+      summary: 'service_unavailable',
+      value: errorBody('service_unavailable', 'the database cannot be reached just now; send the request again after Retry-After seconds', { retry_after_s: 5 }),
+    },
   },
 };
 
-interface MediaObject {
-  schema?: unknown;
-  example?: unknown;
-  examples?: Record<string, ExampleObject>;
-}
-interface Operation {
-  requestBody?: { content?: Record<string, MediaObject> };
-  responses?: Record<string, { description?: string; content?: Record<string, MediaObject> }>;
-}
-export interface OpenApiDocument {
-  paths?: Record<string, Record<string, Operation>>;
-}
+const STREAM_ITEMS = [
+  { seq: 1, index: 0, item: port(80, 'http', 'open', 22.9) },
+  { seq: 2, index: 1, item: PORT_443 },
+];
 
-/** What the reference says of a response that the route schema left undescribed. */
-const RESPONSE_DESCRIPTIONS: Record<string, string> = {
-  '200': 'Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200.',
-  '202': 'Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md.',
-  '4XX': 'The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md).',
-  '5XX': 'Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`).',
+/** GET /api/jobs/{id} streamed: NDJSON lines (one example per line kind) and the SSE text. */
+export const JOB_STREAM_EXAMPLES: Record<string, Record<string, ExampleObject>> = {
+  'application/x-ndjson': {
+    item: { summary: 'a completed item (one line each)', value: STREAM_ITEMS[0] },
+    job: { summary: 'the last line: the finished job', value: JOB_DONE },
+  },
+  'text/event-stream': {
+    stream: {
+      summary: 'two items, then the job',
+      value:
+        'retry: 1000\n\n' +
+        STREAM_ITEMS.map((line) => `id: ${line.seq}\nevent: item\ndata: ${JSON.stringify(line)}\n\n`).join('') +
+        `event: job\ndata: ${JSON.stringify(JOB_DONE)}\n\n`,
+    },
+  },
 };
-const GENERATED_DESCRIPTION = 'Default Response';
 
-/** A copy of `content` with the named examples set: @fastify/swagger may share objects between operations. */
-function withExamples(
-  content: Record<string, MediaObject> | undefined,
-  examples: Record<string, Record<string, ExampleObject>>,
-): Record<string, MediaObject> | undefined {
-  if (!content) return content;
-  return Object.fromEntries(Object.entries(content).map(([type, media]) => [type, examples[type] ? { ...media, examples: examples[type] } : media]));
-}
-
-/** Adds the examples above to the generated document (@fastify/swagger's `transformObject`). */
-export function addExamples<T extends OpenApiDocument>(doc: T): T {
-  for (const [path, methods] of Object.entries(doc.paths ?? {})) {
-    for (const [method, operation] of Object.entries(methods)) {
-      const op = OPERATION_EXAMPLES[`${method.toUpperCase()} ${path}`];
-      if (!op) continue;
-      if (op.body && operation.requestBody) {
-        operation.requestBody = { ...operation.requestBody, content: withExamples(operation.requestBody.content, { 'application/json': op.body }) };
-      }
-      const byStatus: Record<string, Record<string, Record<string, ExampleObject>>> = {
-        '200': op.ok,
-        // Any POST may run as a job (Prefer: respond-async).
-        '202': ok(jobQueued(path.replace(/^\/api/, '')), `job ${JOB_ID} queued: ${path.replace(/^\/api/, '')}`, 'Prefer: respond-async: the job, queued'),
-        '4XX': { 'application/json': clientErrors(op) },
-        '5XX': { 'application/json': SERVER_ERRORS },
-      };
-      const responses = operation.responses ?? {};
-      for (const [status, response] of Object.entries(responses)) {
-        const examples = byStatus[status];
-        const description = response.description === GENERATED_DESCRIPTION ? (RESPONSE_DESCRIPTIONS[status] ?? response.description) : response.description;
-        responses[status] = { ...response, description, ...(examples ? { content: withExamples(response.content, examples) } : {}) };
-      }
-    }
-  }
-  return doc;
-}
+/** The body of each webhook event, by type. */
+export const WEBHOOK_EVENT_EXAMPLES: Record<string, ExampleObject> = {
+  'job.succeeded': { summary: 'a range scan succeeded', value: { type: 'job.succeeded', timestamp: JOB_DONE.finished_at, data: JOB_DONE } },
+  'job.failed': {
+    summary: 'a job failed with the error the synchronous call would have answered',
+    value: {
+      type: 'job.failed',
+      timestamp: JOB_DONE.finished_at,
+      data: {
+        ...JOB_DONE,
+        status: 'failed',
+        result: null,
+        error: ERROR_EXAMPLES[403].target_forbidden!.value,
+      },
+    },
+  },
+  'job.cancelled': {
+    summary: 'a job cancelled with DELETE /api/jobs/{id}',
+    value: { type: 'job.cancelled', timestamp: JOB_DONE.finished_at, data: { ...JOB_DONE, status: 'cancelled', progress: { done: 1, total: 2 }, result: [PORT_443] } },
+  },
+};

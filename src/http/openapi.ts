@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { addExamples, type OpenApiDocument } from './examples.js';
+import { completeDocument, type OpenApiDocument } from './openapi-document.js';
 import { API_PREFIX } from './plugins/auth.js';
 
 export const API_VERSION = '1.0';
@@ -53,9 +53,11 @@ export async function registerOpenApi(app: FastifyInstance, extras: OpenApiInfoE
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    // Examples live beside the schemas, not in them: see examples.ts.
+    // What holds for every route of a kind (headers, shared errors, Prefer, webhooks, examples): see openapi-document.ts.
     transformObject: (documentObject) =>
-      'openapiObject' in documentObject ? addExamples(documentObject.openapiObject as OpenApiDocument) : documentObject.swaggerObject,
+      'openapiObject' in documentObject
+        ? (completeDocument(documentObject.openapiObject as OpenApiDocument) as typeof documentObject.openapiObject)
+        : documentObject.swaggerObject,
   });
   // The interactive reference is public like the document it renders.
   app.addHook('onRoute', (route) => {

@@ -4,8 +4,10 @@ import { serializerOf, type AnyOperation } from '../operations/operation.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';
 import { ok } from './reply.js';
-import { envelope, responses } from './schemas/common.js';
-import { JobView } from './schemas/jobs.js';
+import { Type, type TObject } from 'typebox';
+import { operationIdOf } from '../operations/names.js';
+import { responses } from './schemas/common.js';
+import { JobAccepted, WebhookUrlField } from './schemas/jobs.js';
 import type { RouteDeps } from './routes/deps.js';
 
 /** RFC 7240: is `respond-async` among the preferences (any case, any parameters, any order)? */
@@ -39,7 +41,14 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
     op.path,
     {
       ...(op.probe ? { config: { probe: true } } : {}),
-      schema: { summary: op.summary, tags: op.tags, body: op.body, response: { ...responses(op.data), 202: envelope(JobView) } },
+      schema: {
+        operationId: operationIdOf(op.path),
+        summary: op.summary,
+        tags: op.tags,
+        // Every operation's body is an object (the job keeps its fields); `webhook_url` rides beside them.
+        body: Type.Object({ ...(op.body as TObject).properties, webhook_url: WebhookUrlField }),
+        response: { ...responses(op.data), 202: JobAccepted },
+      },
     },
     async (request, reply) => {
       if (deps.jobs && prefersRespondAsync(request.headers.prefer)) {

@@ -7,11 +7,12 @@ type Serializer = (data: unknown) => string;
  * Each distinct response schema is compiled once per process: the error body stands under every
  * route's 4xx, and the apps one process builds (a test file builds dozens) share every schema.
  * Fastify's own compiler builds fast-json-stringify afresh for each route and status, which made
- * most of an app's start. Same compiler, same options (the shared schemas added with addSchema).
+ * most of an app's start. Same compiler, same options (`schemas`: those added with addSchema, each with its $id).
  */
 const serializers = new Map<string, Serializer>();
 
-export function serializerCompiler(shared: Record<string, Schema>): FastifySerializerCompiler<unknown> {
+export function serializerCompiler(schemas: readonly object[]): FastifySerializerCompiler<unknown> {
+  const shared: Record<string, Schema> = Object.fromEntries(schemas.map((schema) => [String((schema as { $id?: unknown }).$id), schema as Schema]));
   const sharedKey = JSON.stringify(shared);
   return ({ schema }) => {
     const key = `${sharedKey}\n${JSON.stringify(schema)}`;

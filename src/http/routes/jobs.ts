@@ -15,7 +15,8 @@ import { accountOf } from '../plugins/auth.js';
 import { errorResponseOf } from '../plugins/errors.js';
 import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
-import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobParams, JobView as JobViewSchema } from '../schemas/jobs.js';
+import { errorResponse } from '../schemas/errors.js';
+import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobNotModified, JobParams, JobRead, JobReadHeaders, JobRef } from '../schemas/jobs.js';
 import type { RouteDeps } from './deps.js';
 
 /** Reads of one job an account may make per second (API.md): polling faster than this gains nothing. */
@@ -220,14 +221,16 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
     {
       config: { uncounted: true },
       schema: {
+        operationId: 'getJob',
         summary: 'A job: its status, progress and result; NDJSON or SSE stream of its items with Accept',
         description:
-          'Reading a job is no call and is not limited by the plan (at most 10 reads a second per job). ETag / If-None-Match → 304. ' +
-          '`Accept: application/x-ndjson` streams one line per completed item ({seq, index, item}) then the finished job; ' +
-          '`Accept: text/event-stream` the same as Server-Sent Events (id = seq; Last-Event-ID resumes).',
+          `Reading a job is no call and is not limited by the plan (at most ${JOB_READS_PER_SECOND} reads a second per job). ETag / If-None-Match → 304. ` +
+          '`Accept: application/x-ndjson` streams one line per completed item (`{seq, index, item}`) then the finished job; ' +
+          '`Accept: text/event-stream` the same as Server-Sent Events (`id` = seq; `Last-Event-ID` resumes after it).',
         tags: ['jobs'],
         params: JobParams,
-        response: responses(JobViewSchema),
+        headers: JobReadHeaders,
+        response: { 200: JobRead, 304: JobNotModified },
       },
     },
     async (request, reply) => {
@@ -251,7 +254,15 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
 
   app.get(
     '/jobs',
-    { schema: { summary: "The account's jobs, newest first, a page at a time", tags: ['jobs'], querystring: JobListQuery, response: responses(JobList) } },
+    {
+      schema: {
+        operationId: 'listJobs',
+        summary: "The account's jobs, newest first, a page at a time",
+        tags: ['jobs'],
+        querystring: JobListQuery,
+        response: responses(JobList),
+      },
+    },
     async (request) => {
       const account = accountOf(request);
       const q = request.query as Static<typeof JobListQuery>;
@@ -262,7 +273,16 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
 
   app.delete(
     '/jobs/:id',
-    { schema: { summary: 'Cancel a queued or running job (its sockets close at once)', tags: ['jobs'], params: JobParams, response: responses(JobViewSchema) } },
+    {
+      schema: {
+        operationId: 'cancelJob',
+        summary: 'Cancel a queued or running job (its sockets close at once)',
+        description: 'The job, now `cancelled`; a job that has already finished is a 409.',
+        tags: ['jobs'],
+        params: JobParams,
+        response: { ...responses(JobRef), 409: errorResponse(409) },
+      },
+    },
     async (request) => {
       const account = accountOf(request);
       const { id } = request.params as Static<typeof JobParams>;

@@ -11,7 +11,7 @@ import type { RouteDeps } from './deps.js';
 export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.get(
     '/usage/stats',
-    { schema: { summary: 'Current usage and limits', tags: ['usage'], response: responses(UsageStats) } },
+    { schema: { operationId: 'usageStats', summary: 'Current usage and limits', tags: ['usage'], response: responses(UsageStats) } },
     async (request) => {
       const account = accountOf(request);
       const windows = request.rateDecision?.windows ?? [];
@@ -24,6 +24,7 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     '/usage/history',
     {
       schema: {
+        operationId: 'usageHistory',
         summary: 'Requests per UTC day, oldest first, days without traffic included',
         tags: ['usage'],
         querystring: HistoryQuery,
@@ -40,18 +41,21 @@ export async function usageRoutes(app: FastifyInstance, deps: RouteDeps): Promis
     '/usage/export',
     {
       schema: {
+        operationId: 'usageExport',
         summary: 'Usage per day and endpoint, as JSON or CSV',
         tags: ['usage'],
         querystring: ExportQuery,
         response: {
           200: {
-            description: 'JSON in the envelope, or CSV with a header row as an attachment',
+            description: 'JSON in the envelope (`format=json`), or CSV with a header row as an attachment (`format=csv`)',
+            headers: {
+              'Content-Disposition': Type.String({ description: 'with format=csv: `attachment; filename="netdiag-usage-YYYY-MM-DD.csv"`' }),
+            },
             content: {
               'application/json': { schema: envelope(Type.Array(ExportRow)) },
               'text/csv': { schema: Type.String() },
             },
           },
-          '4xx': { content: { 'application/json': { schema: Type.Ref('ErrorBody') } } },
         },
       },
     },

@@ -9,7 +9,7 @@ import { accountOf, callsToday } from '../plugins/auth.js';
 export async function userRoutes(app: FastifyInstance, _deps: RouteDeps): Promise<void> {
   app.get(
     '/user',
-    { schema: { summary: 'The account the token belongs to', tags: ['account'], response: responses(User) } },
+    { schema: { operationId: 'getUser', summary: 'The account the token belongs to', tags: ['account'], response: responses(User) } },
     // Synchronous: nothing here waits, and an async handler costs a promise per request.
     (request) => {
       const account = accountOf(request);

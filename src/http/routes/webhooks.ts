@@ -5,6 +5,7 @@ import type { WebhookSecret } from '../../domain/webhooks/repository.js';
 import { accountOf } from '../plugins/auth.js';
 import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
+import { errorResponse } from '../schemas/errors.js';
 import { WebhookSecretView } from '../schemas/webhooks.js';
 
 /** The account's webhook signing secret (API.md, "Jobs and webhooks"). */
@@ -22,7 +23,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: { secrets: Webho
   };
   app.get(
     '/webhooks/secret',
-    { schema: { summary: 'The signing secret of webhook deliveries (made on first read)', tags: ['webhooks'], response: responses(WebhookSecretView) } },
+    { schema: { operationId: 'getWebhookSecret', summary: 'The signing secret of webhook deliveries (made on first read)', tags: ['webhooks'], response: responses(WebhookSecretView) } },
     async (request) => ok(view(await deps.secrets.get(accountOf(request).id)), 'webhook signing secret'),
   );
 
@@ -30,11 +31,12 @@ export async function webhookRoutes(app: FastifyInstance, deps: { secrets: Webho
     '/webhooks/secret/rotate',
     {
       schema: {
+        operationId: 'rotateWebhookSecret',
         summary: 'A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature)',
         tags: ['webhooks'],
         // Nothing to send: no body, or an empty JSON object.
         body: Type.Union([Type.Object({}), Type.Null()], { description: 'none needed: send no body, or {}' }),
-        response: responses(WebhookSecretView),
+        response: { ...responses(WebhookSecretView), 409: errorResponse(409) },
       },
     },
     async (request) => ok(view(await deps.secrets.rotate(accountOf(request).id)), 'webhook signing secret rotated; the previous one signs too until previous_valid_until'),

@@ -1,5 +1,5 @@
 import { Type, type TProperties } from 'typebox';
-import { IP_BULK_MAX, IP_INPUT_MAX_CHARS, RISK_MAX } from '../../domain/ip/index.js';
+import { IP_BULK_MAX, IP_INPUT_MAX_CHARS, RISK_MAX, RISK_POINTS } from '../../domain/ip/index.js';
 import { BulkEntry, EntryError, EntryErrorCode } from './bulk-entries.js';
 import { Nullable } from './common.js';
 
@@ -40,7 +40,14 @@ const Security = Type.Object({
   is_hosting: Type.Boolean(),
   is_bogon: Type.Boolean(),
   blacklists: Type.Array(Type.Object({ list: Type.String(), listed: Nullable(Type.Boolean()), response: Type.Array(Type.String()) })),
-  risk_score: Type.Integer({ minimum: 0, maximum: RISK_MAX, description: 'see docs/risk-score.md' }),
+  risk_score: Type.Integer({
+    minimum: 0,
+    maximum: RISK_MAX,
+    description:
+      `points for each signal that is true, summed and capped at ${RISK_MAX}: Tor exit ${RISK_POINTS.torExit}, proxy listing ${RISK_POINTS.proxy}, ` +
+      `each DNSBL listing ${RISK_POINTS.perListing} (at most ${RISK_POINTS.listingsMax} together), hosting network ${RISK_POINTS.hosting}, bogon ${RISK_POINTS.bogon}; ` +
+      'unknown (null) signals add nothing, so the score is a lower bound when a list did not answer',
+  }),
   threats: Type.Array(Type.String()),
 });
 

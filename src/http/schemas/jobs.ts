@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { JOB_STATUSES } from '../../domain/jobs/types.js';
-import { Nullable } from './common.js';
+import { WEBHOOK_URL_MAX_CHARS } from '../../domain/webhooks/url.js';
+import { envelope, Nullable } from './common.js';
 
 /** The job id: `job_` and 24 base62 characters; anything else is a 404 without a query. */
 export const JOB_ID_PATTERN = /^job_[0-9A-Za-z]{24}$/;
@@ -11,13 +12,6 @@ export const JOB_CURSOR_MAX_CHARS = 200;
 
 const Status = Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)));
 
-const JobErrorBody = Type.Object({
-  success: Type.Literal(false),
-  error: Type.String(),
-  message: Type.String(),
-  details: Type.Optional(Type.Object({}, { additionalProperties: true })),
-});
-
 const WebhookAttempt = Type.Object({
   attempt: Type.Integer(),
   at: Type.String(),
@@ -26,20 +20,27 @@ const WebhookAttempt = Type.Object({
   error: Nullable(Type.String()),
 });
 
-/** A job as the API answers it (API.md, "Jobs and webhooks"). */
-export const JobView = Type.Object({
-  id: Type.String({ description: 'job_ and 24 base62 characters' }),
-  endpoint: Type.String({ description: 'the POST endpoint it runs, without /api' }),
-  status: Status,
-  progress: Type.Object({ done: Type.Integer(), total: Type.Integer() }),
-  created_at: Type.String(),
-  started_at: Nullable(Type.String()),
-  finished_at: Nullable(Type.String()),
-  result: Type.Unknown({ description: "what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order" }),
-  error: Nullable(JobErrorBody),
-  webhook_url: Nullable(Type.String()),
-  webhook_deliveries: Type.Optional(Type.Array(WebhookAttempt)),
-});
+/**
+ * A job as the API answers it (API.md, "Jobs and webhooks"): a shared schema (app.addSchema), so
+ * routes name it with JobRef and the document has it once, as the component `Job`.
+ */
+export const JobView = Type.Object(
+  {
+    id: Type.String({ description: 'job_ and 24 base62 characters' }),
+    endpoint: Type.String({ description: 'the POST endpoint it runs, without /api' }),
+    status: Status,
+    progress: Type.Object({ done: Type.Integer(), total: Type.Integer() }),
+    created_at: Type.String(),
+    started_at: Nullable(Type.String()),
+    finished_at: Nullable(Type.String()),
+    result: Type.Unknown({ description: "what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order" }),
+    error: Nullable(Type.Ref('ErrorBody', { description: 'the error body the synchronous call would have answered with' })),
+    webhook_url: Nullable(Type.String()),
+    webhook_deliveries: Type.Optional(Type.Array(WebhookAttempt)),
+  },
+  { $id: 'Job', title: 'Job' },
+);
+export const JobRef = Type.Ref('Job');
 
 // No bounds here: a malformed id is a 404 (not a 400), judged by JOB_ID_PATTERN without a query.
 export const JobParams = Type.Object({ id: Type.String() });
@@ -51,6 +52,60 @@ export const JobListQuery = Type.Object({
 });
 
 export const JobList = Type.Object({
-  jobs: Type.Array(JobView),
+  jobs: Type.Array(JobRef),
   next_cursor: Nullable(Type.String({ description: 'pass as cursor for the next page; null on the last' })),
 });
+
+/** What a POST answers with Prefer: respond-async: the job, queued, and where to read it. */
+export const JobAccepted = {
+  ...envelope(JobRef),
+  description: 'Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook.',
+  headers: {
+    Location: Type.String({ description: 'where the job is read: `/api/jobs/{id}`' }),
+    'Preference-Applied': Type.Literal('respond-async', { description: 'RFC 7240: the preference was honoured' }),
+  },
+};
+
+/** `webhook_url` of every POST body (the operation's own schema does not carry it: a job keeps it apart). */
+export const WebhookUrlField = Type.Optional(
+  Nullable(
+    Type.String({
+      maxLength: WEBHOOK_URL_MAX_CHARS,
+      description:
+        'Only with `Prefer: respond-async`: an http:// or https:// URL the finished job is POSTed to (see the `webhooks` of this document), signed as Standard Webhooks says. Passes the same target policy as every probe: a forbidden one is a 403 before the job is made. Ignored by a synchronous call.',
+    }),
+  ),
+);
+
+/** The request headers GET /api/jobs/{id} reads (Accept picks the media type of its 200). */
+export const JobReadHeaders = Type.Object({
+  'If-None-Match': Type.Optional(Type.String({ description: 'an ETag of an earlier answer: 304 while the job is unchanged' })),
+  'Last-Event-ID': Type.Optional(
+    Type.String({ description: 'with `Accept: text/event-stream`: the `id` (item sequence number) of the last event received; the stream resumes after it' }),
+  ),
+});
+
+const ETAG_DESCRIPTION = 'the job as it stands; send it back in If-None-Match';
+const ETag = Type.String({ description: ETAG_DESCRIPTION });
+
+/** One NDJSON line of a job's stream: a completed item, the finished job last, or an error that ended the stream. */
+const JobStreamLine = Type.Union([
+  Type.Object({ seq: Type.Integer({ description: 'sequence number, from 1' }), index: Type.Integer({ description: "the item's place in `result`" }), item: Type.Unknown() }, { title: 'JobItemLine' }),
+  Type.Ref('Job', { description: 'the last line: the finished job' }),
+  Type.Object({ error: Type.Ref('ErrorBody') }, { title: 'JobStreamErrorLine', description: 'the stream could not go on (the database went away): the error a request would get' }),
+]);
+
+/** GET /api/jobs/{id}: the job as JSON, or its items streamed as NDJSON or Server-Sent Events. */
+export const JobRead = {
+  description:
+    'The job (`Accept: application/json` or none); with `Accept: application/x-ndjson` one JSON line per completed item then the finished job; with `Accept: text/event-stream` the same as Server-Sent Events (`event: item`, `id` = seq; `event: job` last; `event: error` when the stream cannot go on).',
+  headers: { ETag: Type.String({ description: `the JSON answer only: ${ETAG_DESCRIPTION}` }) },
+  content: {
+    'application/json': { schema: envelope(JobRef) },
+    'application/x-ndjson': { schema: JobStreamLine },
+    'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events: `id: <seq>`, `event: item|job|error`, `data: <the NDJSON line>`' }) },
+  },
+};
+
+/** GET /api/jobs/{id} with If-None-Match naming the job as it stands. */
+export const JobNotModified = { type: 'null', description: 'Not modified: the job is as the ETag in If-None-Match says.', headers: { ETag } } as const;

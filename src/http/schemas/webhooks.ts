@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import type { JobEventType } from '../../domain/jobs/types.js';
 import { Nullable } from './common.js';
 
 export const WebhookSecretView = Type.Object({
@@ -13,3 +14,16 @@ export const WebhookSecretView = Type.Object({
   }),
 });
 export type WebhookSecretView = Static<typeof WebhookSecretView>;
+
+/** The events a job's webhook receives, one per finished status. */
+export const JOB_EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.cancelled'] as const satisfies readonly JobEventType[];
+
+/** The body POSTed to a job's webhook_url when it finishes (the document's `webhooks`). */
+export const WebhookEvent = Type.Object(
+  {
+    type: Type.Enum([...JOB_EVENT_TYPES], { type: 'string', description: 'what happened: the job succeeded, failed or was cancelled' }),
+    timestamp: Type.String({ description: 'ISO 8601 UTC: when the job finished' }),
+    data: Type.Ref('Job', { description: 'the job as GET /api/jobs/{id} answers it, without its webhook_deliveries' }),
+  },
+  { $id: 'WebhookEvent', title: 'WebhookEvent' },
+);
