@@ -143,6 +143,20 @@ function headerRefs(names: readonly string[]): Record<string, { $ref: string }> 
   return Object.fromEntries(names.map((name) => [name, ref('headers', name)]));
 }
 
+/**
+ * A 503's headers: a server that is shutting down refuses before the limiter is asked (so it spends
+ * no budget), and so sends no rate-limit headers then; while the database is away it sends them.
+ */
+function unavailableHeaders(): Record<string, unknown> {
+  return Object.fromEntries(
+    EVERY_ANSWER.map((name) =>
+      name.toLowerCase().includes('ratelimit')
+        ? [name, { ...HEADERS[name], required: false, description: `${HEADERS[name]!.description} (not sent while the server is shutting down)` }]
+        : [name, ref('headers', name)],
+    ),
+  );
+}
+
 /** The error responses every operation refers to, and the headers, parameters they use. */
 function addComponents(doc: OpenApiDocument): void {
   const components = (doc.components ??= {});
@@ -163,7 +177,7 @@ function addComponents(doc: OpenApiDocument): void {
           name,
           {
             description: `${description} \`error\`: ${codesOf(status).map((c) => `\`${c}\``).join(', ')}.`,
-            headers: headerRefs([...EVERY_ANSWER, ...headers]),
+            headers: { ...(status === 503 ? unavailableHeaders() : headerRefs(EVERY_ANSWER)), ...headerRefs(headers) },
             content: { 'application/json': { schema: ref('schemas', errorSchemaId(status)), examples: ERROR_EXAMPLES[status] } },
           },
         ];

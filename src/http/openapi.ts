@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import { completeDocument, type OpenApiDocument } from './openapi-document.js';
 import { API_PREFIX } from './plugins/auth.js';
 
@@ -28,6 +29,25 @@ export const DOCS_CSP = [
 ].join('; ');
 
 export const DOCS_TITLE = 'netdiag API reference';
+
+/** The reference's own styles: its bar back to the dashboard, and wrapping at phone widths. */
+const DOCS_CSS = readFileSync(new URL('./openapi-docs.css', import.meta.url), 'utf8');
+
+const VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">';
+/** Above swagger-ui: the way back to the dashboard, and the document itself. */
+const DOCS_BAR =
+  '<header class="netdiag-bar"><a class="brand" href="/">netdiag</a><a href="/">Dashboard</a>' +
+  `<span class="where">${DOCS_TITLE}</span><a class="raw" href="${API_PREFIX}/openapi.json">openapi.json</a></header>`;
+
+/**
+ * swagger-ui's index page with a viewport (its own has none: a phone shows it zoomed out) and the
+ * bar above; its page is a fixed template, so both are put in as it is sent. A template that no
+ * longer has the marks is sent as it is (test/http/docs-browser.test.ts would tell).
+ */
+const completeDocsPage: onSendHookHandler = async (_request, reply, payload) => {
+  if (typeof payload !== 'string' || !String(reply.getHeader('content-type')).startsWith('text/html')) return payload;
+  return payload.replace(/<meta charset="UTF-8">/i, (m) => `${m}\n      ${VIEWPORT}`).replace(/<body>/i, (m) => `${m}\n      ${DOCS_BAR}`);
+};
 
 export interface OpenApiInfoExtras {
   /** Lines shown in the document's description: data sources, build dates, attribution. */
@@ -61,14 +81,19 @@ export async function registerOpenApi(app: FastifyInstance, extras: OpenApiInfoE
   });
   // The interactive reference is public like the document it renders.
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(`${API_PREFIX}/docs`)) route.config = { ...route.config, public: true };
+    if (!route.url.startsWith(`${API_PREFIX}/docs`)) return;
+    route.config = { ...route.config, public: true };
+    // The index page, by each URL swagger-ui serves it at.
+    if (route.url === `${API_PREFIX}/docs` || route.url === `${API_PREFIX}/docs/` || route.url.endsWith('/static/index.html')) {
+      route.onSend = [...(Array.isArray(route.onSend) ? route.onSend : route.onSend ? [route.onSend] : []), completeDocsPage];
+    }
   });
   await app.register(swaggerUi, {
     routePrefix: `${API_PREFIX}/docs`,
     // BaseLayout: no Swagger top bar, whose "explore" box invites loading other documents and
     // whose logo carries an inline <style> the CSP refuses; the document's own title heads the page.
     uiConfig: { layout: 'BaseLayout', docExpansion: 'list', displayRequestDuration: true },
-    theme: { title: DOCS_TITLE },
+    theme: { title: DOCS_TITLE, css: [{ filename: 'netdiag.css', content: DOCS_CSS }] },
     staticCSP: DOCS_CSP,
   });
   app.get(`${API_PREFIX}/openapi.json`, { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

@@ -7,6 +7,7 @@ import { composeApp, type AppDeps } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openSqliteStore, type SqliteStore } from '../../src/infra/store/sqlite.js';
+import { checkResponses } from './contract.js';
 
 export interface Built {
   app: FastifyInstance;
@@ -50,6 +51,7 @@ export async function build(
   const accounts = new AccountService(store, opts.deps?.clock);
   const { token } = await accounts.createAccount({ email: 'tester@example.com', name: 'Tester', plan: opts.plan ?? 'enterprise' });
   const app = await composeApp({ config, store, logger: false, ...opts.deps });
+  checkResponses(t, app, { rateLimited: opts.deps?.limiter !== null });
   t.after(async () => {
     await app.close();
     await store.close();

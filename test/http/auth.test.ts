@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../../src/cli.js';
 import { build } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 
 test('GET /api/user answers the User object of API.md', async (t) => {
   const { api, app } = await build(t, { plan: 'basic' });

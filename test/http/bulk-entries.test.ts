@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { finishedJob } from '../helpers/jobs.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { startHttpProxy, startTlsTarget, type Running } from '../fixtures/proxies.js';
 

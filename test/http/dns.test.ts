@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { DnsLookupResult } from '../../src/http/schemas/dns.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { closedUdpPort, startDnsServer, type DnsFixture, type FixtureRecord } from '../fixtures/dns-server.js';
 import { EXAMPLE_ZONE } from '../fixtures/example-zone.js';
 

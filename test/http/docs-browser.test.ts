@@ -123,3 +123,32 @@ test('Chromium opens /api/docs by a host name over plain HTTP and HTTPS', { skip
   const tlsPort = await tlsFront(t, port);
   await t.test('over HTTPS', async (t) => openReference(t, context, `https://${HOST}:${tlsPort}`, 'docs-https.png'));
 });
+
+test('at 375 px the reference fits the screen, links back to the dashboard and shows the jobs and the webhooks', { skip: noChromium }, async (t) => {
+  const { url } = await build(t);
+  const page = await (await launchChromium(t, { viewport: { width: 375, height: 800 } })).newPage();
+  const origin = `http://${HOST}:${new URL(url).port}`;
+  assert.equal((await page.goto(`${origin}/api/docs`, { waitUntil: 'load' }))?.status(), 200);
+  assert.equal(await page.locator('meta[name="viewport"]').getAttribute('content'), 'width=device-width, initial-scale=1');
+  await page.waitForFunction(() => document.querySelectorAll('.opblock').length >= 18);
+
+  const back = page.locator('header.netdiag-bar a[href="/"]', { hasText: 'Dashboard' });
+  assert.ok(await back.isVisible(), 'no visible link back to the dashboard');
+  const box = await back.boundingBox();
+  assert.ok(box && box.x >= 0 && box.x + box.width <= 375, `the dashboard link is off screen: ${JSON.stringify(box)}`);
+
+  // The jobs' routes and the webhook events are drawn, each one operation of the page.
+  for (const path of ['/api/jobs', '/api/jobs/{id}']) assert.ok(await page.locator(`.opblock [data-path="${path}"]`).count(), `${path} not shown`);
+  const text = await page.locator('#swagger-ui').innerText();
+  for (const event of ['job.succeeded', 'job.failed', 'job.cancelled']) assert.ok(text.includes(event), `webhook ${event} not shown`);
+
+  // Expanded, an operation still fits: nothing makes the page scroll sideways.
+  const scan = page.locator('.opblock', { has: page.locator('[data-path="/api/port/scan-range"]') }).first();
+  await scan.locator('.opblock-summary').click();
+  await page.waitForLoadState('networkidle');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.screenshot({ path: `${OUTPUT}docs-375.png`, fullPage: false });
+  t.diagnostic('screenshot: test-output/docs-375.png');
+  assert.ok(overflow <= 0, `the page is ${overflow} px wider than the screen`);
+});

@@ -8,6 +8,7 @@ import { openPostgresStore } from '../../src/infra/store/postgres.js';
 import { build } from '../helpers/build.js';
 import { PrivateCluster, findPgCtl } from '../helpers/pg-cluster.js';
 import { TEST_DATABASE_URL } from '../infra/store/backends.js';
+import { checkResponses } from '../helpers/contract.js';
 
 /**
  * API.md, Envelope and errors: every 401 carries `WWW-Authenticate: Bearer realm="netdiag"`
@@ -58,6 +59,7 @@ if (!TEST_DATABASE_URL) {
       const store = await openPostgresStore(cluster.url);
       const config = loadConfig({ DATABASE_URL: cluster.url, NETDIAG_DNS_SERVERS: '127.0.0.1:1', ...(redisUrl ? { REDIS_URL: redisUrl } : {}) });
       const app = await composeApp({ config, store, logger: false, clock });
+      checkResponses(t, app);
       t.after(async () => {
         await app.close();
         await store.close();

@@ -7,7 +7,7 @@ import { MAX_GLOBAL_SOCKETS, MAX_PER_OWNER_SOCKETS, RESERVED_BELOW_SOCKETS } fro
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { currentOwner } from '../../src/domain/owner.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { startListener } from '../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../helpers/eventually.js';
 

@@ -5,7 +5,7 @@ import { IN_FLIGHT_LIMITS, PLANS } from '../../src/domain/accounts/plans.js';
 import { IN_FLIGHT_RETRY_AFTER_S } from '../../src/http/plugins/in-flight.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { startListener } from '../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../helpers/eventually.js';
 

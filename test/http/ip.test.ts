@@ -8,7 +8,7 @@ import { createGeoReader } from '../../src/infra/geoip/index.js';
 import type { LoadableGeoReader } from '../../src/domain/ip/geoip.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { build } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 
 const require = createRequire(import.meta.url);
 let geo: LoadableGeoReader;

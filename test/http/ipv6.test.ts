@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { startDnsServer } from '../fixtures/dns-server.js';
 import { build } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { connectSpy, hangingConnect } from '../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../helpers/eventually.js';
 

@@ -13,6 +13,7 @@ import { build, tempDir } from '../helpers/build.js';
 import { connectSpy, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { startReceiver } from '../infra/webhooks/receiver.js';
 import { eventually } from '../helpers/eventually.js';
+import { checkResponses } from '../helpers/contract.js';
 
 const LOOPBACK_ENV = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128' };
 const FAST = { retryDelaysMs: [40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
@@ -122,6 +123,7 @@ test("an event the sweep queues at start shows the job as the API does: a bulk j
   assert.ok(await store.jobs.cancel(id, account.id, at));
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', ...LOOPBACK_ENV });
   const app = await composeApp({ config, store, logger: false, webhookTuning: { ...FAST, sweepGraceMs: 0 } });
+  checkResponses(t, app);
   t.after(async () => {
     await app.close();
     await store.close();

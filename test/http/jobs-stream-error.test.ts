@@ -13,6 +13,7 @@ import { openSqliteStore } from '../../src/infra/store/sqlite.js';
 import type { Store } from '../../src/domain/store.js';
 import { tempDir } from '../helpers/build.js';
 import { DatabaseUnavailableError } from '../../src/errors.js';
+import { checkResponses } from '../helpers/contract.js';
 
 /**
  * A job's stream cut by the database going away: it ends with a last line saying so, the error
@@ -72,6 +73,7 @@ async function start(t: TestContext): Promise<Running> {
   const { token, account } = await new AccountService(store).createAccount({ email: 'a@example.com', name: 'A', plan: 'enterprise' });
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
   const app = await composeApp({ config, store, logger: false });
+  checkResponses(t, app);
   t.after(async () => {
     await app.close();
     await real.close();

@@ -10,7 +10,7 @@ import type { JobView } from '../../src/domain/jobs/types.js';
 import { createDialer, type ConnectFn, type Dialer } from '../../src/infra/net/dialer.js';
 import type { Store } from '../../src/domain/store.js';
 import type { Backend } from '../infra/store/backends.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi, checkResponses } from '../helpers/contract.js';
 import { closedPort, hangingConnect, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../helpers/eventually.js';
 import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';
@@ -71,6 +71,7 @@ function harness(t: TestContext, engine: JobEngine) {
       }
       const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', ...opts.env });
       const app = await composeApp({ config, store, logger: false, ...engine.deps?.(store, config), ...opts.deps });
+      checkResponses(t, app);
       closers.push(() => app.close());
       await app.listen({ port: 0, host: '127.0.0.1' });
       const address = app.server.address();

@@ -1,45 +1,149 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { API_PREFIX } from '../../src/http/plugins/auth.js';
+import { OPERATIONS } from '../../src/operations/index.js';
+import { operationIdOf, toolNameOf } from '../../src/operations/names.js';
 import { build } from '../helpers/build.js';
 
 /**
- * Every full path of Fastify's route tree (printRoutes): each line is a segment under the line
- * above it at one level less, e.g. `├── api/dns/lookup (POST)` then `│   └── -bulk (POST)`.
+ * Every route of Fastify's route tree (printRoutes) with its methods: each line is a segment
+ * under the line above it at one level less, e.g. `├── api/dns/lookup (POST)` then
+ * `│   └── -bulk (POST)`.
  */
-function routePaths(tree: string): string[] {
+function routesOf(tree: string): { path: string; methods: string[] }[] {
   const stack: string[] = [];
-  const paths: string[] = [];
+  const routes: { path: string; methods: string[] }[] = [];
   for (const line of tree.split('\n')) {
     const m = /^([│ ]*)[├└]── (\S+)(?: \(([^)]*)\))?/.exec(line);
     if (!m) continue;
     const depth = m[1]!.length / 4;
     stack.length = depth;
     stack.push(m[2]!);
-    if (m[3]) paths.push(stack.join('').replace(/\/+/g, '/'));
+    if (m[3]) routes.push({ path: stack.join('').replace(/\/+/g, '/'), methods: m[3].split(',').map((x) => x.trim()) });
   }
-  return paths;
+  return routes;
 }
 
-test('/api/openapi.json is valid OpenAPI 3 and documents every /api route', async (t) => {
-  const { url, app } = await build(t);
+interface Operation {
+  operationId?: string;
+  parameters?: { $ref?: string; name?: string; in?: string }[];
+  requestBody?: { content: Record<string, { schema: { properties?: Record<string, { description?: string }> } }> };
+  responses: Record<string, { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }>;
+}
+interface Doc {
+  openapi: string;
+  info: { version: string; description: string };
+  paths: Record<string, Record<string, Operation>>;
+  components: { responses: Record<string, unknown>; schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> };
+  webhooks: Record<string, { post: Operation }>;
+}
+
+async function documentOf(url: string): Promise<Doc> {
   const res = await fetch(`${url}/api/openapi.json`);
   assert.equal(res.status, 200);
-  const doc = (await res.json()) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, unknown>> };
-  const validator = new Validator();
-  const result = await validator.validate(doc);
+  return (await res.json()) as Doc;
+}
+
+/** The operationIds issue 26 fixed for the routes that are not POST operations of src/operations. */
+const FIXED_IDS: Record<string, string> = {
+  'GET /api/ip/my-ip': 'ipMyIp',
+  'GET /api/user': 'getUser',
+  'GET /api/usage/stats': 'usageStats',
+  'GET /api/usage/history': 'usageHistory',
+  'GET /api/usage/export': 'usageExport',
+  'GET /api/jobs': 'listJobs',
+  'GET /api/jobs/{id}': 'getJob',
+  'DELETE /api/jobs/{id}': 'cancelJob',
+  'POST /api/jobs/{id}/deliveries': 'redeliverJob',
+  'GET /api/webhooks/secret': 'getWebhookSecret',
+  'POST /api/webhooks/secret/rotate': 'rotateWebhookSecret',
+};
+
+test('/api/openapi.json is valid OpenAPI 3.1 and documents every route and method Fastify serves under /api', async (t) => {
+  const { url, app } = await build(t);
+  const doc = await documentOf(url);
+  const result = await new Validator().validate(doc as unknown as Parameters<Validator['validate']>[0]);
   assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
-  assert.match(doc.openapi, /^3\./);
+  assert.equal(doc.openapi, '3.1.0');
   assert.equal(doc.info.version, '1.0');
 
-  // every /api route the app serves appears in the document (docs and the document itself aside)
-  const served = routePaths(app.printRoutes({ commonPrefix: false })).filter(
-    (p) => p.startsWith('/api/') && !p.startsWith('/api/docs') && p !== '/api/openapi.json',
+  // The reference's pages and the document itself are not operations of the API.
+  const served = routesOf(app.printRoutes({ commonPrefix: false })).filter(
+    (r) => r.path.startsWith('/api/') && !r.path.startsWith('/api/docs') && r.path !== '/api/openapi.json',
   );
-  assert.ok(served.includes('/api/user'), `route listing not understood: ${served.join(', ')}`);
-  // Fastify's `:id` is OpenAPI's `{id}`.
-  for (const path of served) assert.ok(doc.paths[path.replace(/:(\w+)/g, '{$1}')], `${path} is served but not documented`);
-  assert.ok(doc.paths['/api/user']?.get);
+  assert.ok(served.some((r) => r.path === '/api/user'), `route listing not understood: ${JSON.stringify(served)}`);
+  const missing: string[] = [];
+  let checked = 0;
+  for (const { path, methods } of served) {
+    for (const method of methods.filter((m) => m !== 'HEAD' && m !== 'OPTIONS')) {
+      checked++;
+      // Fastify's `:id` is OpenAPI's `{id}`.
+      if (!doc.paths[path.replace(/:(\w+)/g, '{$1}')]?.[method.toLowerCase()]) missing.push(`${method} ${path}`);
+    }
+  }
+  assert.deepEqual(missing, [], 'served but not documented');
+  assert.ok(checked >= 22, `only ${checked} routes found`);
+});
+
+test('operationIds are the names issue 26 fixed: the path words of each POST operation, the fixed names of the rest', async (t) => {
+  const { url } = await build(t);
+  const doc = await documentOf(url);
+  const posts = new Set(OPERATIONS.map((op) => `POST ${API_PREFIX}${op.path}`));
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const key = `${method.toUpperCase()} ${path}`;
+      const expected = posts.has(key) ? operationIdOf(path.slice(API_PREFIX.length)) : FIXED_IDS[key];
+      assert.ok(expected, `${key} has no fixed operationId`);
+      assert.equal(op.operationId, expected, key);
+    }
+  }
+  assert.equal(operationIdOf('/dns/lookup-bulk'), 'dnsLookupBulk');
+  assert.equal(operationIdOf('/ipv6/expand'), 'ipv6Expand');
+  assert.equal(operationIdOf('/ip/my-ip'), 'ipMyIp');
+  assert.equal(toolNameOf('/port/scan-range'), 'port_scan_range');
+});
+
+test('each POST operation: 200 (its data) and 202 (the job) apart, Prefer, webhook_url, every error status with its codes', async (t) => {
+  const { url } = await build(t);
+  const doc = await documentOf(url);
+  const json = (r: Operation['responses'][string] | undefined) => r?.content?.['application/json']?.schema;
+  for (const op of OPERATIONS) {
+    const o = doc.paths[API_PREFIX + op.path]?.post;
+    assert.ok(o, op.path);
+    const ok = json(o.responses['200']) as { properties: { data: unknown } };
+    const job = json(o.responses['202']) as { properties: { data: unknown } };
+    assert.notDeepEqual(ok.properties.data, job.properties.data, `${op.path}: 200 and 202 share a schema`);
+    assert.deepEqual(job.properties.data, { $ref: '#/components/schemas/Job' }, op.path);
+    assert.deepEqual(Object.keys(o.responses['202']!.headers ?? {}).sort(), ['Location', 'Preference-Applied', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id']);
+    assert.ok(o.parameters?.some((p) => p.$ref === '#/components/parameters/Prefer'), `${op.path}: no Prefer`);
+    const webhook = o.requestBody?.content['application/json']?.schema.properties?.webhook_url;
+    assert.match(webhook?.description ?? '', /Prefer: respond-async/, `${op.path}: webhook_url`);
+    // Every status apart, never a 4XX/5XX range.
+    assert.deepEqual(Object.keys(o.responses), ['200', '202', '400', '401', '403', '413', '415', '429', '500', '503'], op.path);
+  }
+  assert.equal(doc.paths['/api/jobs/{id}']?.delete?.responses['409']?.$ref, '#/components/responses/Conflict');
+  assert.ok(doc.paths['/api/jobs/{id}']?.get?.responses['304']?.headers?.ETag);
+  assert.deepEqual(Object.keys(doc.paths['/api/jobs/{id}']?.get?.responses['200']?.content ?? {}), ['application/json', 'application/x-ndjson', 'text/event-stream']);
+  assert.ok(doc.paths['/api/jobs/{id}']?.get?.parameters?.some((p) => p.name === 'Last-Event-ID' && p.in === 'header'));
+  const codes = (status: number) => doc.components.schemas[`Error${status}`]?.properties?.error?.enum;
+  assert.deepEqual(codes(401), ['unauthorized']);
+  assert.deepEqual(codes(403), ['forbidden', 'target_forbidden']);
+  assert.deepEqual(codes(429), ['rate_limit_exceeded']);
+  const unauthorized = doc.components.responses.Unauthorized as { headers: Record<string, unknown> };
+  assert.ok(unauthorized.headers['WWW-Authenticate']);
+  assert.ok((doc.components.responses.TooManyRequests as { headers: Record<string, unknown> }).headers['Retry-After']);
+  assert.deepEqual(Object.keys(doc.webhooks), ['job.succeeded', 'job.failed', 'job.cancelled']);
+  const signed = doc.webhooks['job.succeeded']!.post.parameters?.map((p) => p.$ref);
+  assert.deepEqual(signed, ['#/components/parameters/WebhookId', '#/components/parameters/WebhookTimestamp', '#/components/parameters/WebhookSignature']);
+});
+
+test('the document points to nothing the server does not serve (no repository files)', async (t) => {
+  const { url } = await build(t);
+  const text = JSON.stringify(await documentOf(url));
+  for (const pattern of [/docs\/[\w-]+/, /[\w-]+\.md\b/, /\bsrc\/[\w/.-]+/]) {
+    assert.doesNotMatch(text, pattern);
+  }
 });
 
 test('/api/docs serves the interactive reference without a token', async (t) => {

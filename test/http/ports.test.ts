@@ -7,7 +7,7 @@ import { createDialer } from '../../src/infra/net/dialer.js';
 import { DnsHostResolver } from '../../src/infra/net/resolver.js';
 import { build, type Built } from '../helpers/build.js';
 import { finishedJob } from '../helpers/jobs.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { closedPort, connectSpy, hangingConnect, startListener } from '../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../helpers/eventually.js';
 import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-server.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SPEED_DOWNLOAD_BYTES, SPEED_MIN_TIMED_MS, SPEED_UPLOAD_BYTES, TOO_FAST_TO_MEASURE } from '../../src/domain/proxy/defaults.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { startHttpProxy, startSocksProxy, startTlsTarget, type Running } from '../fixtures/proxies.js';
 
 /**

@@ -5,7 +5,7 @@ import { createDialer } from '../../src/infra/net/dialer.js';
 import { PROXY_TRY_HEAD_START_MS } from '../../src/domain/proxy/defaults.js';
 import { loadConfig } from '../../src/config.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import {
   closedProxyPort,
   EXIT_ADDRESS,

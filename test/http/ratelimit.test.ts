@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { build } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 
 /** A clock the test moves by hand. */
 function testClock(start: number) {

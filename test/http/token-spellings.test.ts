@@ -9,6 +9,7 @@ import { AccountService } from '../../src/domain/accounts/service.js';
 import { build } from '../helpers/build.js';
 import { roomyLimiter } from '../helpers/roomy-limiter.js';
 import { TEST_DATABASE_URL, postgresBackend } from '../infra/store/backends.js';
+import { checkResponses } from '../helpers/contract.js';
 
 /**
  * One token spelt many ways (`Bearer` + N spaces, any case of the scheme) is one token: every
@@ -66,6 +67,7 @@ if (!TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
     const store = await backend.open();
     const config = loadConfig({ DATABASE_URL: url, NETDIAG_DNS_SERVERS: '127.0.0.1:1', REDIS_URL: process.env.TEST_REDIS_URL! });
     const app = await composeApp({ config, store, logger: false, clock, recordUsage: false });
+    checkResponses(t, app);
     t.after(async () => {
       await app.close();
       await store.close();

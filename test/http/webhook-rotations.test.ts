@@ -7,7 +7,7 @@ import { AccountService } from '../../src/domain/accounts/service.js';
 import { PREVIOUS_SECRET_MS, WebhookSecrets } from '../../src/domain/webhooks/secrets.js';
 import { signedHeaders } from '../../src/domain/webhooks/signing.js';
 import type { Store } from '../../src/domain/store.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi, checkResponses } from '../helpers/contract.js';
 import { TEST_DATABASE_URL, postgresBackend, sqliteBackend, type Backend } from '../infra/store/backends.js';
 
 /**
@@ -29,6 +29,7 @@ async function served(t: TestContext, backend: Backend, clock: () => Date) {
   const store: Store = await backend.open();
   const config = loadConfig({ DATABASE_URL: backend.name === 'sqlite' ? 'sqlite::memory:' : TEST_DATABASE_URL!, NETDIAG_DNS_SERVERS: '127.0.0.1:1' });
   const app = await composeApp({ config, store, logger: false, clock, recordUsage: false });
+  checkResponses(t, app);
   t.after(async () => {
     await app.close();
     await store.close();

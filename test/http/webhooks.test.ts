@@ -5,7 +5,7 @@ import { PREVIOUS_SECRET_MS, WebhookSecrets } from '../../src/domain/webhooks/se
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { createWebhooks } from '../../src/infra/webhooks/index.js';
 import { build } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { finishedJob } from '../infra/webhooks/suite.js';
 import { eventually } from '../helpers/eventually.js';
 import { startReceiver, status } from '../infra/webhooks/receiver.js';

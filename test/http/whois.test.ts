@@ -9,7 +9,7 @@ import type { RouteDeps } from '../../src/http/routes/deps.js';
 import type { WhoisResult } from '../../src/http/schemas/dns.js';
 import { createDialer, type Dialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { startWhoisServer, type WhoisFixture } from '../fixtures/whois-server.js';
 import { EXAMPLE_COM_FIELDS, ianaReferral, whoisSample as sample } from '../fixtures/whois-samples.js';

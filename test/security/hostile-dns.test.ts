@@ -6,7 +6,7 @@ import { decodeBounded, nameSteps, recordsCut } from '../../src/infra/dns/decode
 import { DNS_MAX_NAME_STEPS, DNS_MAX_RECORDS, DNS_MAX_TCP_MESSAGE_BYTES } from '../../src/infra/dns/defaults.js';
 import { StubResolver } from '../../src/infra/dns/stub-resolver.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { answerHead, fullOfTxt, longNameManyTimes, manyRecords, MAX_UDP_PAYLOAD, pointer, pointerChain, startRawDnsServer, type RawDnsFixture } from './fixtures/raw-dns-server.js';
 import { NameBudgetError } from '../../src/errors.js';
 

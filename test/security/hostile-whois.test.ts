@@ -8,7 +8,7 @@ import { findReferral } from '../../src/domain/whois/referral.js';
 import type { WhoisResult } from '../../src/http/schemas/dns.js';
 import { startWhoisServer, type WhoisFixture } from '../fixtures/whois-server.js';
 import { build, type Built } from '../helpers/build.js';
-import { assertMatchesOpenApi } from '../helpers/oas.js';
+import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { hostileWhoisAnswer as hostileAnswer, KIB, wireBytes } from './fixtures/hostile-whois-text.js';
 
 /**
