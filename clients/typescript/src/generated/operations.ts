@@ -4,7 +4,7 @@
 import type { Answer, CallOptions, Send } from '../types.js';
 import type { paths } from './schema.js';
 
-type UserOp = paths['/api/user']['get'];
+type GetUserOp = paths['/api/user']['get'];
 type UsageStatsOp = paths['/api/usage/stats']['get'];
 type UsageHistoryOp = paths['/api/usage/history']['get'];
 type UsageExportOp = paths['/api/usage/export']['get'];
@@ -22,16 +22,16 @@ type ProxyCheckBulkOp = paths['/api/proxy/check-bulk']['post'];
 type PortScanOp = paths['/api/port/scan']['post'];
 type PortScanRangeOp = paths['/api/port/scan-range']['post'];
 type PortScanCommonOp = paths['/api/port/scan-common']['post'];
-type JobsOp = paths['/api/jobs/{id}']['get'];
-type DeleteJobsOp = paths['/api/jobs/{id}']['delete'];
-type GetJobsOp = paths['/api/jobs']['get'];
-type WebhooksSecretOp = paths['/api/webhooks/secret']['get'];
-type WebhooksSecretRotateOp = paths['/api/webhooks/secret/rotate']['post'];
+type GetJobOp = paths['/api/jobs/{id}']['get'];
+type CancelJobOp = paths['/api/jobs/{id}']['delete'];
+type ListJobsOp = paths['/api/jobs']['get'];
+type GetWebhookSecretOp = paths['/api/webhooks/secret']['get'];
+type RotateWebhookSecretOp = paths['/api/webhooks/secret/rotate']['post'];
 
 /** One method per operation of the API: `data` is the synchronous answer's (the 200), never the job. */
 export interface Operations {
   /** The account the token belongs to (GET /api/user) */
-  user(options?: CallOptions): Promise<Answer<UserOp['responses'][200]['content']['application/json']['data']>>;
+  getUser(options?: CallOptions): Promise<Answer<GetUserOp['responses'][200]['content']['application/json']['data']>>;
   /** Current usage and limits (GET /api/usage/stats) */
   usageStats(options?: CallOptions): Promise<Answer<UsageStatsOp['responses'][200]['content']['application/json']['data']>>;
   /** Requests per UTC day, oldest first, days without traffic included (GET /api/usage/history) */
@@ -67,21 +67,21 @@ export interface Operations {
   /** TCP connect scan of a preset port group (POST /api/port/scan-common) */
   portScanCommon(body: PortScanCommonOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanCommonOp['responses'][200]['content']['application/json']['data']>>;
   /** A job: its status, progress and result; NDJSON or SSE stream of its items with Accept (GET /api/jobs/{id}) */
-  jobs(id: JobsOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<JobsOp['responses'][200]['content']['application/json']['data']>>;
+  getJob(id: GetJobOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<GetJobOp['responses'][200]['content']['application/json']['data']>>;
   /** Cancel a queued or running job (its sockets close at once) (DELETE /api/jobs/{id}) */
-  deleteJobs(id: DeleteJobsOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<DeleteJobsOp['responses'][200]['content']['application/json']['data']>>;
+  cancelJob(id: CancelJobOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<CancelJobOp['responses'][200]['content']['application/json']['data']>>;
   /** The account's jobs, newest first, a page at a time (GET /api/jobs) */
-  getJobs(query?: NonNullable<GetJobsOp['parameters']['query']>, options?: CallOptions): Promise<Answer<GetJobsOp['responses'][200]['content']['application/json']['data']>>;
+  listJobs(query?: NonNullable<ListJobsOp['parameters']['query']>, options?: CallOptions): Promise<Answer<ListJobsOp['responses'][200]['content']['application/json']['data']>>;
   /** The signing secret of webhook deliveries (made on first read) (GET /api/webhooks/secret) */
-  webhooksSecret(options?: CallOptions): Promise<Answer<WebhooksSecretOp['responses'][200]['content']['application/json']['data']>>;
+  getWebhookSecret(options?: CallOptions): Promise<Answer<GetWebhookSecretOp['responses'][200]['content']['application/json']['data']>>;
   /** A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature) (POST /api/webhooks/secret/rotate) */
-  webhooksSecretRotate(body?: WebhooksSecretRotateOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<WebhooksSecretRotateOp['responses'][200]['content']['application/json']['data']>>;
+  rotateWebhookSecret(body?: RotateWebhookSecretOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<RotateWebhookSecretOp['responses'][200]['content']['application/json']['data']>>;
 }
 
 /** The operations over `send`, which makes the request and reads the answer (src/client.ts). */
 export function operations(send: Send): Operations {
   return {
-    user: (options) => send('GET', '/api/user', { ...options }),
+    getUser: (options) => send('GET', '/api/user', { ...options }),
     usageStats: (options) => send('GET', '/api/usage/stats', { ...options }),
     usageHistory: (query, options) => send('GET', '/api/usage/history', { ...options, query }),
     usageExport: (query, options) => send('GET', '/api/usage/export', { ...options, query }),
@@ -99,10 +99,10 @@ export function operations(send: Send): Operations {
     portScan: (body, options) => send('POST', '/api/port/scan', { ...options, body }),
     portScanRange: (body, options) => send('POST', '/api/port/scan-range', { ...options, body }),
     portScanCommon: (body, options) => send('POST', '/api/port/scan-common', { ...options, body }),
-    jobs: (id, options) => send('GET', '/api/jobs/{id}', { ...options, path: { id } }),
-    deleteJobs: (id, options) => send('DELETE', '/api/jobs/{id}', { ...options, path: { id } }),
-    getJobs: (query, options) => send('GET', '/api/jobs', { ...options, query }),
-    webhooksSecret: (options) => send('GET', '/api/webhooks/secret', { ...options }),
-    webhooksSecretRotate: (body, options) => send('POST', '/api/webhooks/secret/rotate', { ...options, body: body ?? {} }),
+    getJob: (id, options) => send('GET', '/api/jobs/{id}', { ...options, path: { id } }),
+    cancelJob: (id, options) => send('DELETE', '/api/jobs/{id}', { ...options, path: { id } }),
+    listJobs: (query, options) => send('GET', '/api/jobs', { ...options, query }),
+    getWebhookSecret: (options) => send('GET', '/api/webhooks/secret', { ...options }),
+    rotateWebhookSecret: (body, options) => send('POST', '/api/webhooks/secret/rotate', { ...options, body: body ?? {} }),
   };
 }

@@ -10,66 +10,7 @@ export interface paths {
             cookie?: never;
         };
         /** The account the token belongs to */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                id: number;
-                                name: string;
-                                email: string;
-                                /** @description free, basic, pro or enterprise */
-                                plan: string;
-                                /** @description calls counted in the current UTC day */
-                                api_calls_used: number;
-                                /** @description the plan's daily limit */
-                                api_calls_limit: number;
-                                rate_limit: {
-                                    requests_per_minute: number;
-                                    requests_per_hour: number;
-                                    requests_per_day: number;
-                                };
-                                /** @description ISO 8601 UTC */
-                                created_at: string;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["getUser"];
         put?: never;
         post?: never;
         delete?: never;
@@ -86,91 +27,7 @@ export interface paths {
             cookie?: never;
         };
         /** Current usage and limits */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                plan: string;
-                                /** @description calls today (successful + failed), UTC */
-                                api_calls_used: number;
-                                api_calls_limit: number;
-                                windows: {
-                                    minute: {
-                                        limit: number;
-                                        used: number;
-                                        remaining: number;
-                                        /** @description end of the window, YYYY-MM-DD HH:MM:SS UTC */
-                                        reset_at: string;
-                                    };
-                                    hour: {
-                                        limit: number;
-                                        used: number;
-                                        remaining: number;
-                                        /** @description end of the window, YYYY-MM-DD HH:MM:SS UTC */
-                                        reset_at: string;
-                                    };
-                                    day: {
-                                        limit: number;
-                                        used: number;
-                                        remaining: number;
-                                        /** @description end of the window, YYYY-MM-DD HH:MM:SS UTC */
-                                        reset_at: string;
-                                    };
-                                };
-                                today: {
-                                    /** @description successful + failed + rate_limited */
-                                    requests: number;
-                                    /** @description 2xx answers */
-                                    successful: number;
-                                    /** @description answers other than 2xx and 429 */
-                                    failed: number;
-                                    /** @description 429 answers (not counted as calls) */
-                                    rate_limited: number;
-                                };
-                                /** @description calls today per endpoint */
-                                by_endpoint: {
-                                    [key: string]: number;
-                                };
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["usageStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -187,63 +44,7 @@ export interface paths {
             cookie?: never;
         };
         /** Requests per UTC day, oldest first, days without traffic included */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description how many UTC days back, today included (1-365) */
-                    days?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description YYYY-MM-DD */
-                                date: string;
-                                /** @description successful + failed + rate_limited */
-                                requests: number;
-                                /** @description 2xx answers */
-                                successful: number;
-                                /** @description answers other than 2xx and 429 */
-                                failed: number;
-                                /** @description 429 answers (not counted as calls) */
-                                rate_limited: number;
-                            }[];
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["usageHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -260,59 +61,7 @@ export interface paths {
             cookie?: never;
         };
         /** Usage per day and endpoint, as JSON or CSV */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description json or csv; case-insensitive */
-                    format?: "json" | "csv";
-                    /** @description how many UTC days back, today included (1-365) */
-                    days?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description JSON in the envelope, or CSV with a header row as an attachment */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                date: string;
-                                endpoint: string;
-                                /** @description successful + failed + rate_limited */
-                                requests: number;
-                                /** @description 2xx answers */
-                                successful: number;
-                                /** @description answers other than 2xx and 429 */
-                                failed: number;
-                                /** @description 429 answers (not counted as calls) */
-                                rate_limited: number;
-                                /** @description milliseconds */
-                                avg_response_time: number;
-                            }[];
-                            message: string;
-                        };
-                        "text/csv": string;
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["usageExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -331,109 +80,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Validate IPv6 address format */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description any text; the answer says whether it is an IPv6 address and why not */
-                        ipv6: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                ipv6: string;
-                                valid: boolean;
-                                type: string | null;
-                                compressed: string | null;
-                                expanded: string | null;
-                                reason: string | null;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["ipv6Validate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -450,106 +97,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Expand an IPv6 address to full notation */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description an IPv6 address, optionally with a zone id (fe80::1%eth0) */
-                        ipv6: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                ipv6: string;
-                                expanded: string;
-                                compressed: string;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["ipv6Expand"];
         delete?: never;
         options?: never;
         head?: never;
@@ -566,113 +114,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Test IPv6 connectivity to a target (TCP 443, then 80) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a hostname or IPv6 address */
-                        target: string;
-                        /** @description try only this port instead of 443 then 80 */
-                        port?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                target: string;
-                                /** @description the target's IPv6 addresses */
-                                addresses: string[];
-                                reachable: boolean;
-                                address: string | null;
-                                port: number | null;
-                                response_time: number | null;
-                                error: string | null;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["ipv6Test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -689,155 +131,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Look up DNS records */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a domain name; internationalised names are converted to punycode */
-                        domain: string;
-                        /**
-                         * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA
-                         * @default A
-                         * @enum {string}
-                         */
-                        type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name */
-                                domain: string;
-                                /**
-                                 * @description the record type asked, uppercase
-                                 * @enum {unknown}
-                                 */
-                                type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
-                                /** @description NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route) */
-                                status: string;
-                                records: {
-                                    type: string;
-                                    /** @description seconds */
-                                    ttl: number;
-                                    /** @description A, AAAA */
-                                    address?: string;
-                                    /** @description MX, SRV */
-                                    priority?: number;
-                                    /** @description MX */
-                                    exchange?: string;
-                                    /** @description TXT (chunks joined), NS, CNAME, PTR, CAA */
-                                    value?: string;
-                                    /** @description SOA */
-                                    nsname?: string;
-                                    hostmaster?: string;
-                                    serial?: number;
-                                    refresh?: number;
-                                    retry?: number;
-                                    expire?: number;
-                                    minttl?: number;
-                                    /** @description SRV */
-                                    weight?: number;
-                                    /** @description SRV */
-                                    port?: number;
-                                    /** @description SRV */
-                                    target?: string;
-                                    /** @description CAA */
-                                    flags?: number;
-                                    /** @description CAA */
-                                    tag?: string;
-                                }[];
-                                /** @description the server that answered, ip or ip:port */
-                                resolver: string;
-                                /** @description ms */
-                                response_time: number;
-                                /** @description answered from the TTL-honouring cache */
-                                cached: boolean;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["dnsLookup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -854,161 +148,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Look up DNS records of up to 50 domains at once */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        domains: string[];
-                        /**
-                         * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA
-                         * @default A
-                         * @enum {string}
-                         */
-                        type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name */
-                                domain: string;
-                                /**
-                                 * @description the record type asked, uppercase
-                                 * @enum {unknown}
-                                 */
-                                type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
-                                /** @description NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route) */
-                                status?: string;
-                                records?: {
-                                    type: string;
-                                    /** @description seconds */
-                                    ttl: number;
-                                    /** @description A, AAAA */
-                                    address?: string;
-                                    /** @description MX, SRV */
-                                    priority?: number;
-                                    /** @description MX */
-                                    exchange?: string;
-                                    /** @description TXT (chunks joined), NS, CNAME, PTR, CAA */
-                                    value?: string;
-                                    /** @description SOA */
-                                    nsname?: string;
-                                    hostmaster?: string;
-                                    serial?: number;
-                                    refresh?: number;
-                                    retry?: number;
-                                    expire?: number;
-                                    minttl?: number;
-                                    /** @description SRV */
-                                    weight?: number;
-                                    /** @description SRV */
-                                    port?: number;
-                                    /** @description SRV */
-                                    target?: string;
-                                    /** @description CAA */
-                                    flags?: number;
-                                    /** @description CAA */
-                                    tag?: string;
-                                }[];
-                                /** @description the server that answered, ip or ip:port */
-                                resolver?: string;
-                                /** @description ms */
-                                response_time?: number;
-                                /** @description answered from the TTL-honouring cache */
-                                cached?: boolean;
-                                /** @description why this entry was refused: names the entry by its index (`domains[3]: …`) and the rule */
-                                error?: string;
-                                /**
-                                 * @description only on an entry that was refused: validation_error (not valid) or target_forbidden (its target is in a blocked range)
-                                 * @enum {unknown}
-                                 */
-                                error_code?: "validation_error" | "target_forbidden";
-                            }[];
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["dnsLookupBulk"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1025,124 +165,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** WHOIS of a domain, following registry referrals */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a domain name; internationalised names are converted to punycode */
-                        domain: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                domain: string;
-                                registered: boolean | null;
-                                registrar: string | null;
-                                registrar_url: string | null;
-                                whois_server: string | null;
-                                creation_date: string | null;
-                                updated_date: string | null;
-                                expiration_date: string | null;
-                                name_servers: string[];
-                                status: string[];
-                                dnssec: boolean | null;
-                                raw: string;
-                                hops: {
-                                    server: string;
-                                    /** @description ok, truncated, timeout or failed */
-                                    status: string;
-                                    error: string | null;
-                                    bytes: number;
-                                    response_time: number;
-                                }[];
-                                error: string | null;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["dnsWhois"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1159,155 +182,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Geolocation, ISP/ASN and optional security analysis of an IP address */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description an IPv4 or IPv6 address */
-                        ip: string;
-                        /**
-                         * @description add PTR hostname, continent, accuracy radius, networks
-                         * @default false
-                         */
-                        detailed?: boolean;
-                        /**
-                         * @description add Tor exit, DNSBL, hosting and bogon checks with a risk score
-                         * @default false
-                         */
-                        security_check?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                ip: string;
-                                /** @description 4 or 6 */
-                                version: number;
-                                /** @description public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved */
-                                type: string;
-                                hostname: string | null;
-                                location: {
-                                    country: string | null;
-                                    country_code: string | null;
-                                    region: string | null;
-                                    city: string | null;
-                                    postal_code: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    timezone: string | null;
-                                    isp: string | null;
-                                    continent?: string | null;
-                                    accuracy_radius?: number | null;
-                                    network?: string | null;
-                                    registered_country?: string | null;
-                                    registered_country_code?: string | null;
-                                };
-                                asn: {
-                                    number: number | null;
-                                    organization: string | null;
-                                    network: string | null;
-                                };
-                                range?: string | null;
-                                security?: {
-                                    is_tor: boolean | null;
-                                    is_proxy: boolean | null;
-                                    is_hosting: boolean;
-                                    is_bogon: boolean;
-                                    blacklists: {
-                                        list: string;
-                                        listed: boolean | null;
-                                        response: string[];
-                                    }[];
-                                    /** @description see docs/risk-score.md */
-                                    risk_score: number;
-                                    threats: string[];
-                                };
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["ipLookup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1324,161 +199,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Look up to 100 addresses at once, in input order */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        ips: string[];
-                        /**
-                         * @description add PTR hostname, continent, accuracy radius, networks
-                         * @default false
-                         */
-                        detailed?: boolean;
-                        /**
-                         * @description add Tor exit, DNSBL, hosting and bogon checks with a risk score
-                         * @default false
-                         */
-                        security_check?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                ip: string;
-                                /** @description 4 or 6 */
-                                version?: number;
-                                /** @description public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved */
-                                type?: string;
-                                hostname?: string | null;
-                                location?: {
-                                    country: string | null;
-                                    country_code: string | null;
-                                    region: string | null;
-                                    city: string | null;
-                                    postal_code: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    timezone: string | null;
-                                    isp: string | null;
-                                    continent?: string | null;
-                                    accuracy_radius?: number | null;
-                                    network?: string | null;
-                                    registered_country?: string | null;
-                                    registered_country_code?: string | null;
-                                };
-                                asn?: {
-                                    number: number | null;
-                                    organization: string | null;
-                                    network: string | null;
-                                };
-                                range?: string | null;
-                                security?: {
-                                    is_tor: boolean | null;
-                                    is_proxy: boolean | null;
-                                    is_hosting: boolean;
-                                    is_bogon: boolean;
-                                    blacklists: {
-                                        list: string;
-                                        listed: boolean | null;
-                                        response: string[];
-                                    }[];
-                                    /** @description see docs/risk-score.md */
-                                    risk_score: number;
-                                    threats: string[];
-                                };
-                                /** @description why this entry was refused: names the entry by its index (`domains[3]: …`) and the rule */
-                                error?: string;
-                                /**
-                                 * @description only on an entry that was refused: validation_error (not valid) or target_forbidden (its target is in a blocked range)
-                                 * @enum {unknown}
-                                 */
-                                error_code?: "validation_error" | "target_forbidden";
-                            }[];
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["ipLookupBulk"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1493,92 +214,7 @@ export interface paths {
             cookie?: never;
         };
         /** The caller's own address (the forwarded one behind a trusted proxy) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                ip: string;
-                                /** @description 4 or 6 */
-                                version: number;
-                                /** @description public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved */
-                                type: string;
-                                hostname: string | null;
-                                location: {
-                                    country: string | null;
-                                    country_code: string | null;
-                                    region: string | null;
-                                    city: string | null;
-                                    postal_code: string | null;
-                                    latitude: number | null;
-                                    longitude: number | null;
-                                    timezone: string | null;
-                                    isp: string | null;
-                                    continent?: string | null;
-                                    accuracy_radius?: number | null;
-                                    network?: string | null;
-                                    registered_country?: string | null;
-                                    registered_country_code?: string | null;
-                                };
-                                asn: {
-                                    number: number | null;
-                                    organization: string | null;
-                                    network: string | null;
-                                };
-                                range?: string | null;
-                                security?: {
-                                    is_tor: boolean | null;
-                                    is_proxy: boolean | null;
-                                    is_hosting: boolean;
-                                    is_bogon: boolean;
-                                    blacklists: {
-                                        list: string;
-                                        listed: boolean | null;
-                                        response: string[];
-                                    }[];
-                                    /** @description see docs/risk-score.md */
-                                    risk_score: number;
-                                    threats: string[];
-                                };
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["ipMyIp"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1597,182 +233,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Check one proxy: protocol, anonymity, SSL, speed, location */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets) */
-                        proxy: string;
-                        /**
-                         * @description TLS handshake with NETDIAG_SSL_CHECK_TARGET through the proxy; false omits ssl_support
-                         * @default true
-                         */
-                        check_ssl?: boolean;
-                        /**
-                         * @description judge anonymity; false omits anonymity_level
-                         * @default true
-                         */
-                        check_anonymity?: boolean;
-                        /**
-                         * @description measure download, upload and latency; false omits speed
-                         * @default true
-                         */
-                        check_speed?: boolean;
-                        /**
-                         * @description locate the exit address; false omits location
-                         * @default true
-                         */
-                        check_location?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description the input as given */
-                                proxy: string;
-                                /** @enum {unknown} */
-                                status: "working" | "failed" | "timeout";
-                                protocol: ("http" | "https" | "socks4" | "socks5") | null;
-                                response_time: number | null;
-                                anonymity_level?: ("transparent" | "anonymous" | "elite") | null;
-                                /** @description headers that revealed a proxy or our address */
-                                proxy_headers?: string[];
-                                ssl_support?: boolean | null;
-                                location?: {
-                                    country: string | null;
-                                    country_code: string | null;
-                                    city: string | null;
-                                    region: string | null;
-                                    isp: string | null;
-                                } | null;
-                                speed?: {
-                                    download: string | null;
-                                    upload: string | null;
-                                    latency: string | null;
-                                } | null;
-                                exit_ip: string | null;
-                                error: string | null;
-                                /** @description ISO 8601, UTC */
-                                checked_at: string;
-                                host: string;
-                                port: number;
-                                checks: {
-                                    protocol: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                        tried: ("http" | "https" | "socks4" | "socks5")[];
-                                    };
-                                    anonymity?: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                    };
-                                    ssl?: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                    };
-                                    speed?: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                    };
-                                };
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["proxyCheck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1789,186 +250,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Check up to 100 proxies at once */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        proxies: string[];
-                        /**
-                         * @description TLS handshake with NETDIAG_SSL_CHECK_TARGET through the proxy; false omits ssl_support
-                         * @default true
-                         */
-                        check_ssl?: boolean;
-                        /**
-                         * @description judge anonymity; false omits anonymity_level
-                         * @default true
-                         */
-                        check_anonymity?: boolean;
-                        /**
-                         * @description measure download, upload and latency; false omits speed
-                         * @default true
-                         */
-                        check_speed?: boolean;
-                        /**
-                         * @description locate the exit address; false omits location
-                         * @default true
-                         */
-                        check_location?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description the input as given */
-                                proxy: string;
-                                /** @enum {unknown} */
-                                status: "working" | "failed" | "timeout";
-                                protocol: ("http" | "https" | "socks4" | "socks5") | null;
-                                response_time: number | null;
-                                anonymity_level?: ("transparent" | "anonymous" | "elite") | null;
-                                /** @description headers that revealed a proxy or our address */
-                                proxy_headers?: string[];
-                                ssl_support?: boolean | null;
-                                location?: {
-                                    country: string | null;
-                                    country_code: string | null;
-                                    city: string | null;
-                                    region: string | null;
-                                    isp: string | null;
-                                } | null;
-                                speed?: {
-                                    download: string | null;
-                                    upload: string | null;
-                                    latency: string | null;
-                                } | null;
-                                exit_ip: string | null;
-                                error: string | null;
-                                /** @description ISO 8601, UTC */
-                                checked_at: string;
-                                host?: string;
-                                port?: number;
-                                checks: {
-                                    protocol: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                        tried: ("http" | "https" | "socks4" | "socks5")[];
-                                    };
-                                    anonymity?: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                    };
-                                    ssl?: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                    };
-                                    speed?: {
-                                        /** @enum {unknown} */
-                                        status: "ok" | "failed" | "timeout";
-                                        error: string | null;
-                                        /** @description ms */
-                                        time: number;
-                                    };
-                                };
-                                /**
-                                 * @description only on an entry that was refused: validation_error (not valid) or target_forbidden (its target is in a blocked range)
-                                 * @enum {unknown}
-                                 */
-                                error_code?: "validation_error" | "target_forbidden";
-                            }[];
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["proxyCheckBulk"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1985,125 +267,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** TCP connect scan of one port */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a hostname, an IPv4 address or an IPv6 address */
-                        host: string;
-                        port: number;
-                        /**
-                         * @description connect timeout of the port, seconds
-                         * @default 5
-                         */
-                        timeout?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description the host as asked */
-                                host: string;
-                                ip: string | null;
-                                port: number;
-                                open: boolean;
-                                /**
-                                 * @description open: connected; closed: refused; filtered: no answer within the timeout, or unreachable; unresolved: the host name did not resolve (nothing was sent)
-                                 * @enum {unknown}
-                                 */
-                                state: "open" | "closed" | "filtered" | "unresolved";
-                                service: string | null;
-                                response_time: number | null;
-                                queued_ms: number | null;
-                                /** @description connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve */
-                                reason: string;
-                                error: string | null;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["portScan"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2120,125 +284,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** TCP connect scan of up to 1000 ports */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a hostname, an IPv4 address or an IPv6 address */
-                        host: string;
-                        ports: number[] | string;
-                        /**
-                         * @description connect timeout per port, seconds
-                         * @default 3
-                         */
-                        timeout?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description the host as asked */
-                                host: string;
-                                ip: string | null;
-                                port: number;
-                                open: boolean;
-                                /**
-                                 * @description open: connected; closed: refused; filtered: no answer within the timeout, or unreachable; unresolved: the host name did not resolve (nothing was sent)
-                                 * @enum {unknown}
-                                 */
-                                state: "open" | "closed" | "filtered" | "unresolved";
-                                service: string | null;
-                                response_time: number | null;
-                                queued_ms: number | null;
-                                /** @description connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve */
-                                reason: string;
-                                error: string | null;
-                            }[];
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["portScanRange"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2255,129 +301,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** TCP connect scan of a preset port group */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a hostname, an IPv4 address or an IPv6 address */
-                        host: string;
-                        /**
-                         * @description top100 (nmap -F), web, mail or database; case-insensitive
-                         * @enum {unknown}
-                         */
-                        preset: "top100" | "web" | "mail" | "database";
-                        /**
-                         * @description connect timeout per port, seconds
-                         * @default 3
-                         */
-                        timeout?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description the host as asked */
-                                host: string;
-                                ip: string | null;
-                                port: number;
-                                open: boolean;
-                                /**
-                                 * @description open: connected; closed: refused; filtered: no answer within the timeout, or unreachable; unresolved: the host name did not resolve (nothing was sent)
-                                 * @enum {unknown}
-                                 */
-                                state: "open" | "closed" | "filtered" | "unresolved";
-                                service: string | null;
-                                response_time: number | null;
-                                queued_ms: number | null;
-                                /** @description connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve */
-                                reason: string;
-                                error: string | null;
-                            }[];
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Sent with `Prefer: respond-async`: the job, queued (`Location: /api/jobs/{id}`); see docs/jobs.md. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["portScanCommon"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2393,165 +317,16 @@ export interface paths {
         };
         /**
          * A job: its status, progress and result; NDJSON or SSE stream of its items with Accept
-         * @description Reading a job is no call and is not limited by the plan (at most 10 reads a second per job). ETag / If-None-Match → 304. `Accept: application/x-ndjson` streams one line per completed item ({seq, index, item}) then the finished job; `Accept: text/event-stream` the same as Server-Sent Events (id = seq; Last-Event-ID resumes).
+         * @description Reading a job is no call and is not limited by the plan (at most 10 reads a second per job). ETag / If-None-Match → 304. `Accept: application/x-ndjson` streams one line per completed item (`{seq, index, item}`) then the finished job; `Accept: text/event-stream` the same as Server-Sent Events (`id` = seq; `Last-Event-ID` resumes after it).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["getJob"];
         put?: never;
         post?: never;
-        /** Cancel a queued or running job (its sockets close at once) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description job_ and 24 base62 characters */
-                                id: string;
-                                /** @description the POST endpoint it runs, without /api */
-                                endpoint: string;
-                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                progress: {
-                                    done: number;
-                                    total: number;
-                                };
-                                created_at: string;
-                                started_at: string | null;
-                                finished_at: string | null;
-                                /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                result: unknown;
-                                error: {
-                                    /** @enum {boolean} */
-                                    success: false;
-                                    error: string;
-                                    message: string;
-                                    details?: {
-                                        [key: string]: unknown;
-                                    };
-                                } | null;
-                                webhook_url: string | null;
-                                webhook_deliveries?: {
-                                    attempt: number;
-                                    at: string;
-                                    status: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        /**
+         * Cancel a queued or running job (its sockets close at once)
+         * @description The job, now `cancelled`; a job that has already finished is a 409.
+         */
+        delete: operations["cancelJob"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2565,88 +340,7 @@ export interface paths {
             cookie?: never;
         };
         /** The account's jobs, newest first, a page at a time */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                jobs: {
-                                    /** @description job_ and 24 base62 characters */
-                                    id: string;
-                                    /** @description the POST endpoint it runs, without /api */
-                                    endpoint: string;
-                                    status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-                                    progress: {
-                                        done: number;
-                                        total: number;
-                                    };
-                                    created_at: string;
-                                    started_at: string | null;
-                                    finished_at: string | null;
-                                    /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
-                                    result: unknown;
-                                    error: {
-                                        /** @enum {boolean} */
-                                        success: false;
-                                        error: string;
-                                        message: string;
-                                        details?: {
-                                            [key: string]: unknown;
-                                        };
-                                    } | null;
-                                    webhook_url: string | null;
-                                    webhook_deliveries?: {
-                                        attempt: number;
-                                        at: string;
-                                        status: number | null;
-                                        duration_ms: number;
-                                        error: string | null;
-                                    }[];
-                                }[];
-                                next_cursor: string | null;
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["listJobs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2663,57 +357,7 @@ export interface paths {
             cookie?: never;
         };
         /** The signing secret of webhook deliveries (made on first read) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description whsec_ + base64 key: the Standard Webhooks signing secret of every delivery to this account */
-                                secret: string;
-                                /** @description ISO 8601 UTC */
-                                created_at: string;
-                                previous_valid_until: string | null;
-                                /** @description ISO 8601 UTC, newest first: until when each secret replaced within the last 24 hours still signs deliveries (at most 2, so at most 3 signatures) */
-                                replaced_valid_until: string[];
-                            };
-                            message: string;
-                        };
-                    };
-                };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["getWebhookSecret"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2732,59 +376,252 @@ export interface paths {
         get?: never;
         put?: never;
         /** A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature) */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface webhooks {
+    "job.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * job.succeeded: a job made with webhook_url has succeeded
+         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503; a 410 stops the retries.
+         */
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header: {
+                    /**
+                     * @description the event: the same on every retry of it (deduplicate by it)
+                     * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Unix epoch seconds of this attempt: refuse one too far from now
+                     * @example 1795323149
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` entries, one per signing secret (the current one, and for 24 hours after a rotation the replaced ones: at most 3); the key is the base64 after `whsec_` of GET /api/webhooks/secret
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
                 path?: never;
                 cookie?: never;
             };
-            /** @description none needed: send no body, or {} */
             requestBody: {
                 content: {
-                    "application/json": Record<string, never> | null;
+                    "application/json": components["schemas"]["WebhookEvent"];
                 };
             };
             responses: {
-                /** @description Success: `data` holds the answer. A diagnosis that failed (port closed, proxy dead, NXDOMAIN) is still a 200. */
+                /** @description Any 2xx: delivered, no retry. */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            data: {
-                                /** @description whsec_ + base64 key: the Standard Webhooks signing secret of every delivery to this account */
-                                secret: string;
-                                /** @description ISO 8601 UTC */
-                                created_at: string;
-                                previous_valid_until: string | null;
-                                /** @description ISO 8601 UTC, newest first: until when each secret replaced within the last 24 hours still signs deliveries (at most 2, so at most 3 signatures) */
-                                replaced_valid_until: string[];
-                            };
-                            message: string;
-                        };
-                    };
+                    content?: never;
                 };
-                /** @description The request was refused: `error` is the code, `message` names the field and the rule (docs/errors.md). */
-                "4XX": {
+                /** @description Gone: no more retries of this event. */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
+                    content?: never;
                 };
-                /** @description Our fault (`internal_error`), or the database is unreachable (`service_unavailable`, with `Retry-After`). */
-                "5XX": {
+                /** @description Retried, not sooner than the Retry-After sent. */
+                429: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Retried, not sooner than the Retry-After sent. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "job.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * job.failed: a job made with webhook_url has failed
+         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503; a 410 stops the retries.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description the event: the same on every retry of it (deduplicate by it)
+                     * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Unix epoch seconds of this attempt: refuse one too far from now
+                     * @example 1795323149
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` entries, one per signing secret (the current one, and for 24 hours after a rotation the replaced ones: at most 3); the key is the base64 after `whsec_` of GET /api/webhooks/secret
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx: delivered, no retry. */
+                200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                    content?: never;
+                };
+                /** @description Gone: no more retries of this event. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
                     };
+                    content?: never;
+                };
+                /** @description Retried, not sooner than the Retry-After sent. */
+                429: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Retried, not sooner than the Retry-After sent. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "job.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * job.cancelled: a job made with webhook_url has cancelled
+         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503; a 410 stops the retries.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description the event: the same on every retry of it (deduplicate by it)
+                     * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+                     */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /**
+                     * @description Unix epoch seconds of this attempt: refuse one too far from now
+                     * @example 1795323149
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` entries, one per signing secret (the current one, and for 24 hours after a rotation the replaced ones: at most 3); the key is the base64 after `whsec_` of GET /api/webhooks/secret
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx: delivered, no retry. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: no more retries of this event. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Retried, not sooner than the Retry-After sent. */
+                429: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Retried, not sooner than the Retry-After sent. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
             };
         };
@@ -2795,27 +632,2566 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** Error */
         ErrorBody: {
             /** @enum {boolean} */
             success: false;
-            /** @description machine-readable code, see docs/errors.md */
-            error: string;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "bad_request" | "validation_error" | "invalid_json" | "unauthorized" | "forbidden" | "target_forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "headers_too_large" | "internal_error" | "service_unavailable";
             /** @description what went wrong, naming the field and the rule */
             message: string;
             details?: {
                 [key: string]: unknown;
             };
         };
+        /** Error400 */
+        Error400: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "bad_request" | "validation_error" | "invalid_json";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                /** @description validation_error: the offending field, e.g. `ports` or `proxies[3]` */
+                field?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** Error401 */
+        Error401: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "unauthorized";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /** Error403 */
+        Error403: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "forbidden" | "target_forbidden";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /** Error404 */
+        Error404: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "not_found";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /** Error409 */
+        Error409: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "conflict";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /** Error413 */
+        Error413: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "payload_too_large";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /** Error415 */
+        Error415: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "unsupported_media_type";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /** Error429 */
+        Error429: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "rate_limit_exceeded";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details: {
+                /** @description the plan's per-minute maximum */
+                limit: number;
+                /** @description always 0 */
+                remaining: number;
+                /** @description UTC end of the exceeded window, `YYYY-MM-DD HH:MM:SS` */
+                reset_at: string;
+                /**
+                 * @description the exceeded window; `concurrent`: probing requests in flight; `job_reads`: reads of jobs per second
+                 * @enum {string}
+                 */
+                window: "minute" | "hour" | "day" | "concurrent" | "job_reads";
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** Error500 */
+        Error500: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "internal_error";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /** Error503 */
+        Error503: {
+            /** @enum {boolean} */
+            success: false;
+            /**
+             * @description machine-readable code
+             * @enum {string}
+             */
+            error: "service_unavailable";
+            /** @description what went wrong, naming the field and the rule */
+            message: string;
+            details?: {
+                /** @description the same as Retry-After */
+                retry_after_s?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** Job */
+        Job: {
+            /** @description job_ and 24 base62 characters */
+            id: string;
+            /** @description the POST endpoint it runs, without /api */
+            endpoint: string;
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            progress: {
+                done: number;
+                total: number;
+            };
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description what the synchronous call puts in data; while running, a bulk or range call's items completed so far, in input order */
+            result: unknown;
+            error: components["schemas"]["ErrorBody"] | null;
+            webhook_url: string | null;
+            webhook_deliveries?: {
+                attempt: number;
+                at: string;
+                status: number | null;
+                duration_ms: number;
+                error: string | null;
+            }[];
+        };
+        /** WebhookEvent */
+        WebhookEvent: {
+            /**
+             * @description what happened: the job succeeded, failed or was cancelled
+             * @enum {string}
+             */
+            type: "job.succeeded" | "job.failed" | "job.cancelled";
+            /** @description ISO 8601 UTC: when the job finished */
+            timestamp: string;
+            data: components["schemas"]["Job"];
+        };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. `error`: `bad_request`, `validation_error`, `invalid_json`. */
+        BadRequest: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error400"];
+            };
+        };
+        /** @description No token, or a malformed, unknown, expired or revoked one. `error`: `unauthorized`. */
+        Unauthorized: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error401"];
+            };
+        };
+        /** @description The token's account is suspended (`forbidden`), or a target resolves to a blocked range (`target_forbidden`); nothing was sent to it. `error`: `forbidden`, `target_forbidden`. */
+        Forbidden: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error403"];
+            };
+        };
+        /** @description What the path names does not exist (or belongs to another account, or is past its time to live). `error`: `not_found`. */
+        NotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error404"];
+            };
+        };
+        /** @description The request conflicts with the state of what it names. `error`: `conflict`. */
+        Conflict: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error409"];
+            };
+        };
+        /** @description The body is larger than 1 MiB. `error`: `payload_too_large`. */
+        PayloadTooLarge: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error413"];
+            };
+        };
+        /** @description A body sent with a `Content-Type` other than `application/json`. `error`: `unsupported_media_type`. */
+        UnsupportedMediaType: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error415"];
+            };
+        };
+        /** @description A window of the plan is used up, or its probing requests in flight are all running, or a job was read too often: `details.window` says which; this is no call. `error`: `rate_limit_exceeded`. */
+        TooManyRequests: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error429"];
+            };
+        };
+        /** @description Our fault: the body carries no internals; `X-Request-Id` finds the log line. `error`: `internal_error`. */
+        InternalError: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error500"];
+            };
+        };
+        /** @description The database cannot be reached just now, the server is shutting down, or proxy checks have no judge here; this is no call. `error`: `service_unavailable`. */
+        ServiceUnavailable: {
+            headers: {
+                /** @description the limit of the window that has the fewest requests remaining (ties: the shortest window) (not sent while the server is shutting down) */
+                "X-RateLimit-Limit"?: number;
+                /** @description that window's remaining requests, never negative (not sent while the server is shutting down) */
+                "X-RateLimit-Remaining"?: number;
+                /** @description that window's end, Unix epoch seconds (not sent while the server is shutting down) */
+                "X-RateLimit-Reset"?: number;
+                /** @description the plan's three windows (requests;w=seconds), e.g. `10;w=60, 100;w=3600, 500;w=86400` (not sent while the server is shutting down) */
+                "RateLimit-Policy"?: string;
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error503"];
+            };
+        };
+    };
+    parameters: {
+        /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+        Prefer: string;
+        /**
+         * @description the event: the same on every retry of it (deduplicate by it)
+         * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+         */
+        WebhookId: string;
+        /**
+         * @description Unix epoch seconds of this attempt: refuse one too far from now
+         * @example 1795323149
+         */
+        WebhookTimestamp: string;
+        /**
+         * @description space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` entries, one per signing secret (the current one, and for 24 hours after a rotation the replaced ones: at most 3); the key is the base64 after `whsec_` of GET /api/webhooks/secret
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignature: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description the limit of the window that has the fewest requests remaining (ties: the shortest window) */
+        "X-RateLimit-Limit": number;
+        /** @description that window's remaining requests, never negative */
+        "X-RateLimit-Remaining": number;
+        /** @description that window's end, Unix epoch seconds */
+        "X-RateLimit-Reset": number;
+        /** @description the plan's three windows (requests;w=seconds), e.g. `10;w=60, 100;w=3600, 500;w=86400` */
+        "RateLimit-Policy": string;
+        /** @description whole seconds until the request may succeed */
+        "Retry-After": number;
+        /** @description RFC 6750: `Bearer realm="netdiag"`, with `, error="invalid_token"` when a token was sent */
+        "WWW-Authenticate": string;
+        /** @description names this request in the server log: quote it when reporting a problem */
+        "X-Request-Id": string;
+        /** @description where the job is read: `/api/jobs/{id}` */
+        Location: string;
+        /** @description RFC 7240: the `respond-async` preference was honoured */
+        "Preference-Applied": "respond-async";
+        /** @description the job as it stands: send it back in If-None-Match to be told 304 while it is unchanged */
+        ETag: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: number;
+                            name: string;
+                            email: string;
+                            /** @description free, basic, pro or enterprise */
+                            plan: string;
+                            /** @description calls counted in the current UTC day */
+                            api_calls_used: number;
+                            /** @description the plan's daily limit */
+                            api_calls_limit: number;
+                            rate_limit: {
+                                requests_per_minute: number;
+                                requests_per_hour: number;
+                                requests_per_day: number;
+                            };
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    usageStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            plan: string;
+                            /** @description calls today (successful + failed), UTC */
+                            api_calls_used: number;
+                            api_calls_limit: number;
+                            windows: {
+                                minute: {
+                                    limit: number;
+                                    used: number;
+                                    remaining: number;
+                                    /** @description end of the window, YYYY-MM-DD HH:MM:SS UTC */
+                                    reset_at: string;
+                                };
+                                hour: {
+                                    limit: number;
+                                    used: number;
+                                    remaining: number;
+                                    /** @description end of the window, YYYY-MM-DD HH:MM:SS UTC */
+                                    reset_at: string;
+                                };
+                                day: {
+                                    limit: number;
+                                    used: number;
+                                    remaining: number;
+                                    /** @description end of the window, YYYY-MM-DD HH:MM:SS UTC */
+                                    reset_at: string;
+                                };
+                            };
+                            today: {
+                                /** @description successful + failed + rate_limited */
+                                requests: number;
+                                /** @description 2xx answers */
+                                successful: number;
+                                /** @description answers other than 2xx and 429 */
+                                failed: number;
+                                /** @description 429 answers (not counted as calls) */
+                                rate_limited: number;
+                            };
+                            /** @description calls today per endpoint */
+                            by_endpoint: {
+                                [key: string]: number;
+                            };
+                        };
+                        message: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    usageHistory: {
+        parameters: {
+            query?: {
+                /** @description how many UTC days back, today included (1-365) */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description YYYY-MM-DD */
+                            date: string;
+                            /** @description successful + failed + rate_limited */
+                            requests: number;
+                            /** @description 2xx answers */
+                            successful: number;
+                            /** @description answers other than 2xx and 429 */
+                            failed: number;
+                            /** @description 429 answers (not counted as calls) */
+                            rate_limited: number;
+                        }[];
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    usageExport: {
+        parameters: {
+            query?: {
+                /** @description json or csv; case-insensitive */
+                format?: "json" | "csv";
+                /** @description how many UTC days back, today included (1-365) */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON in the envelope (`format=json`), or CSV with a header row as an attachment (`format=csv`) */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description with format=csv: `attachment; filename="netdiag-usage-YYYY-MM-DD.csv"` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            date: string;
+                            endpoint: string;
+                            /** @description successful + failed + rate_limited */
+                            requests: number;
+                            /** @description 2xx answers */
+                            successful: number;
+                            /** @description answers other than 2xx and 429 */
+                            failed: number;
+                            /** @description 429 answers (not counted as calls) */
+                            rate_limited: number;
+                            /** @description milliseconds */
+                            avg_response_time: number;
+                        }[];
+                        message: string;
+                    };
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ipv6Validate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description any text; the answer says whether it is an IPv6 address and why not */
+                    ipv6: string;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ipv6: string;
+                            valid: boolean;
+                            type: string | null;
+                            compressed: string | null;
+                            expanded: string | null;
+                            reason: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ipv6Expand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an IPv6 address, optionally with a zone id (fe80::1%eth0) */
+                    ipv6: string;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ipv6: string;
+                            expanded: string;
+                            compressed: string;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ipv6Test: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname or IPv6 address */
+                    target: string;
+                    /** @description try only this port instead of 443 then 80 */
+                    port?: number;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            target: string;
+                            /** @description the target's IPv6 addresses */
+                            addresses: string[];
+                            reachable: boolean;
+                            address: string | null;
+                            port: number | null;
+                            response_time: number | null;
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dnsLookup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a domain name; internationalised names are converted to punycode */
+                    domain: string;
+                    /**
+                     * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA
+                     * @default A
+                     * @enum {string}
+                     */
+                    type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name */
+                            domain: string;
+                            /**
+                             * @description the record type asked, uppercase
+                             * @enum {unknown}
+                             */
+                            type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                            /** @description NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route) */
+                            status: string;
+                            records: {
+                                type: string;
+                                /** @description seconds */
+                                ttl: number;
+                                /** @description A, AAAA */
+                                address?: string;
+                                /** @description MX, SRV */
+                                priority?: number;
+                                /** @description MX */
+                                exchange?: string;
+                                /** @description TXT (chunks joined), NS, CNAME, PTR, CAA */
+                                value?: string;
+                                /** @description SOA */
+                                nsname?: string;
+                                hostmaster?: string;
+                                serial?: number;
+                                refresh?: number;
+                                retry?: number;
+                                expire?: number;
+                                minttl?: number;
+                                /** @description SRV */
+                                weight?: number;
+                                /** @description SRV */
+                                port?: number;
+                                /** @description SRV */
+                                target?: string;
+                                /** @description CAA */
+                                flags?: number;
+                                /** @description CAA */
+                                tag?: string;
+                            }[];
+                            /** @description the server that answered, ip or ip:port */
+                            resolver: string;
+                            /** @description ms */
+                            response_time: number;
+                            /** @description answered from the TTL-honouring cache */
+                            cached: boolean;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dnsLookupBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    domains: string[];
+                    /**
+                     * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA
+                     * @default A
+                     * @enum {string}
+                     */
+                    type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name */
+                            domain: string;
+                            /**
+                             * @description the record type asked, uppercase
+                             * @enum {unknown}
+                             */
+                            type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                            /** @description NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route) */
+                            status?: string;
+                            records?: {
+                                type: string;
+                                /** @description seconds */
+                                ttl: number;
+                                /** @description A, AAAA */
+                                address?: string;
+                                /** @description MX, SRV */
+                                priority?: number;
+                                /** @description MX */
+                                exchange?: string;
+                                /** @description TXT (chunks joined), NS, CNAME, PTR, CAA */
+                                value?: string;
+                                /** @description SOA */
+                                nsname?: string;
+                                hostmaster?: string;
+                                serial?: number;
+                                refresh?: number;
+                                retry?: number;
+                                expire?: number;
+                                minttl?: number;
+                                /** @description SRV */
+                                weight?: number;
+                                /** @description SRV */
+                                port?: number;
+                                /** @description SRV */
+                                target?: string;
+                                /** @description CAA */
+                                flags?: number;
+                                /** @description CAA */
+                                tag?: string;
+                            }[];
+                            /** @description the server that answered, ip or ip:port */
+                            resolver?: string;
+                            /** @description ms */
+                            response_time?: number;
+                            /** @description answered from the TTL-honouring cache */
+                            cached?: boolean;
+                            /** @description why this entry was refused: names the entry by its index (`domains[3]: …`) and the rule */
+                            error?: string;
+                            /**
+                             * @description only on an entry that was refused: validation_error (not valid) or target_forbidden (its target is in a blocked range)
+                             * @enum {unknown}
+                             */
+                            error_code?: "validation_error" | "target_forbidden";
+                        }[];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dnsWhois: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a domain name; internationalised names are converted to punycode */
+                    domain: string;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            domain: string;
+                            registered: boolean | null;
+                            registrar: string | null;
+                            registrar_url: string | null;
+                            whois_server: string | null;
+                            creation_date: string | null;
+                            updated_date: string | null;
+                            expiration_date: string | null;
+                            name_servers: string[];
+                            status: string[];
+                            dnssec: boolean | null;
+                            raw: string;
+                            hops: {
+                                server: string;
+                                /** @description ok, truncated, timeout or failed */
+                                status: string;
+                                error: string | null;
+                                bytes: number;
+                                response_time: number;
+                            }[];
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ipLookup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an IPv4 or IPv6 address */
+                    ip: string;
+                    /**
+                     * @description add PTR hostname, continent, accuracy radius, networks
+                     * @default false
+                     */
+                    detailed?: boolean;
+                    /**
+                     * @description add Tor exit, DNSBL, hosting and bogon checks with a risk score
+                     * @default false
+                     */
+                    security_check?: boolean;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ip: string;
+                            /** @description 4 or 6 */
+                            version: number;
+                            /** @description public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved */
+                            type: string;
+                            hostname: string | null;
+                            location: {
+                                country: string | null;
+                                country_code: string | null;
+                                region: string | null;
+                                city: string | null;
+                                postal_code: string | null;
+                                latitude: number | null;
+                                longitude: number | null;
+                                timezone: string | null;
+                                isp: string | null;
+                                continent?: string | null;
+                                accuracy_radius?: number | null;
+                                network?: string | null;
+                                registered_country?: string | null;
+                                registered_country_code?: string | null;
+                            };
+                            asn: {
+                                number: number | null;
+                                organization: string | null;
+                                network: string | null;
+                            };
+                            range?: string | null;
+                            security?: {
+                                is_tor: boolean | null;
+                                is_proxy: boolean | null;
+                                is_hosting: boolean;
+                                is_bogon: boolean;
+                                blacklists: {
+                                    list: string;
+                                    listed: boolean | null;
+                                    response: string[];
+                                }[];
+                                /** @description points for each signal that is true, summed and capped at 100: Tor exit 60, proxy listing 40, each DNSBL listing 20 (at most 60 together), hosting network 10, bogon 10; unknown (null) signals add nothing, so the score is a lower bound when a list did not answer */
+                                risk_score: number;
+                                threats: string[];
+                            };
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ipLookupBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ips: string[];
+                    /**
+                     * @description add PTR hostname, continent, accuracy radius, networks
+                     * @default false
+                     */
+                    detailed?: boolean;
+                    /**
+                     * @description add Tor exit, DNSBL, hosting and bogon checks with a risk score
+                     * @default false
+                     */
+                    security_check?: boolean;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ip: string;
+                            /** @description 4 or 6 */
+                            version?: number;
+                            /** @description public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved */
+                            type?: string;
+                            hostname?: string | null;
+                            location?: {
+                                country: string | null;
+                                country_code: string | null;
+                                region: string | null;
+                                city: string | null;
+                                postal_code: string | null;
+                                latitude: number | null;
+                                longitude: number | null;
+                                timezone: string | null;
+                                isp: string | null;
+                                continent?: string | null;
+                                accuracy_radius?: number | null;
+                                network?: string | null;
+                                registered_country?: string | null;
+                                registered_country_code?: string | null;
+                            };
+                            asn?: {
+                                number: number | null;
+                                organization: string | null;
+                                network: string | null;
+                            };
+                            range?: string | null;
+                            security?: {
+                                is_tor: boolean | null;
+                                is_proxy: boolean | null;
+                                is_hosting: boolean;
+                                is_bogon: boolean;
+                                blacklists: {
+                                    list: string;
+                                    listed: boolean | null;
+                                    response: string[];
+                                }[];
+                                /** @description points for each signal that is true, summed and capped at 100: Tor exit 60, proxy listing 40, each DNSBL listing 20 (at most 60 together), hosting network 10, bogon 10; unknown (null) signals add nothing, so the score is a lower bound when a list did not answer */
+                                risk_score: number;
+                                threats: string[];
+                            };
+                            /** @description why this entry was refused: names the entry by its index (`domains[3]: …`) and the rule */
+                            error?: string;
+                            /**
+                             * @description only on an entry that was refused: validation_error (not valid) or target_forbidden (its target is in a blocked range)
+                             * @enum {unknown}
+                             */
+                            error_code?: "validation_error" | "target_forbidden";
+                        }[];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ipMyIp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ip: string;
+                            /** @description 4 or 6 */
+                            version: number;
+                            /** @description public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved */
+                            type: string;
+                            hostname: string | null;
+                            location: {
+                                country: string | null;
+                                country_code: string | null;
+                                region: string | null;
+                                city: string | null;
+                                postal_code: string | null;
+                                latitude: number | null;
+                                longitude: number | null;
+                                timezone: string | null;
+                                isp: string | null;
+                                continent?: string | null;
+                                accuracy_radius?: number | null;
+                                network?: string | null;
+                                registered_country?: string | null;
+                                registered_country_code?: string | null;
+                            };
+                            asn: {
+                                number: number | null;
+                                organization: string | null;
+                                network: string | null;
+                            };
+                            range?: string | null;
+                            security?: {
+                                is_tor: boolean | null;
+                                is_proxy: boolean | null;
+                                is_hosting: boolean;
+                                is_bogon: boolean;
+                                blacklists: {
+                                    list: string;
+                                    listed: boolean | null;
+                                    response: string[];
+                                }[];
+                                /** @description points for each signal that is true, summed and capped at 100: Tor exit 60, proxy listing 40, each DNSBL listing 20 (at most 60 together), hosting network 10, bogon 10; unknown (null) signals add nothing, so the score is a lower bound when a list did not answer */
+                                risk_score: number;
+                                threats: string[];
+                            };
+                        };
+                        message: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    proxyCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets) */
+                    proxy: string;
+                    /**
+                     * @description TLS handshake with NETDIAG_SSL_CHECK_TARGET through the proxy; false omits ssl_support
+                     * @default true
+                     */
+                    check_ssl?: boolean;
+                    /**
+                     * @description judge anonymity; false omits anonymity_level
+                     * @default true
+                     */
+                    check_anonymity?: boolean;
+                    /**
+                     * @description measure download, upload and latency; false omits speed
+                     * @default true
+                     */
+                    check_speed?: boolean;
+                    /**
+                     * @description locate the exit address; false omits location
+                     * @default true
+                     */
+                    check_location?: boolean;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the input as given */
+                            proxy: string;
+                            /** @enum {unknown} */
+                            status: "working" | "failed" | "timeout";
+                            protocol: ("http" | "https" | "socks4" | "socks5") | null;
+                            response_time: number | null;
+                            anonymity_level?: ("transparent" | "anonymous" | "elite") | null;
+                            /** @description headers that revealed a proxy or our address */
+                            proxy_headers?: string[];
+                            ssl_support?: boolean | null;
+                            location?: {
+                                country: string | null;
+                                country_code: string | null;
+                                city: string | null;
+                                region: string | null;
+                                isp: string | null;
+                            } | null;
+                            speed?: {
+                                download: string | null;
+                                upload: string | null;
+                                latency: string | null;
+                            } | null;
+                            exit_ip: string | null;
+                            error: string | null;
+                            /** @description ISO 8601, UTC */
+                            checked_at: string;
+                            host: string;
+                            port: number;
+                            checks: {
+                                protocol: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                    tried: ("http" | "https" | "socks4" | "socks5")[];
+                                };
+                                anonymity?: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                };
+                                ssl?: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                };
+                                speed?: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                };
+                            };
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    proxyCheckBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    proxies: string[];
+                    /**
+                     * @description TLS handshake with NETDIAG_SSL_CHECK_TARGET through the proxy; false omits ssl_support
+                     * @default true
+                     */
+                    check_ssl?: boolean;
+                    /**
+                     * @description judge anonymity; false omits anonymity_level
+                     * @default true
+                     */
+                    check_anonymity?: boolean;
+                    /**
+                     * @description measure download, upload and latency; false omits speed
+                     * @default true
+                     */
+                    check_speed?: boolean;
+                    /**
+                     * @description locate the exit address; false omits location
+                     * @default true
+                     */
+                    check_location?: boolean;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the input as given */
+                            proxy: string;
+                            /** @enum {unknown} */
+                            status: "working" | "failed" | "timeout";
+                            protocol: ("http" | "https" | "socks4" | "socks5") | null;
+                            response_time: number | null;
+                            anonymity_level?: ("transparent" | "anonymous" | "elite") | null;
+                            /** @description headers that revealed a proxy or our address */
+                            proxy_headers?: string[];
+                            ssl_support?: boolean | null;
+                            location?: {
+                                country: string | null;
+                                country_code: string | null;
+                                city: string | null;
+                                region: string | null;
+                                isp: string | null;
+                            } | null;
+                            speed?: {
+                                download: string | null;
+                                upload: string | null;
+                                latency: string | null;
+                            } | null;
+                            exit_ip: string | null;
+                            error: string | null;
+                            /** @description ISO 8601, UTC */
+                            checked_at: string;
+                            host?: string;
+                            port?: number;
+                            checks: {
+                                protocol: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                    tried: ("http" | "https" | "socks4" | "socks5")[];
+                                };
+                                anonymity?: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                };
+                                ssl?: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                };
+                                speed?: {
+                                    /** @enum {unknown} */
+                                    status: "ok" | "failed" | "timeout";
+                                    error: string | null;
+                                    /** @description ms */
+                                    time: number;
+                                };
+                            };
+                            /**
+                             * @description only on an entry that was refused: validation_error (not valid) or target_forbidden (its target is in a blocked range)
+                             * @enum {unknown}
+                             */
+                            error_code?: "validation_error" | "target_forbidden";
+                        }[];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    portScan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname, an IPv4 address or an IPv6 address */
+                    host: string;
+                    port: number;
+                    /**
+                     * @description connect timeout of the port, seconds
+                     * @default 5
+                     */
+                    timeout?: number;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the host as asked */
+                            host: string;
+                            ip: string | null;
+                            port: number;
+                            open: boolean;
+                            /**
+                             * @description open: connected; closed: refused; filtered: no answer within the timeout, or unreachable; unresolved: the host name did not resolve (nothing was sent)
+                             * @enum {unknown}
+                             */
+                            state: "open" | "closed" | "filtered" | "unresolved";
+                            service: string | null;
+                            response_time: number | null;
+                            queued_ms: number | null;
+                            /** @description connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve */
+                            reason: string;
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    portScanRange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname, an IPv4 address or an IPv6 address */
+                    host: string;
+                    ports: number[] | string;
+                    /**
+                     * @description connect timeout per port, seconds
+                     * @default 3
+                     */
+                    timeout?: number;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the host as asked */
+                            host: string;
+                            ip: string | null;
+                            port: number;
+                            open: boolean;
+                            /**
+                             * @description open: connected; closed: refused; filtered: no answer within the timeout, or unreachable; unresolved: the host name did not resolve (nothing was sent)
+                             * @enum {unknown}
+                             */
+                            state: "open" | "closed" | "filtered" | "unresolved";
+                            service: string | null;
+                            response_time: number | null;
+                            queued_ms: number | null;
+                            /** @description connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve */
+                            reason: string;
+                            error: string | null;
+                        }[];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    portScanCommon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname, an IPv4 address or an IPv6 address */
+                    host: string;
+                    /**
+                     * @description top100 (nmap -F), web, mail or database; case-insensitive
+                     * @enum {unknown}
+                     */
+                    preset: "top100" | "web" | "mail" | "database";
+                    /**
+                     * @description connect timeout per port, seconds
+                     * @default 3
+                     */
+                    timeout?: number;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the host as asked */
+                            host: string;
+                            ip: string | null;
+                            port: number;
+                            open: boolean;
+                            /**
+                             * @description open: connected; closed: refused; filtered: no answer within the timeout, or unreachable; unresolved: the host name did not resolve (nothing was sent)
+                             * @enum {unknown}
+                             */
+                            state: "open" | "closed" | "filtered" | "unresolved";
+                            service: string | null;
+                            response_time: number | null;
+                            queued_ms: number | null;
+                            /** @description connected, connection refused, no answer within N s, host unreachable, or why the host did not resolve */
+                            reason: string;
+                            error: string | null;
+                        }[];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description an ETag of an earlier answer: 304 while the job is unchanged */
+                "If-None-Match"?: string;
+                /** @description with `Accept: text/event-stream`: the `id` (item sequence number) of the last event received; the stream resumes after it */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job (`Accept: application/json` or none); with `Accept: application/x-ndjson` one JSON line per completed item then the finished job; with `Accept: text/event-stream` the same as Server-Sent Events (`event: item`, `id` = seq; `event: job` last; `event: error` when the stream cannot go on). */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                    "application/x-ndjson": {
+                        /** @description sequence number, from 1 */
+                        seq: number;
+                        /** @description the item's place in `result` */
+                        index: number;
+                        item: unknown;
+                    } | components["schemas"]["Job"] | {
+                        error: components["schemas"]["ErrorBody"];
+                    };
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Not modified: the job is as the ETag in If-None-Match says. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            jobs: components["schemas"]["Job"][];
+                            next_cursor: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description whsec_ + base64 key: the Standard Webhooks signing secret of every delivery to this account */
+                            secret: string;
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            previous_valid_until: string | null;
+                            /** @description ISO 8601 UTC, newest first: until when each secret replaced within the last 24 hours still signs deliveries (at most 2, so at most 3 signatures) */
+                            replaced_valid_until: string[];
+                        };
+                        message: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description none needed: send no body, or {} */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description whsec_ + base64 key: the Standard Webhooks signing secret of every delivery to this account */
+                            secret: string;
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            previous_valid_until: string | null;
+                            /** @description ISO 8601 UTC, newest first: until when each secret replaced within the last 24 hours still signs deliveries (at most 2, so at most 3 signatures) */
+                            replaced_valid_until: string[];
+                        };
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+}
