@@ -22,6 +22,7 @@ import { ipRoutes } from './http/routes/ip.js';
 import { ipv6Routes } from './http/routes/ipv6.js';
 import { jobRoutes } from './http/routes/jobs.js';
 import { judgeRoutes } from './http/routes/judge.js';
+import { mcpRoutes } from './http/routes/mcp.js';
 import { portRoutes } from './http/routes/ports.js';
 import { proxyRoutes } from './http/routes/proxy.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -126,6 +127,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await jobRoutes(api, deps);
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });
+  // MCP tools, each call an injected call of its /api route.
+  await mcpRoutes(app);
   await healthRoutes(app, deps.store, limiter);
   await judgeRoutes(app, deps);
   await registerPages(app, {

@@ -38,6 +38,11 @@ declare module 'fastify' {
      * plan's windows are only shown in the headers, never spent, and usage records nothing.
      */
     uncounted?: boolean;
+    /**
+     * A route outside /api that takes the API's tokens all the same (POST /mcp): its requests
+     * are authenticated and limited exactly as an /api route's.
+     */
+    bearer?: boolean;
   }
 }
 
@@ -163,8 +168,8 @@ export type Access = 'token' | 'public' | 'none';
  * from the URL a client sent: `/%61pi/user`, `http://host/api/user` and `/api/user` reach the
  * same route and so the same check.
  */
-export function accessOf(url: string, config: { public?: boolean } | undefined): Access {
-  if (url !== API_PREFIX && !url.startsWith(`${API_PREFIX}/`)) return 'none';
+export function accessOf(url: string, config: { public?: boolean; bearer?: boolean } | undefined): Access {
+  if (url !== API_PREFIX && !url.startsWith(`${API_PREFIX}/`)) return config?.bearer ? 'token' : 'none';
   if (url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)) return 'none';
   return config?.public ? 'public' : 'token';
 }
@@ -318,7 +323,7 @@ export function registerAccess(
   app.addHook('onRoute', (route) => {
     const access = accessOf(route.url, route.config);
     if (access === 'none') return;
-    const endpoint = route.url.slice(API_PREFIX.length) || '/';
+    const endpoint = route.url.startsWith(API_PREFIX) ? route.url.slice(API_PREFIX.length) || '/' : route.url;
     const check = access === 'public' ? publicAccess : route.config?.uncounted ? uncountedAccess : tokenAccess;
     const hook: AccessHook = (request, reply) => {
       request.endpoint = endpoint;
