@@ -22,8 +22,11 @@ export interface EndpointAnswer {
   header: (name: string) => string | null | undefined;
 }
 
-/** Calls `POST /api<path>` with `body`, as the caller (its token, its limits). */
-export type CallEndpoint = (path: string, body: Record<string, unknown>, signal: AbortSignal) => Promise<EndpointAnswer>;
+/**
+ * Calls `POST /api<endpoint.path>` with `body`, as the caller (its token, its limits). `signal`
+ * aborts when the MCP request is cancelled (stdio); a probe is also abandoned when its client goes.
+ */
+export type CallEndpoint = (endpoint: { path: string; probe: boolean }, body: Record<string, unknown>, signal: AbortSignal) => Promise<EndpointAnswer>;
 
 /** Where the structured content of an operation whose `data` is an array puts it: MCP's structured content is an object. */
 export const ITEMS_KEY = 'items';
@@ -157,7 +160,7 @@ export function mcpServer(call: CallEndpoint): Server {
     // MCP: an unknown tool is a protocol error, not a tool result.
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list names them`);
     // The arguments as sent, defaults and all left to the endpoint: it validates and fills them in as for any call.
-    return toolResult(entry, await call(entry.op.path, request.params.arguments ?? {}, extra.signal));
+    return toolResult(entry, await call(entry.op, request.params.arguments ?? {}, extra.signal));
   });
   return server;
 }

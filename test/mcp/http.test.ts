@@ -189,7 +189,7 @@ test('a batch is bounded, and a body over 1 MiB is a 413', async (t) => {
   const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ipv6_expand', arguments: { ipv6: '::1' } } });
   const big = await b.api('/mcp', { json: Array.from({ length: 11 }, (_, i) => call(i)), headers });
   assert.equal(big.status, 400);
-  assert.match(((await big.json()) as { message: string }).message, /at most 10 JSON-RPC messages/);
+  assert.match(((await big.json()) as { error: { message: string } }).error.message, /at most 10 JSON-RPC messages/);
   const ok = await b.api('/mcp', { json: Array.from({ length: 3 }, (_, i) => call(i)), headers });
   assert.equal(ok.status, 200);
   const answers = (await ok.json()) as Array<{ id: number; result: CallToolResult }>;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { ValidationError } from '../../errors.js';
+import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { exchange } from '../../mcp/exchange.js';
 import { mcpServer, type CallEndpoint } from '../../mcp/tools.js';
 import { clientGoneSignal } from '../client-gone.js';
 import { API_PREFIX } from '../plugins/auth.js';
@@ -10,26 +10,14 @@ export const MCP_PATH = '/mcp';
 
 /**
  * The most JSON-RPC messages one POST may carry. MCP dropped batches in its 2025-06-18 revision;
- * the SDK still takes them (up to 100). Each tool call in one is a call of its endpoint,
- * counted and limited as such; this only keeps one request from starting more work than the
- * smallest plan may do in a minute (free: 10 calls).
+ * older clients may still send them. Each tool call in one is a call of its endpoint, counted
+ * and limited as such; this only keeps one request from starting more work than the smallest
+ * plan may do in a minute (free: 10 calls).
  */
 export const MCP_MAX_BATCH = 10;
 
 /** The rate-limit headers of a tool call's answer, carried over to the /mcp response. */
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy'] as const;
-
-/** The request headers the SDK's transport reads (content negotiation and the protocol version). */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
-
-function webRequestOf(request: FastifyRequest): Request {
-  const headers = new Headers();
-  for (const name of TRANSPORT_HEADERS) {
-    const value = request.headers[name];
-    if (typeof value === 'string') headers.set(name, value);
-  }
-  return new Request(`http://netdiag${MCP_PATH}`, { method: 'POST', headers });
-}
 
 /**
  * A tool call made inside the app: `POST /api<path>` injected with the caller's Authorization
@@ -38,17 +26,18 @@ function webRequestOf(request: FastifyRequest): Request {
  * under that endpoint) by construction. A probe is abandoned when the MCP client hangs up.
  */
 function callThroughApi(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): CallEndpoint {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (request.headers.authorization !== undefined) headers.authorization = request.headers.authorization;
   let gone: AbortSignal | undefined;
-  return async (path, body, signal) => {
-    gone ??= clientGoneSignal(reply);
+  return async ({ path, probe }, body) => {
     const res = await app.inject({
       method: 'POST',
       url: API_PREFIX + path,
-      headers: { 'content-type': 'application/json', ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}) },
+      headers,
       payload: JSON.stringify(body),
       remoteAddress: request.ip,
-      signal: AbortSignal.any([gone, signal]),
       validate: false,
+      ...(probe ? { signal: (gone ??= clientGoneSignal(reply)) } : {}),
     });
     // The /mcp response tells the windows as the last call left them (its own request spent nothing).
     for (const name of RATE_HEADERS) {
@@ -57,6 +46,11 @@ function callThroughApi(app: FastifyInstance, request: FastifyRequest, reply: Fa
     }
     return { status: res.statusCode, body: res.json(), header: (name) => res.headers[name] as string | undefined };
   };
+}
+
+/** A JSON-RPC error that answers the HTTP request itself, as the SDK's transport words them. */
+function refuse(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 /**
@@ -69,15 +63,29 @@ function callThroughApi(app: FastifyInstance, request: FastifyRequest, reply: Fa
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   // Not in the OpenAPI document: JSON-RPC, described by MCP itself and listed by tools/list.
   app.post(MCP_PATH, { config: { bearer: true, uncounted: true }, schema: { hide: true } }, async (request, reply) => {
-    const messages = request.body;
-    if (Array.isArray(messages) && messages.length > MCP_MAX_BATCH) throw new ValidationError('body', `at most ${MCP_MAX_BATCH} JSON-RPC messages in a batch, not ${messages.length}`);
-    const server = mcpServer(callThroughApi(app, request, reply));
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
-    const answer = await transport.handleRequest(webRequestOf(request), { parsedBody: messages });
-    reply.code(answer.status);
-    answer.headers.forEach((value, name) => void reply.header(name, value));
-    const text = await answer.text();
-    return reply.send(text === '' ? undefined : text);
+    const accept = request.headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return refuse(reply, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    const version = request.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return refuse(reply, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+    }
+    const batch = Array.isArray(request.body);
+    const sent: unknown[] = batch ? (request.body as unknown[]) : [request.body];
+    if (sent.length > MCP_MAX_BATCH) return refuse(reply, 400, -32600, `Invalid Request: at most ${MCP_MAX_BATCH} JSON-RPC messages in a batch, not ${sent.length}`);
+    const messages: JSONRPCMessage[] = [];
+    for (const message of sent) {
+      const parsed = JSONRPCMessageSchema.safeParse(message);
+      if (!parsed.success) return refuse(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+      messages.push(parsed.data);
+    }
+    if (messages.length > 1 && messages.some(isInitializeRequest)) return refuse(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    // Notifications and responses need nothing of a stateless server.
+    const requests = messages.filter((m): m is JSONRPCRequest => isJSONRPCRequest(m));
+    if (requests.length === 0) return reply.code(202).send();
+    if (new Set(requests.map((r) => r.id)).size < requests.length) return refuse(reply, 400, -32600, 'Invalid Request: two requests of a batch share an id');
+    const answers = await exchange(mcpServer(callThroughApi(app, request, reply)), requests);
+    return reply.type('application/json').send(JSON.stringify(batch ? answers : answers[0]));
   });
 }
