@@ -106,7 +106,9 @@ type Runner = (argv: string[], io: CliIo) => Promise<number>;
  * Commands that live in their own module, loaded only when run (one line each): the runner gets
  * the words after the command's name and answers its own --help.
  */
-const SUBCOMMANDS: Record<string, { summary: string; load: () => Promise<Runner> }> = {};
+const SUBCOMMANDS: Record<string, { summary: string; load: () => Promise<Runner> }> = {
+  mcp: { summary: "the API's tools as an MCP server on stdin/stdout, for desktop agents", load: async () => (await import('./mcp/stdio.js')).runMcp },
+};
 
 const GROUPS: Record<string, string> = {
   account: 'create, change, suspend and list accounts',

@@ -51,7 +51,7 @@ describe('architecture', () => {
     const unresolved = [...graph].flatMap(([f, edges]) =>
       edges.filter((e) => e.file !== null && !graph.has(e.file) && !e.spec.endsWith('.json') && !inClient(e.file)).map((e) => `${name(f)} -> ${e.spec}`),
     );
-    assert.deepEqual(unresolved, [], 'relative imports that name no .ts file under src/');
+    assert.deepEqual(unresolved, [], 'relative imports that name no .ts file under src/ or of the TypeScript client');
   });
 
   it('src/domain imports neither src/infra, src/http nor fastify', () => {
