@@ -9,7 +9,8 @@ import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { EXAMPLE_ZONE } from '../fixtures/example-zone.js';
-import { connectSpy } from '../infra/net/fixtures/connect-spy.js';
+import { connectSpy, hangingConnect } from '../infra/net/fixtures/connect-spy.js';
+import { eventually } from '../helpers/eventually.js';
 
 /**
  * POST /mcp with the SDK's own client over Streamable HTTP, against a live server: the tools are
@@ -197,4 +198,22 @@ test('a batch is bounded, and a body over 1 MiB is a 413', async (t) => {
   assert.deepEqual((await byEndpoint(b))['/ipv6/expand'], 3);
   const huge = await b.api('/mcp', { json: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(1024 * 1024) } }, headers });
   assert.equal(huge.status, 413);
+});
+
+test('work in flight is shared with the API: a probe past the plan\'s limit is a tool error "concurrent"', async (t) => {
+  const hanging = hangingConnect();
+  const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: dns.port }] }, { connectFn: hanging.fn });
+  const b = await server(t, { plan: 'free', deps: { dialer } });
+  const client = await connect(t, b);
+  const controller = new AbortController();
+  // The free plan's two probes in flight, held by calls of the API itself.
+  const held = [1, 2].map(() => b.api('/api/port/scan', { json: { host: '127.0.0.2', port: 80, timeout: 30 }, signal: controller.signal }).catch(() => null));
+  await eventually(() => hanging.sockets.length === 2);
+  const result = (await client.callTool({ name: 'port_scan', arguments: { host: '127.0.0.2', port: 81 } })) as CallToolResult;
+  controller.abort();
+  await Promise.all(held);
+  assert.equal(result.isError, true);
+  assert.match(text(result), /too many probing requests at once for the free plan: at most 2 in flight/);
+  assert.equal((result._meta as Record<string, { details: { window: string } }>)['netdiag/error']!.details.window, 'concurrent');
+  assert.equal(hanging.sockets.length, 2, 'the refused call dialled nothing');
 });
