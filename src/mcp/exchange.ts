@@ -1,19 +1,30 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+interface Pending<C> {
+  /** The id the client gave the request. */
+  id: RequestId;
+  context: C;
+  answer: (message: JSONRPCMessage) => void;
+}
 
 /**
- * The requests of one HTTP request, handed to an MCP server of their own, their responses
- * collected: MCP's Streamable HTTP, stateless, answering JSON (never a stream). The SDK's own
- * transport does this over web-standard Request, Response and streams, and a fresh one per HTTP
- * request cost several times the whole call it carried (bench/mcp.ts); the server and its
- * handling of each message (dispatch, errors, initialize) are still the SDK's.
+ * The transport of the one MCP server that answers every POST /mcp of an app: MCP's Streamable
+ * HTTP, stateless, answering JSON (never a stream). Each exchange (the requests of one HTTP
+ * request) hands its requests to the server under ids of this transport's own, unique among all
+ * exchanges in progress, so that callers whose JSON-RPC ids collide never receive each other's
+ * answers; each request carries its exchange's context (who calls, how), which the server's
+ * handlers read with `contextOf(extra.requestId)`. The server and its handling of each message
+ * (dispatch, errors, initialize) are the SDK's. One server, not one per request: making and
+ * connecting a server per request was a third of what a tool call added (bench/mcp.ts), and the
+ * SDK's own transport per request several times the whole call.
  */
-class OneRequestTransport implements Transport {
+export class Exchanges<C> implements Transport {
   onmessage?: Transport['onmessage'];
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  readonly #waiting = new Map<RequestId, (message: JSONRPCMessage) => void>();
+  #next = 0;
+  readonly #pending = new Map<RequestId, Pending<C>>();
 
   async start(): Promise<void> {}
 
@@ -22,31 +33,33 @@ class OneRequestTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    // Notifications and requests of the server have no stream to go on (JSON answers only): dropped.
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    const id = message.id;
-    if (id === undefined) return;
-    const done = this.#waiting.get(id);
-    this.#waiting.delete(id);
-    done?.(message);
+    // Only the server's answers reach here with a pending id; its notifications and requests have
+    // no stream to go on (JSON answers only) and are dropped.
+    if (!('id' in message) || !('result' in message || 'error' in message) || message.id === undefined) return;
+    const pending = this.#pending.get(message.id);
+    if (!pending) return;
+    this.#pending.delete(message.id);
+    pending.answer({ ...message, id: pending.id });
   }
 
-  answer(requests: readonly JSONRPCRequest[]): Promise<JSONRPCMessage[]> {
+  /** The context of the exchange a request (by the id the server saw) belongs to. */
+  contextOf(id: RequestId): C {
+    const pending = this.#pending.get(id);
+    if (!pending) throw new Error(`no exchange holds request ${String(id)}`);
+    return pending.context;
+  }
+
+  /** The server's answers to `requests` (their ids distinct), in their order, each request handled with `context`. */
+  exchange(requests: readonly JSONRPCRequest[], context: C): Promise<JSONRPCMessage[]> {
     return Promise.all(
       requests.map(
         (request) =>
-          new Promise<JSONRPCMessage>((resolve) => {
-            this.#waiting.set(request.id, resolve);
-            this.onmessage?.(request);
+          new Promise<JSONRPCMessage>((answer) => {
+            const id = ++this.#next;
+            this.#pending.set(id, { id: request.id, context, answer });
+            this.onmessage?.({ ...request, id });
           }),
       ),
     );
   }
-}
-
-/** The server's responses to `requests` (their ids distinct), in their order. */
-export async function exchange(server: Server, requests: readonly JSONRPCRequest[]): Promise<JSONRPCMessage[]> {
-  const transport = new OneRequestTransport();
-  await server.connect(transport);
-  return transport.answer(requests);
 }

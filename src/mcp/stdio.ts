@@ -48,7 +48,8 @@ export async function runMcp(argv: string[], io: Io): Promise<number> {
   const token = io.env.NETDIAG_TOKEN;
   if (!url) throw new UsageError('no server: set NETDIAG_URL (e.g. http://localhost:8080)', MCP_USAGE);
   if (!token) throw new UsageError('no token: set NETDIAG_TOKEN (netdiag token create on the server makes one)', MCP_USAGE);
-  const server = mcpServer(callThroughClient(url, token));
+  const call = callThroughClient(url, token);
+  const server = mcpServer(() => call);
   // A line on stdin longer than the API takes as a body is refused, not buffered.
   const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: 2 * BODY_LIMIT_BYTES });
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));

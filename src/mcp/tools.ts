@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type RequestId, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_DIR } from '../config.js';
 import { OPERATIONS, type AnyOperation } from '../operations/index.js';
 import { toolNameOf } from '../operations/names.js';
@@ -145,22 +145,20 @@ const SERVER_INFO = {
   version: (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version,
 };
 
-/** The server's own JSON Schema validator is for elicitation, which these tools never use: one for every server, made on first use. */
-let validator: AjvJsonSchemaValidator | undefined;
-
 /**
- * An MCP server offering the tools, each call made by `call`. Cheap to make: POST /mcp makes one
- * per request (the SDK's stateless transport needs a fresh server each time).
+ * An MCP server offering the tools; `callOf` says how a tool call is made for the request the
+ * server knows by `requestId`: POST /mcp makes one server per app and serves every caller with it
+ * (exchange.ts), `netdiag mcp` one per process.
  */
-export function mcpServer(call: CallEndpoint): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()) });
+export function mcpServer(callOf: (requestId: RequestId) => CallEndpoint): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: new AjvJsonSchemaValidator() });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS as Tool[] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const entry = ENTRIES.get(request.params.name);
     // MCP: an unknown tool is a protocol error, not a tool result.
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list names them`);
     // The arguments as sent, defaults and all left to the endpoint: it validates and fills them in as for any call.
-    return toolResult(entry, await call(entry.op, request.params.arguments ?? {}, extra.signal));
+    return toolResult(entry, await callOf(extra.requestId)(entry.op, request.params.arguments ?? {}, extra.signal));
   });
   return server;
 }

@@ -217,3 +217,25 @@ test('work in flight is shared with the API: a probe past the plan\'s limit is a
   assert.equal((result._meta as Record<string, { details: { window: string } }>)['netdiag/error']!.details.window, 'concurrent');
   assert.equal(hanging.sockets.length, 2, 'the refused call dialled nothing');
 });
+
+test('callers at once, with the same JSON-RPC ids, get their own answers, counted to their own accounts', async (t) => {
+  const b = await server(t);
+  const { token: other } = await b.accounts.createAccount({ email: 'other@example.com', name: 'Other', plan: 'free' });
+  const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const batch = (addresses: string[]) => addresses.map((ipv6, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'ipv6_expand', arguments: { ipv6 } } }));
+  const mine = ['::1', '::2', '::3'];
+  const theirs = ['fe80::1', 'fe80::2', 'fe80::3'];
+  const sent = Array.from({ length: 4 }, (_, i) =>
+    b.api('/mcp', i % 2 === 0 ? { json: batch(mine), headers } : { json: batch(theirs), headers, token: other }),
+  );
+  for (const [i, res] of (await Promise.all(sent)).entries()) {
+    assert.equal(res.status, 200);
+    const answers = (await res.json()) as Array<{ id: number; result: CallToolResult }>;
+    const expected = i % 2 === 0 ? mine : theirs;
+    assert.deepEqual(answers.map((a) => [a.id, (a.result.structuredContent as { ipv6: string }).ipv6]), expected.map((ipv6, id) => [id, ipv6]));
+  }
+  // Six calls each, under each account.
+  assert.equal((await byEndpoint(b))['/ipv6/expand'], 6);
+  const res = await b.api('/api/usage/stats', { token: other });
+  assert.equal(((await res.json()) as { data: { by_endpoint: Record<string, number> } }).data.by_endpoint['/ipv6/expand'], 6);
+});

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { exchange } from '../../mcp/exchange.js';
+import { Exchanges } from '../../mcp/exchange.js';
 import { mcpServer, type CallEndpoint } from '../../mcp/tools.js';
 import { clientGoneSignal } from '../client-gone.js';
 import { API_PREFIX } from '../plugins/auth.js';
@@ -61,6 +61,10 @@ function refuse(reply: FastifyReply, status: number, code: number, message: stri
  * DELETE /mcp are 405 (no server-sent stream, no session to end), as the transport allows.
  */
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+  const exchanges = new Exchanges<CallEndpoint>();
+  const server = mcpServer((id) => exchanges.contextOf(id));
+  await server.connect(exchanges);
+  app.addHook('onClose', () => server.close());
   // Not in the OpenAPI document: JSON-RPC, described by MCP itself and listed by tools/list.
   app.post(MCP_PATH, { config: { bearer: true, uncounted: true }, schema: { hide: true } }, async (request, reply) => {
     const accept = request.headers.accept ?? '';
@@ -85,7 +89,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     const requests = messages.filter((m): m is JSONRPCRequest => isJSONRPCRequest(m));
     if (requests.length === 0) return reply.code(202).send();
     if (new Set(requests.map((r) => r.id)).size < requests.length) return refuse(reply, 400, -32600, 'Invalid Request: two requests of a batch share an id');
-    const answers = await exchange(mcpServer(callThroughApi(app, request, reply)), requests);
+    const answers = await exchanges.exchange(requests, callThroughApi(app, request, reply));
     return reply.type('application/json').send(JSON.stringify(batch ? answers : answers[0]));
   });
 }
