@@ -138,3 +138,43 @@ test("an event the sweep queues at start shows the job as the API does: a bulk j
   assert.deepEqual(event.data, view);
   assert.deepEqual(event.data.result, []);
 });
+
+test("POST /api/jobs/{id}/deliveries sends a finished job's event again, same webhook-id, as no call; 409 without a webhook_url, 404 for another's job", async (t) => {
+  const b = await build(t, { env: LOOPBACK_ENV, deps: { webhookTuning: FAST } });
+  const receiver = await startReceiver((_req, res) => {
+    res.writeHead(200);
+    res.end();
+  });
+  t.after(() => receiver.close());
+  const target = await startListener('127.0.0.1');
+  t.after(() => target.close());
+  const created = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: target.port, webhook_url: `${receiver.url}/hook` }, headers: { prefer: 'respond-async' } });
+  const job = ((await created.json()) as { data: JobView }).data;
+  await eventually(async () => receiver.received.length, (n) => n >= 1);
+  const secret = ((await (await b.api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;
+  const used = async () => ((await (await b.api('/api/user')).json()) as { data: { api_calls_used: number } }).data.api_calls_used;
+  const before = await used();
+
+  const again = await b.api(`/api/jobs/${job.id}/deliveries`, { method: 'POST' });
+  assert.equal(again.status, 200);
+  assert.equal(((await again.json()) as { data: JobView }).data.id, job.id);
+  await eventually(async () => receiver.received.length, (n) => n >= 2);
+  assert.equal(receiver.received[1]!.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']);
+  assert.equal(receiver.received[1]!.body, receiver.received[0]!.body);
+  const event = new Webhook(secret).verify(receiver.received[1]!.body, receiver.received[1]!.headers as Record<string, string>) as { type: string; data: JobView };
+  assert.equal(event.type, 'job.succeeded');
+  // Neither the redelivery nor the reads of /api/user spent a call beyond those reads.
+  assert.equal(await used(), before + 1);
+
+  const plain = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: target.port }, headers: { prefer: 'respond-async' } });
+  const plainJob = ((await plain.json()) as { data: JobView }).data;
+  await eventually(async () => ((await (await b.api(`/api/jobs/${plainJob.id}`)).json()) as { data: JobView }).data.status, (s) => s === 'succeeded', { intervalMs: 50 });
+  const conflict = await b.api(`/api/jobs/${plainJob.id}/deliveries`, { method: 'POST' });
+  assert.equal(conflict.status, 409);
+  assert.match(((await conflict.json()) as { message: string }).message, /webhook_url/);
+
+  const { token: other } = await b.accounts.createAccount({ email: 'other@example.com', name: 'Other', plan: 'pro' });
+  const foreign = await b.api(`/api/jobs/${job.id}/deliveries`, { method: 'POST', token: other });
+  assert.equal(foreign.status, 404);
+  assert.equal(receiver.received.length, 2);
+});

@@ -63,4 +63,9 @@ export interface JobWebhooks extends JobEvents {
   /** Throws ValidationError (not http/https, malformed) or TargetForbiddenError (resolved into a blocked range). */
   checkUrl(url: string): Promise<void>;
   attemptsOf(jobId: string): Promise<WebhookAttemptView[]>;
+  /**
+   * Sends a finished job's event again now, under the same webhook-id (a new event only when it
+   * never had one). ConflictError when the job has not finished or has no webhook URL.
+   */
+  redeliver(job: JobView, accountId: number): Promise<void>;
 }

@@ -5,6 +5,7 @@
  * overlaps), sent through a WebhookTransport that applies the target policy, and recorded.
  * The queue that runs attempts is the webhook queue's implementation, not here.
  */
+import { ConflictError } from '../../errors.js';
 import type { Clock } from '../accounts/service.js';
 import { JOB_ITEMS_PAGE, jobViewOf } from '../jobs/service.js';
 import { resultTextOf } from '../jobs/items.js';
@@ -196,6 +197,13 @@ export class WebhookDelivery implements JobWebhooks {
     }
     if (queued > 0) this.onQueued?.();
     return { found: ids.length, queued };
+  }
+
+  async redeliver(job: JobView, accountId: number): Promise<void> {
+    if (job.webhook_url === null) throw new ConflictError('the job has no webhook_url: there is no event to send');
+    if (eventTypeOf(job) === null) throw new ConflictError(`the job is ${job.status}; its event can be sent again once it has finished`);
+    const again = await this.#store.webhookDeliveries.redeliver(job.id, this.#clock().getTime());
+    if (again || (await this.enqueue(job, accountId))) this.onQueued?.();
   }
 
   async attemptsOf(jobId: string): Promise<WebhookAttemptView[]> {

@@ -60,6 +60,12 @@ export interface WebhookDeliveryRepository {
    * were dropped.
    */
   dropAccount(accountId: number, cancelledAt: string, error: string): Promise<number>;
+  /**
+   * The account asked for a job's event again (POST /api/jobs/{id}/deliveries): its delivery,
+   * whatever its state, is pending and due at `now`, under the same webhook_id; an attempt under
+   * way is left to finish (it is being sent now). false when the job has no delivery row.
+   */
+  redeliver(jobId: string, now: number): Promise<boolean>;
   /** Gives a claim back unattempted (shutting down): the delivery is due again at once. */
   release(id: number, owner: string): Promise<void>;
   /** A job's attempts, in order. */

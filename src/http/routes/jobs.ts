@@ -271,6 +271,33 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
     },
   );
 
+  app.post(
+    '/jobs/:id/deliveries',
+    {
+      config: { uncounted: true },
+      schema: {
+        operationId: 'redeliverJob',
+        summary: "Send a finished job's webhook event again now",
+        description:
+          'The same event under the same `webhook-id`, signed anew, due at once (an attempt already under way is that sending). ' +
+          `No call: like reading a job, it spends nothing of the plan (at most ${JOB_READS_PER_SECOND} a second per job). 409 when the job has not finished or has no \`webhook_url\`.`,
+        tags: ['jobs'],
+        params: JobParams,
+        response: { ...responses(JobRef), 409: errorResponse(409) },
+      },
+    },
+    async (request) => {
+      const account = accountOf(request);
+      const { id } = request.params as Static<typeof JobParams>;
+      readAllowed(account.id, id, account.plan);
+      const view = await jobs.get(account.id, id);
+      if (!view) throw new JobNotFoundError();
+      if (!deps.jobWebhooks) throw new ConflictError('this server sends no webhooks');
+      await deps.jobWebhooks.redeliver(view, account.id);
+      return ok(view, `the ${view.status} event of job ${view.id} is queued for ${view.webhook_url}`);
+    },
+  );
+
   app.delete(
     '/jobs/:id',
     {

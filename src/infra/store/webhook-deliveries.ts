@@ -138,6 +138,19 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
       return Number(r.numUpdatedRows);
     },
 
+    async redeliver(jobId, now) {
+      const r = await db
+        .updateTable('webhook_deliveries')
+        .set({ state: 'pending', next_attempt_at: now })
+        .where('job_id', '=', jobId)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 1) return true;
+      // Leased: an attempt is under way, which is the sending asked for.
+      const row = await db.selectFrom('webhook_deliveries').select('id').where('job_id', '=', jobId).executeTakeFirst();
+      return row !== undefined;
+    },
+
     async release(id, owner) {
       await db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
     },

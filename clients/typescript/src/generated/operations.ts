@@ -25,6 +25,7 @@ type PortScanCommonOp = paths['/api/port/scan-common']['post'];
 type GetJobOp = paths['/api/jobs/{id}']['get'];
 type CancelJobOp = paths['/api/jobs/{id}']['delete'];
 type ListJobsOp = paths['/api/jobs']['get'];
+type RedeliverJobOp = paths['/api/jobs/{id}/deliveries']['post'];
 type GetWebhookSecretOp = paths['/api/webhooks/secret']['get'];
 type RotateWebhookSecretOp = paths['/api/webhooks/secret/rotate']['post'];
 
@@ -72,6 +73,8 @@ export interface Operations {
   cancelJob(id: CancelJobOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<CancelJobOp['responses'][200]['content']['application/json']['data']>>;
   /** The account's jobs, newest first, a page at a time (GET /api/jobs) */
   listJobs(query?: NonNullable<ListJobsOp['parameters']['query']>, options?: CallOptions): Promise<Answer<ListJobsOp['responses'][200]['content']['application/json']['data']>>;
+  /** Send a finished job's webhook event again now (POST /api/jobs/{id}/deliveries) */
+  redeliverJob(id: RedeliverJobOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<RedeliverJobOp['responses'][200]['content']['application/json']['data']>>;
   /** The signing secret of webhook deliveries (made on first read) (GET /api/webhooks/secret) */
   getWebhookSecret(options?: CallOptions): Promise<Answer<GetWebhookSecretOp['responses'][200]['content']['application/json']['data']>>;
   /** A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature) (POST /api/webhooks/secret/rotate) */
@@ -102,6 +105,7 @@ export function operations(send: Send): Operations {
     getJob: (id, options) => send('GET', '/api/jobs/{id}', { ...options, path: { id } }),
     cancelJob: (id, options) => send('DELETE', '/api/jobs/{id}', { ...options, path: { id } }),
     listJobs: (query, options) => send('GET', '/api/jobs', { ...options, query }),
+    redeliverJob: (id, options) => send('POST', '/api/jobs/{id}/deliveries', { ...options, path: { id } }),
     getWebhookSecret: (options) => send('GET', '/api/webhooks/secret', { ...options }),
     rotateWebhookSecret: (body, options) => send('POST', '/api/webhooks/secret/rotate', { ...options, body: body ?? {} }),
   };
