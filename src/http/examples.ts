@@ -407,6 +407,11 @@ OPERATION_EXAMPLES['DELETE /api/jobs/{id}'] = {
   ok: ok({ ...JOB_DONE, status: 'cancelled', progress: { done: 1, total: 2 }, result: [PORT_443] }, 'job cancelled'),
 };
 
+OPERATION_EXAMPLES['POST /api/jobs/{id}/deliveries'] = {
+  body: one('no body is needed', {}),
+  ok: ok(JOB_DONE, `the succeeded event of job ${JOB_ID} is queued for ${JOB_DONE.webhook_url}`),
+};
+
 function errorBody(error: string, message: string, details?: Record<string, unknown>): Record<string, unknown> {
   return details ? { success: false, error, message, details } : { success: false, error, message };
 }

@@ -14,7 +14,7 @@ import { ConflictError, JobNotFoundError, RateLimitError } from '../../errors.js
 import { accountOf } from '../plugins/auth.js';
 import { errorResponseOf } from '../plugins/errors.js';
 import { ok } from '../reply.js';
-import { responses } from '../schemas/common.js';
+import { NoBody, responses } from '../schemas/common.js';
 import { errorResponse } from '../schemas/errors.js';
 import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobNotModified, JobParams, JobRead, JobReadHeaders, JobRef } from '../schemas/jobs.js';
 import type { RouteDeps } from './deps.js';
@@ -283,6 +283,7 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
           `No call: like reading a job, it spends nothing of the plan (at most ${JOB_READS_PER_SECOND} a second per job). 409 when the job has not finished or has no \`webhook_url\`.`,
         tags: ['jobs'],
         params: JobParams,
+        body: NoBody,
         response: { ...responses(JobRef), 409: errorResponse(409) },
       },
     },

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
 import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
 import type { WebhookSecret } from '../../domain/webhooks/repository.js';
 import { accountOf } from '../plugins/auth.js';
 import { ok } from '../reply.js';
-import { responses } from '../schemas/common.js';
+import { NoBody, responses } from '../schemas/common.js';
 import { errorResponse } from '../schemas/errors.js';
 import { WebhookSecretView } from '../schemas/webhooks.js';
 
@@ -34,8 +33,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: { secrets: Webho
         operationId: 'rotateWebhookSecret',
         summary: 'A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature)',
         tags: ['webhooks'],
-        // Nothing to send: no body, or an empty JSON object.
-        body: Type.Union([Type.Object({}), Type.Null()], { description: 'none needed: send no body, or {}' }),
+        body: NoBody,
         response: { ...responses(WebhookSecretView), 409: errorResponse(409) },
       },
     },

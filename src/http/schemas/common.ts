@@ -18,3 +18,6 @@ export function responses<T extends TSchema>(data: T) {
 }
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A POST that needs nothing sent: no body, or an empty JSON object. */
+export const NoBody = Type.Union([Type.Object({}), Type.Null()], { description: 'none needed: send no body, or {}' });

@@ -74,7 +74,7 @@ export interface Operations {
   /** The account's jobs, newest first, a page at a time (GET /api/jobs) */
   listJobs(query?: NonNullable<ListJobsOp['parameters']['query']>, options?: CallOptions): Promise<Answer<ListJobsOp['responses'][200]['content']['application/json']['data']>>;
   /** Send a finished job's webhook event again now (POST /api/jobs/{id}/deliveries) */
-  redeliverJob(id: RedeliverJobOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<RedeliverJobOp['responses'][200]['content']['application/json']['data']>>;
+  redeliverJob(id: RedeliverJobOp['parameters']['path']['id'], body?: RedeliverJobOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<RedeliverJobOp['responses'][200]['content']['application/json']['data']>>;
   /** The signing secret of webhook deliveries (made on first read) (GET /api/webhooks/secret) */
   getWebhookSecret(options?: CallOptions): Promise<Answer<GetWebhookSecretOp['responses'][200]['content']['application/json']['data']>>;
   /** A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature) (POST /api/webhooks/secret/rotate) */
@@ -105,7 +105,7 @@ export function operations(send: Send): Operations {
     getJob: (id, options) => send('GET', '/api/jobs/{id}', { ...options, path: { id } }),
     cancelJob: (id, options) => send('DELETE', '/api/jobs/{id}', { ...options, path: { id } }),
     listJobs: (query, options) => send('GET', '/api/jobs', { ...options, query }),
-    redeliverJob: (id, options) => send('POST', '/api/jobs/{id}/deliveries', { ...options, path: { id } }),
+    redeliverJob: (id, body, options) => send('POST', '/api/jobs/{id}/deliveries', { ...options, path: { id }, body: body ?? {} }),
     getWebhookSecret: (options) => send('GET', '/api/webhooks/secret', { ...options }),
     rotateWebhookSecret: (body, options) => send('POST', '/api/webhooks/secret/rotate', { ...options, body: body ?? {} }),
   };
