@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
@@ -11,22 +11,34 @@ import { openSqliteStore } from '../../src/infra/store/sqlite.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, tempDir } from '../helpers/build.js';
 import { connectSpy, startListener } from '../infra/net/fixtures/connect-spy.js';
-import { startReceiver } from '../infra/webhooks/receiver.js';
+import { startReceiver, type Receiver } from '../infra/webhooks/receiver.js';
 import { eventually } from '../helpers/eventually.js';
 import { checkResponses } from '../helpers/contract.js';
 
 const LOOPBACK_ENV = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128' };
 const FAST = { retryDelaysMs: [40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
 
-test('a job with a webhook_url: the receiver gets job.succeeded, signed, after 500 twice; GET /api/jobs/{id} shows the three attempts', async (t) => {
-  const b = await build(t, { env: LOOPBACK_ENV, deps: { webhookTuning: FAST } });
+/** A webhook receiver answering `statusOf(n)` to its n-th delivery (from 0), closed when the test ends. */
+async function hookReceiver(t: TestContext, statusOf: (n: number) => number = () => 200): Promise<Receiver> {
   const receiver = await startReceiver((_req, res, n) => {
-    res.writeHead(n < 2 ? 500 : 200);
+    res.writeHead(statusOf(n));
     res.end();
   });
   t.after(() => receiver.close());
+  return receiver;
+}
+
+/** That receiver, and a loopback listener for a job to scan. */
+async function receiverAndTarget(t: TestContext, statusOf?: (n: number) => number): Promise<{ receiver: Receiver; target: Awaited<ReturnType<typeof startListener>> }> {
+  const receiver = await hookReceiver(t, statusOf);
   const target = await startListener('127.0.0.1');
   t.after(() => target.close());
+  return { receiver, target };
+}
+
+test('a job with a webhook_url: the receiver gets job.succeeded, signed, after 500 twice; GET /api/jobs/{id} shows the three attempts', async (t) => {
+  const b = await build(t, { env: LOOPBACK_ENV, deps: { webhookTuning: FAST } });
+  const { receiver, target } = await receiverAndTarget(t, (n) => (n < 2 ? 500 : 200));
   const res = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: target.port, webhook_url: `${receiver.url}/hook` }, headers: { prefer: 'respond-async' } });
   assert.equal(res.status, 202);
   const job = ((await res.json()) as { data: JobView }).data;
@@ -51,13 +63,7 @@ test('a job with a webhook_url: the receiver gets job.succeeded, signed, after 5
 
 test('a job finished while its event could not be queued (the database failed just then) gets its webhook once, from the sweep', async (t) => {
   const b = await build(t, { env: LOOPBACK_ENV, deps: { webhookTuning: { ...FAST, sweepMs: 50, sweepGraceMs: 0 } } });
-  const receiver = await startReceiver((_req, res) => {
-    res.writeHead(200);
-    res.end();
-  });
-  t.after(() => receiver.close());
-  const target = await startListener('127.0.0.1');
-  t.after(() => target.close());
+  const { receiver, target } = await receiverAndTarget(t);
   // Every enqueue fails until the job is over: its own (the only call finished() makes) included.
   const deliveries = b.store.webhookDeliveries;
   const enqueue = deliveries.enqueue.bind(deliveries);
@@ -109,11 +115,7 @@ test('a webhook_url in a forbidden range is a 403 at job creation, and nothing c
 });
 
 test("an event the sweep queues at start shows the job as the API does: a bulk job cancelled before its first item has result [], not null", async (t) => {
-  const receiver = await startReceiver((_req, res) => {
-    res.writeHead(200);
-    res.end();
-  });
-  t.after(() => receiver.close());
+  const receiver = await hookReceiver(t);
   const store = await openSqliteStore(join(tempDir(t), 'netdiag.db'));
   const { account, token } = await new AccountService(store).createAccount({ email: 'a@example.com', name: 'A', plan: 'pro' });
   // Left by a process that died before queuing its event: cancelled a minute ago, no items, no delivery.
@@ -141,13 +143,7 @@ test("an event the sweep queues at start shows the job as the API does: a bulk j
 
 test("POST /api/jobs/{id}/deliveries sends a finished job's event again, same webhook-id, as no call; 409 without a webhook_url, 404 for another's job", async (t) => {
   const b = await build(t, { env: LOOPBACK_ENV, deps: { webhookTuning: FAST } });
-  const receiver = await startReceiver((_req, res) => {
-    res.writeHead(200);
-    res.end();
-  });
-  t.after(() => receiver.close());
-  const target = await startListener('127.0.0.1');
-  t.after(() => target.close());
+  const { receiver, target } = await receiverAndTarget(t);
   const created = await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: target.port, webhook_url: `${receiver.url}/hook` }, headers: { prefer: 'respond-async' } });
   const job = ((await created.json()) as { data: JobView }).data;
   await eventually(async () => receiver.received.length, (n) => n >= 1);
