@@ -13,7 +13,8 @@ import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
-import { registerUsageRecording } from './http/plugins/usage.js';
+import { callRecorder, registerUsageRecording } from './http/plugins/usage.js';
+import { operationCaller } from './http/calls.js';
 import { RouteIndex } from './http/route-index.js';
 import type { RouteDeps } from './http/routes/deps.js';
 import { dnsRoutes } from './http/routes/dns.js';
@@ -113,7 +114,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   const { accounts, limiter, now } = deps;
   const access = registerAccess(app, { accounts, limiter, now });
   registerInFlight(app, { slots: deps.slots, onRefused: access.refund });
-  if (deps.recorder) registerUsageRecording(app, deps.recorder);
+  const record = deps.recorder ? callRecorder(deps.recorder) : null;
+  if (record) registerUsageRecording(app, record);
   await registerOpenApi(app, { dataNotes: geoNotes(deps.geo) });
 
   await app.register(async (api) => {
@@ -127,8 +129,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await jobRoutes(api, deps);
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });
-  // MCP tools, each call an injected call of its /api route.
-  await mcpRoutes(app);
+  // MCP tools, each call made inside the /mcp request through its operation's steps.
+  await mcpRoutes(app, operationCaller({ routeDeps: deps, access, slots: deps.slots, record }));
   await healthRoutes(app, deps.store, limiter);
   await judgeRoutes(app, deps);
   await registerPages(app, {

@@ -29,7 +29,13 @@ function declaredFields(op: AnyOperation): (body: Record<string, unknown>) => Re
 }
 
 /** A signal that never aborts: operations that ignore client hang-ups need no listener per request. */
-const NEVER = new AbortController().signal;
+export const NEVER = new AbortController().signal;
+
+/** The body schema of an operation's route: the operation's fields, and `webhook_url` beside them for a job. */
+export function routeBodyOf(op: AnyOperation): TObject {
+  // Every operation's body is an object (the job keeps its fields).
+  return Type.Object({ ...(op.body as TObject).properties, webhook_url: WebhookUrlField });
+}
 
 /**
  * The route of an operation (src/operations/operation.ts): synchronous, or a job when the client
@@ -45,8 +51,7 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
         operationId: operationIdOf(op.path),
         summary: op.summary,
         tags: op.tags,
-        // Every operation's body is an object (the job keeps its fields); `webhook_url` rides beside them.
-        body: Type.Object({ ...(op.body as TObject).properties, webhook_url: WebhookUrlField }),
+        body: routeBodyOf(op),
         response: { ...responses(op.data), 202: JobAccepted },
       },
     },

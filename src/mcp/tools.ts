@@ -23,10 +23,11 @@ export interface EndpointAnswer {
 }
 
 /**
- * Calls `POST /api<endpoint.path>` with `body`, as the caller (its token, its limits). `signal`
- * aborts when the MCP request is cancelled (stdio); a probe is also abandoned when its client goes.
+ * Calls the operation's endpoint (`POST /api<op.path>`) with `body`, as the caller (its token, its
+ * limits). `signal` aborts when the MCP request is cancelled (stdio); a probe is also abandoned
+ * when its client goes.
  */
-export type CallEndpoint = (endpoint: { path: string; probe: boolean }, body: Record<string, unknown>, signal: AbortSignal) => Promise<EndpointAnswer>;
+export type CallEndpoint = (op: AnyOperation, body: Record<string, unknown>, signal: AbortSignal) => Promise<EndpointAnswer>;
 
 /** Where the structured content of an operation whose `data` is an array puts it: MCP's structured content is an object. */
 export const ITEMS_KEY = 'items';

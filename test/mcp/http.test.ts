@@ -216,6 +216,9 @@ test('work in flight is shared with the API: a probe past the plan\'s limit is a
   assert.match(text(result), /too many probing requests at once for the free plan: at most 2 in flight/);
   assert.equal((result._meta as Record<string, { details: { window: string } }>)['netdiag/error']!.details.window, 'concurrent');
   assert.equal(hanging.sockets.length, 2, 'the refused call dialled nothing');
+  // A 429 is no call: the refused one was taken back from the windows (two held calls and this one).
+  const next = (await client.callTool({ name: 'ipv6_expand', arguments: { ipv6: '::1' } })) as CallToolResult;
+  assert.equal((next._meta as Record<string, { remaining: number; limit: number }>)['netdiag/rate_limit']!.remaining, 10 - 3);
 });
 
 test('callers at once, with the same JSON-RPC ids, get their own answers, counted to their own accounts', async (t) => {

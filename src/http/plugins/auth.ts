@@ -124,12 +124,18 @@ function policyOf(plan: string): RatePolicy {
 const ANONYMOUS_POLICY = RATE_POLICIES.get(ANONYMOUS_LIMITS)!;
 
 /** The rate-limit headers of a decision: those of the window with the fewest requests left. */
-function setRateHeaders(reply: FastifyReply, decision: Decision, policy: RatePolicy): void {
+function rateHeaders(decision: Decision, policy: RatePolicy): Record<string, string> {
   const w = headlineWindow(decision);
-  reply.header('x-ratelimit-limit', String(w.limit));
-  reply.header('x-ratelimit-remaining', String(w.remaining));
-  reply.header('x-ratelimit-reset', String(Math.ceil(w.resetAt / 1000)));
-  reply.header('ratelimit-policy', policy.header);
+  return {
+    'x-ratelimit-limit': String(w.limit),
+    'x-ratelimit-remaining': String(w.remaining),
+    'x-ratelimit-reset': String(Math.ceil(w.resetAt / 1000)),
+    'ratelimit-policy': policy.header,
+  };
+}
+
+function setRateHeaders(reply: FastifyReply, decision: Decision, policy: RatePolicy): void {
+  reply.headers(rateHeaders(decision, policy));
 }
 
 /** The headers of windows as they stand (`peek`), for an answer that spent nothing. */
@@ -154,10 +160,18 @@ function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, 
 /** The usage endpoint of a request that reached no route, so junk paths add one row, not many. */
 export const UNMATCHED_ENDPOINT = '(unmatched)';
 
-/** What the access check offers the plugins that refuse an admitted request for another reason. */
+/** What the access check offers the plugins that refuse an admitted request for another reason, and calls made inside a request. */
 export interface AccessControl {
   /** The request was admitted by the account's windows but is refused after all (a 429): it is not a call. */
   refund(request: FastifyRequest): Promise<void>;
+  /**
+   * Counts one call of `account` in its plan's windows, as the access check of a counted route
+   * does (an MCP tool call made inside POST /mcp): the rate-limit headers of its answer, and the
+   * 429 to answer when a window is full (null when admitted).
+   */
+  countCall(account: Account, now: number): Promise<{ headers: Record<string, string>; refusal: RateLimitError | null }>;
+  /** A call `countCall` admitted is refused after all (a 429): it is not a call. */
+  refundCall(account: Account, now: number): Promise<void>;
 }
 
 /** What a route under /api asks of a request before its handler may run. */
@@ -283,20 +297,29 @@ export function registerAccess(
 
   type AccessHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+  /** One call of `account` in its plan's windows: the decision and its headers, or null without a limiter. */
+  const count = async (account: Account, now: number): Promise<{ decision: Decision; headers: Record<string, string>; refusal: RateLimitError | null } | null> => {
+    if (!limiter) return null;
+    const policy = policyOf(account.plan);
+    const decision = await limiter.consume(accountKey(account.id), policy.limits, now);
+    return { decision, headers: rateHeaders(decision, policy), refusal: decision.allowed ? null : rateLimitError(decision, account.plan, policy.limits, now, false) };
+  };
+
+  const refundCall = async (account: Account, now: number): Promise<void> => {
+    // A refund that fails is not the request's failure.
+    await limiter?.refund?.(accountKey(account.id), now).catch(() => undefined);
+  };
+
   /** The authenticated account's request, counted in its plan's windows (a 429 when one is full). */
   const tokenAccess: AccessHook = async (request, reply) => {
     const auth = await authenticate(request, reply);
-    let decision: Decision | null = null;
-    const policy = policyOf(auth.account.plan);
-    if (limiter) {
-      decision = await limiter.consume(accountKey(auth.account.id), policy.limits, request.receivedAt);
-      setRateHeaders(reply, decision, policy);
-    }
+    const counted = await count(auth.account, request.receivedAt);
+    if (counted) reply.headers(counted.headers);
     // Set once the windows have answered: a refused request is still its account's (usage records its 429).
     request.account = auth.account;
     request.tokenId = auth.tokenId;
-    request.rateDecision = decision;
-    if (decision && !decision.allowed) throw rateLimitError(decision, auth.account.plan, policy.limits, request.receivedAt, false);
+    request.rateDecision = counted?.decision ?? null;
+    if (counted?.refusal) throw counted.refusal;
   };
 
   /** An `uncounted` route's request: its windows shown as they are, nothing spent. */
@@ -336,10 +359,13 @@ export function registerAccess(
 
   return {
     async refund(request) {
-      if (request.account === null || request.rateDecision === null || !limiter?.refund) return;
-      // A refund that fails is not the request's failure.
-      await limiter.refund(accountKey(request.account.id), request.receivedAt).catch(() => undefined);
+      if (request.account !== null && request.rateDecision !== null) await refundCall(request.account, request.receivedAt);
     },
+    async countCall(account, now) {
+      const counted = await count(account, now);
+      return { headers: counted?.headers ?? {}, refusal: counted?.refusal ?? null };
+    },
+    refundCall,
   };
 }
 

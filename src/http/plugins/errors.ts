@@ -68,9 +68,10 @@ function bodyOf(error: AppError): JobError {
  * The error envelope and status a synchronous call answers for anything thrown: a job that fails
  * records this very body as its `error`.
  */
-export function errorResponseOf(err: unknown): { status: number; body: JobError } {
+export function errorResponseOf(err: unknown): { status: number; body: JobError; headers: Record<string, string>; unexpected: boolean } {
   const appError = err instanceof Error ? toAppError(err as FastifyError) : new InternalError();
-  return { status: appError.status, body: bodyOf(appError) };
+  // `unexpected`: a bug, not an answer; the error handler logs these as 'unhandled error'.
+  return { status: appError.status, body: bodyOf(appError), headers: appError.headers ?? {}, unexpected: appError instanceof InternalError };
 }
 
 /** What anything thrown answers as: an AppError with its status, message and headers (pages use it too). */

@@ -4,6 +4,7 @@ import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
 import { accountKey } from './auth.js';
 import type { InFlightSlots } from '../../domain/in-flight.js';
+import type { Account } from '../../domain/accounts/repositories.js';
 import { runAsOwner } from '../../domain/owner.js';
 import { prefersRespondAsync } from '../operation.js';
 
@@ -27,6 +28,18 @@ function inFlightError(plan: string, max: number, now: number): RateLimitError {
 }
 
 type HookDone = (err?: Error) => void;
+
+/**
+ * Takes one of `account`'s slots of work in flight: the function that gives it back, or the 429
+ * (after `onRefused`: a refused call is taken back from the windows that counted it).
+ */
+export async function takeSlot(slots: InFlightSlots, account: Account, now: number, onRefused?: () => Promise<void>): Promise<() => void> {
+  const max = inFlightLimit(account.plan);
+  const release = await slots.tryAcquire(accountKey(account.id), max);
+  if (release !== null) return release;
+  await onRefused?.();
+  throw inFlightError(account.plan, max, now);
+}
 
 /**
  * Work in flight per account on the routes marked `config: { probe: true }`. The check is the
@@ -54,13 +67,8 @@ export function registerInFlight(
     const account = request.account;
     // A job is only accepted here: it takes its slot when it runs, and waits queued until one is free.
     if (account === null || prefersRespondAsync(request.headers.prefer)) return null;
-    const owner = accountKey(account.id);
-    const max = inFlightLimit(account.plan);
-    const release = await slots.tryAcquire(owner, max);
-    if (release === null) {
-      await opts.onRefused?.(request);
-      throw inFlightError(account.plan, max, request.receivedAt || Date.now());
-    }
+    const onRefused = opts.onRefused;
+    const release = await takeSlot(slots, account, request.receivedAt || Date.now(), onRefused && (() => onRefused(request)));
     // The client may have left while Redis was asked: then nothing will answer, give it back now.
     if (reply.raw.destroyed || reply.raw.writableFinished) {
       release();
@@ -70,7 +78,7 @@ export function registerInFlight(
     // covers injected requests, whose response may not emit it.
     reply.raw.once('close', release);
     request.probeRelease = release;
-    return owner;
+    return accountKey(account.id);
   };
 
   // A callback hook for one reason: the rest of the request (the handler) must run inside

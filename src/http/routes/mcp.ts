@@ -3,7 +3,9 @@ import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema, SUPPORTED_
 import { Exchanges } from '../../mcp/exchange.js';
 import { mcpServer, type CallEndpoint } from '../../mcp/tools.js';
 import { clientGoneSignal } from '../client-gone.js';
-import { API_PREFIX } from '../plugins/auth.js';
+import { accountOf } from '../plugins/auth.js';
+import type { CallOperation } from '../calls.js';
+import { NEVER } from '../operation.js';
 
 /** Where MCP's Streamable HTTP transport is served (API.md, "MCP"). */
 export const MCP_PATH = '/mcp';
@@ -20,31 +22,21 @@ export const MCP_MAX_BATCH = 10;
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy'] as const;
 
 /**
- * A tool call made inside the app: `POST /api<path>` injected with the caller's Authorization
- * header and address, so it passes every hook a call over the network passes (authentication,
- * rate windows, work in flight, validation, the target policy, the serializer, usage recording
- * under that endpoint) by construction. A probe is abandoned when the MCP client hangs up.
+ * Tool calls of the /mcp request's account: each a call of its operation made inside this
+ * request (src/http/calls.ts), counted, limited, validated, run and recorded as its own route's
+ * request would be. A probe is abandoned when the MCP client hangs up.
  */
-function callThroughApi(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): CallEndpoint {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (request.headers.authorization !== undefined) headers.authorization = request.headers.authorization;
+function callsOf(call: CallOperation, request: FastifyRequest, reply: FastifyReply): CallEndpoint {
+  const account = accountOf(request);
   let gone: AbortSignal | undefined;
-  return async ({ path, probe }, body) => {
-    const res = await app.inject({
-      method: 'POST',
-      url: API_PREFIX + path,
-      headers,
-      payload: JSON.stringify(body),
-      remoteAddress: request.ip,
-      validate: false,
-      ...(probe ? { signal: (gone ??= clientGoneSignal(reply)) } : {}),
-    });
+  return async (op, body) => {
+    const answer = await call({ account, receivedAt: request.receivedAt, signal: op.probe ? (gone ??= clientGoneSignal(reply)) : NEVER, log: request.log }, op, body);
     // The /mcp response tells the windows as the last call left them (its own request spent nothing).
     for (const name of RATE_HEADERS) {
-      const value = res.headers[name];
-      if (typeof value === 'string') reply.header(name, value);
+      const value = answer.headers[name];
+      if (value !== undefined) reply.header(name, value);
     }
-    return { status: res.statusCode, body: res.json(), header: (name) => res.headers[name] as string | undefined };
+    return { status: answer.status, body: answer.body, header: (name) => answer.headers[name] };
   };
 }
 
@@ -60,7 +52,7 @@ function refuse(reply: FastifyReply, status: number, code: number, message: stri
  * of its endpoint. The body is read as every body here is (JSON, 1 MiB, nesting bounded). GET and
  * DELETE /mcp are 405 (no server-sent stream, no session to end), as the transport allows.
  */
-export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+export async function mcpRoutes(app: FastifyInstance, call: CallOperation): Promise<void> {
   const exchanges = new Exchanges<CallEndpoint>();
   const server = mcpServer((id) => exchanges.contextOf(id));
   await server.connect(exchanges);
@@ -89,7 +81,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     const requests = messages.filter((m): m is JSONRPCRequest => isJSONRPCRequest(m));
     if (requests.length === 0) return reply.code(202).send();
     if (new Set(requests.map((r) => r.id)).size < requests.length) return refuse(reply, 400, -32600, 'Invalid Request: two requests of a batch share an id');
-    const answers = await exchanges.exchange(requests, callThroughApi(app, request, reply));
+    const answers = await exchanges.exchange(requests, callsOf(call, request, reply));
     return reply.type('application/json').send(JSON.stringify(batch ? answers : answers[0]));
   });
 }

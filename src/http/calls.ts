@@ -1,0 +1,107 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Account } from '../domain/accounts/repositories.js';
+import type { InFlightSlots } from '../domain/in-flight.js';
+import { runAsOwner } from '../domain/owner.js';
+import { ClientGoneError } from '../errors.js';
+import { serializerOf, type AnyOperation } from '../operations/operation.js';
+import { NEVER, routeBodyOf } from './operation.js';
+import { CLIENT_GONE_STATUS } from './client-gone.js';
+import type { AccessControl } from './plugins/auth.js';
+import { accountKey } from './plugins/auth.js';
+import { errorResponseOf } from './plugins/errors.js';
+import { takeSlot } from './plugins/in-flight.js';
+import type { Call } from './plugins/usage.js';
+import { ok } from './reply.js';
+import type { RouteDeps } from './routes/deps.js';
+import { validationErrorFromAjv, validatorCompiler } from './validation.js';
+
+/** What an operation call made inside another request answered: as its own route would have. */
+export interface CallAnswer {
+  status: number;
+  /** The envelope, as the route's serializer writes it (then parsed). */
+  body: unknown;
+  /** Its headers (rate limits, Retry-After), lowercase names. */
+  headers: Record<string, string>;
+}
+
+/** Who calls, and when the request that carries the call arrived. */
+export interface Caller {
+  account: Account;
+  receivedAt: number;
+  /** Aborts when the client that asked is gone (probes only). */
+  signal: AbortSignal;
+  log: FastifyBaseLogger;
+}
+
+export type CallOperation = (caller: Caller, op: AnyOperation, body: unknown) => Promise<CallAnswer>;
+
+/**
+ * A synchronous call of an operation made inside another request (each MCP tool call inside
+ * POST /mcp), through the steps its own route's request passes, in the same order and with the
+ * same functions: the call counted in the account's windows (a 429 when one is full), the body
+ * validated by the route's schema and validator, a slot of work in flight for a probe (refunded
+ * when refused), the run as the account's work, `data` written by the route's serializer, any
+ * error answered with the route's status and envelope, and the call recorded in usage under the
+ * operation's endpoint. What the caller's own request already did (reading the body, the token
+ * check, draining) is not done twice.
+ *
+ * Before this, a tool call was the route's request injected into the app; that cost a second
+ * whole request (light-my-request's request and response objects, routing, the hooks) and made
+ * a tool call of ipv6_expand 3.4× the API call (bench/mcp.ts).
+ */
+export function operationCaller(deps: {
+  routeDeps: RouteDeps;
+  access: AccessControl;
+  slots: InFlightSlots;
+  /** null: usage is not recorded (AppDeps.recorder absent). */
+  record: ((call: Call) => Promise<void>) | null;
+}): CallOperation {
+  const compiled = new Map<AnyOperation, { validate: (body: unknown) => boolean; write: (data: unknown) => string }>();
+  const of = (op: AnyOperation) => {
+    let c = compiled.get(op);
+    if (!c) {
+      const validate = validatorCompiler({ schema: routeBodyOf(op), httpPart: 'body', method: 'POST', url: op.path }) as (body: unknown) => boolean;
+      compiled.set(op, (c = { validate, write: serializerOf(op.data) }));
+    }
+    return c;
+  };
+
+  const answer = async (caller: Caller, op: AnyOperation, body: unknown, headers: Record<string, string>): Promise<{ status: number; body: unknown }> => {
+    const { account, receivedAt } = caller;
+    const counted = await deps.access.countCall(account, receivedAt);
+    Object.assign(headers, counted.headers);
+    if (counted.refusal) throw counted.refusal;
+    const { validate, write } = of(op);
+    if (!validate(body)) throw validationErrorFromAjv((validate as unknown as { errors: Parameters<typeof validationErrorFromAjv>[0] }).errors, 'body');
+    const release = op.probe ? await takeSlot(deps.slots, account, receivedAt, () => deps.access.refundCall(account, receivedAt)) : null;
+    try {
+      const run = () => op.run(deps.routeDeps, body as Record<string, unknown>, { signal: op.probe ? caller.signal : NEVER });
+      const { data, message } = release ? await runAsOwner(accountKey(account.id), run) : await run();
+      return { status: 200, body: ok(JSON.parse(write(data)) as unknown, message) };
+    } finally {
+      release?.();
+    }
+  };
+
+  return async (caller, op, body) => {
+    const started = performance.now();
+    const headers: Record<string, string> = {};
+    let status: number;
+    let envelope: unknown;
+    try {
+      ({ status, body: envelope } = await answer(caller, op, body, headers));
+    } catch (err) {
+      if (err instanceof ClientGoneError) {
+        status = CLIENT_GONE_STATUS;
+        envelope = null;
+      } else {
+        const refused = errorResponseOf(err);
+        if (refused.unexpected) caller.log.error({ err }, 'unhandled error');
+        ({ status, body: envelope } = refused);
+        Object.assign(headers, refused.headers);
+      }
+    }
+    await deps.record?.({ accountId: caller.account.id, endpoint: op.path, status, durationMs: performance.now() - started, at: caller.receivedAt });
+    return { status, body: envelope, headers };
+  };
+}
