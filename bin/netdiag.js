@@ -1,15 +1,22 @@
 #!/usr/bin/env -S node --max-semi-space-size=64
-// Runs the TypeScript CLI through tsx, so a fresh clone needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs the TypeScript CLI through tsx, so a fresh clone needs no build step. Where compiled
+// JavaScript sits beside the sources (the tree `npm test` compiles once per run,
+// scripts/test-tree.mjs), it runs that instead, with no loader.
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-register();
+const source = (name) => {
+  const compiled = fileURLToPath(new URL(`../src/${name}.js`, import.meta.url));
+  return existsSync(compiled) ? compiled : fileURLToPath(new URL(`../src/${name}.ts`, import.meta.url));
+};
+const entry = source('cli');
+if (entry.endsWith('.ts')) (await import('tsx/esm/api')).register();
 if (process.argv[2] === 'serve') {
   // Before the application's modules load: see src/lib/next-tick-warmup.ts.
-  const { warmUpNextTick } = await import(fileURLToPath(new URL('../src/lib/next-tick-warmup.ts', import.meta.url)));
+  const { warmUpNextTick } = await import(source('lib/next-tick-warmup'));
   await warmUpNextTick();
 }
-const { runCli } = await import(fileURLToPath(new URL('../src/cli.ts', import.meta.url)));
+const { runCli } = await import(entry);
 const code = await runCli(process.argv.slice(2), {
   env: process.env,
   stdout: (t) => process.stdout.write(t),

@@ -4,6 +4,7 @@ import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { build } from '../helpers/build.js';
 import { driftingRoutes } from '../fixtures/drifting-routes.js';
+import { runnable } from '../helpers/node-script.js';
 
 /**
  * The suite's referee fails a test whose answers the OpenAPI document does not describe: here
@@ -31,11 +32,11 @@ function heldContext(t: TestContext): { context: TestContext; runAfter: () => Pr
 }
 
 test('a test whose answer drifts from the document fails under node --test, and its servers are still closed', async () => {
-  const file = fileURLToPath(new URL('../fixtures/contract-drift.ts', import.meta.url));
+  const { loader, file } = runnable(fileURLToPath(new URL('../fixtures/contract-drift.ts', import.meta.url)));
   // Without the runner's own variable, the child runs as a test run of its own, not as part of this one.
   const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
   const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', '--test', file], { env, timeout: 120_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [...loader, '--test', file], { env, timeout: 120_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: stdout + stderr }),
     );
   });
