@@ -14,9 +14,10 @@ export const dnsOperations = [
     precheck(_deps, { domain, type }) {
       queryName(domain, parseRecordType(type));
     },
-    async run(deps, { domain, type }) {
-      const result = await deps.dns.lookup(domain, type);
-      return { data: result, message: `${result.type} lookup: ${result.status}` };
+    async run(deps, { domain, type, dnssec }) {
+      const result = await deps.dns.lookup(domain, type, { dnssec });
+      const validated = result.authenticated === undefined ? '' : result.authenticated ? ', authenticated' : ', not authenticated';
+      return { data: result, message: `${result.type} lookup: ${result.status}${validated}` };
     },
   }),
   defineOperation({
@@ -31,8 +32,8 @@ export const dnsOperations = [
     precheck(_deps, { type }) {
       parseRecordType(type);
     },
-    async run(deps, { domains, type }, { onItem }) {
-      const results = await deps.dns.lookupBulk(domains, type, onItem);
+    async run(deps, { domains, type, dnssec }, { onItem }) {
+      const results = await deps.dns.lookupBulk(domains, type, onItem, { dnssec });
       const refused = results.filter((r) => 'error_code' in r).length;
       return { data: results, message: `${results.length} lookups${refused ? `, ${refused} invalid` : ''}` };
     },

@@ -7,6 +7,7 @@ import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { closedUdpPort, startDnsServer, type DnsFixture, type FixtureRecord } from '../fixtures/dns-server.js';
 import { EXAMPLE_ZONE } from '../fixtures/example-zone.js';
+import { alpn, ipv4, SVC_KEYS, svcbRecord, u16 } from '../fixtures/svcb.js';
 
 /**
  * POST /api/dns/lookup and /api/dns/lookup-bulk over real HTTP, against a real DNS server on
@@ -23,6 +24,11 @@ const ZONE: FixtureRecord[] = [
   { name: 'tc.example.test', type: 'A', ttl: 77, data: '192.0.2.30' },
   { name: 'servfail.example.test', type: 'A', ttl: 60, data: '192.0.2.40' },
   ...Array.from({ length: 50 }, (_, i): FixtureRecord => ({ name: `host${i}.bulk.test`, type: 'A', ttl: 100 + i, data: `198.51.100.${i}` })),
+  svcbRecord('HTTPS', 'example.test', 300, 1, '.', [[SVC_KEYS.alpn, alpn('h2', 'h3')], [SVC_KEYS.port, u16(8443)], [SVC_KEYS.ipv4hint, ipv4('192.0.2.10')]]),
+  svcbRecord('SVCB', '_dns.example.test', 300, 1, 'dns.example.test', [[SVC_KEYS.alpn, alpn('dot')]]),
+  { name: 'example.test', type: 'DNSKEY', ttl: 3600, data: { flags: 257, algorithm: 13, key: Buffer.from('netdiag test key') } },
+  { name: 'example.test', type: 'DS', ttl: 3600, data: { keyTag: 2371, algorithm: 13, digestType: 2, digest: Buffer.from('00ff10ab', 'hex') } },
+  { name: 'plain.test', type: 'A', ttl: 60, data: '192.0.2.50' },
 ];
 
 /** The `data` of a lookup, as the published schema describes it. */
@@ -45,6 +51,7 @@ before(async () => {
   dns = await startDnsServer({
     records: ZONE,
     behaviours: { 'tc.example.test': 'truncate', 'servfail.example.test': 'SERVFAIL', 'refused.example.test': 'REFUSED', 'silent.example.test': 'drop' },
+    secure: ['example.test'],
   });
 });
 after(() => dns.close());
@@ -127,6 +134,10 @@ describe('POST /api/dns/lookup: every supported type, exact records and TTLs', (
     ['_sip._tcp.example.test', 'SRV', [{ type: 'SRV', ttl: 450, priority: 10, weight: 60, port: 5060, target: 'sip.example.test' }]],
     ['example.test', 'CAA', [{ type: 'CAA', ttl: 3600, flags: 0, tag: 'issue', value: 'letsencrypt.org' }]],
     ['10.2.0.192.in-addr.arpa', 'PTR', [{ type: 'PTR', ttl: 3600, value: 'example.test' }]],
+    ['example.test', 'HTTPS', [{ type: 'HTTPS', ttl: 300, priority: 1, target: '.', params: { alpn: 'h2,h3', port: '8443', ipv4hint: '192.0.2.10' } }]],
+    ['_dns.example.test', 'SVCB', [{ type: 'SVCB', ttl: 300, priority: 1, target: 'dns.example.test', params: { alpn: 'dot' } }]],
+    ['example.test', 'DNSKEY', [{ type: 'DNSKEY', ttl: 3600, flags: 257, protocol: 3, algorithm: 13, key: Buffer.from('netdiag test key').toString('base64') }]],
+    ['example.test', 'DS', [{ type: 'DS', ttl: 3600, key_tag: 2371, algorithm: 13, digest_type: 2, digest: '00FF10AB' }]],
   ];
   for (const [domain, type, records] of cases) {
     test(`${type} ${domain}`, async (t) => {
@@ -183,6 +194,46 @@ describe('POST /api/dns/lookup: every supported type, exact records and TTLs', (
     const data = await lookup(built, { domain: '_sip._tcp.example.test', type: 'MX' });
     assert.equal(data.status, 'NOERROR');
     assert.deepEqual(data.records, []);
+  });
+});
+
+describe('POST /api/dns/lookup: dnssec', () => {
+  test('dnssec: true asks with the DO bit and reports the AD bit as authenticated', async (t) => {
+    const built = await app(t);
+    dns.resetLog();
+    const signed = await lookup(built, { domain: 'example.test', type: 'DS', dnssec: true });
+    assert.equal(signed.authenticated, true);
+    assert.equal(signed.records.length, 1);
+    const unsigned = await lookup(built, { domain: 'plain.test', dnssec: true });
+    assert.equal(unsigned.authenticated, false);
+    assert.deepEqual(dns.queries.map((q) => q.dnssecOk), [true, true]);
+  });
+
+  test('without dnssec: no DO bit, no authenticated field', async (t) => {
+    const built = await app(t);
+    dns.resetLog();
+    const data = await lookup(built, { domain: 'example.test', type: 'DNSKEY' });
+    assert.equal('authenticated' in data, false);
+    assert.deepEqual(dns.queries.map((q) => q.dnssecOk), [false]);
+  });
+
+  test('bulk: the new types and dnssec apply to every name', async (t) => {
+    const built = await app(t);
+    const { status, body } = await post<Envelope<DnsResultBody[]>>(built, '/api/dns/lookup-bulk', { domains: ['example.test', 'plain.test'], type: 'https', dnssec: true });
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.deepEqual(
+      body.data.map((d) => [d.domain, d.type, d.records.length, d.authenticated]),
+      [
+        ['example.test', 'HTTPS', 1, true],
+        ['plain.test', 'HTTPS', 0, false],
+      ],
+    );
+  });
+
+  test('dnssec must be a boolean', async (t) => {
+    const built = await app(t);
+    const body = await rejected(built, '/api/dns/lookup', { domain: 'example.test', dnssec: 'yes' }, 'dnssec: must be a boolean');
+    assert.equal(body.details?.field, 'dnssec');
   });
 });
 
@@ -367,7 +418,7 @@ describe('POST /api/dns/lookup-bulk', () => {
     assert.equal(body.data[3]!.error, 'domains[3]: must not be empty');
     assert.equal(dns.count({ name: 'bad..example.test' }), 0);
     dns.resetLog();
-    await rejected(built, '/api/dns/lookup-bulk', { domains: ['example.test'], type: 'ANY' }, 'type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA');
+    await rejected(built, '/api/dns/lookup-bulk', { domains: ['example.test'], type: 'ANY' }, 'type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA, HTTPS, SVCB, DNSKEY, DS');
     assert.equal(dns.count(), 0);
   });
 });
@@ -386,8 +437,8 @@ describe('POST /api/dns/lookup: bad input → 400 naming the field and the rule,
     [{ domain: `${'abcdefghi.'.repeat(26)}test` }, 'domain: must be at most 253 characters'],
     [{ domain: 'x'.repeat(301) }, 'domain: must be at most 300 characters'],
     [{ domain: '192.0.2.1' }, 'domain: must be a domain name, not an IP address (use type PTR for reverse lookups)'],
-    [{ domain: 'example.test', type: 'HINFO' }, 'type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA'],
-    [{ domain: 'example.test', type: '' }, 'type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA'],
+    [{ domain: 'example.test', type: 'HINFO' }, 'type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA, HTTPS, SVCB, DNSKEY, DS'],
+    [{ domain: 'example.test', type: '' }, 'type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA, HTTPS, SVCB, DNSKEY, DS'],
     [{ domain: 'example.test', type: 1 }, 'type: must be a string'],
   ];
   test('each case', async (t) => {

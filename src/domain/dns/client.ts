@@ -8,7 +8,7 @@ export interface DnsServer {
   port: number;
 }
 
-export const DNS_RECORD_TYPES = ['A', 'AAAA', 'MX', 'TXT', 'NS', 'CNAME', 'SOA', 'PTR', 'SRV', 'CAA'] as const;
+export const DNS_RECORD_TYPES = ['A', 'AAAA', 'MX', 'TXT', 'NS', 'CNAME', 'SOA', 'PTR', 'SRV', 'CAA', 'HTTPS', 'SVCB', 'DNSKEY', 'DS'] as const;
 export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
 
 export function isDnsRecordType(value: string): value is DnsRecordType {
@@ -36,6 +36,19 @@ export interface SoaRecord {
 }
 export interface SrvRecord { type: 'SRV'; ttl: number; priority: number; weight: number; port: number; target: string }
 export interface CaaRecord { type: 'CAA'; ttl: number; flags: number; tag: string; value: string }
+/**
+ * HTTPS and SVCB (RFC 9460): `params` maps each SvcParamKey as dig names it (alpn, port,
+ * ipv4hint, ech, ipv6hint, mandatory, no-default-alpn, dohpath, ohttp, key65000 ...) to its value
+ * as dig prints it, without the surrounding quotes ("h2,h3", "8443", "192.0.2.1,192.0.2.2"; a
+ * key without a value, such as no-default-alpn, maps to ""). AliasMode (priority 0) has none.
+ */
+export interface SvcbRecord { type: 'HTTPS' | 'SVCB'; ttl: number; priority: number; target: string; params: Record<string, string> }
+export interface HttpsRecord extends SvcbRecord { type: 'HTTPS' }
+export interface SvcbOnlyRecord extends SvcbRecord { type: 'SVCB' }
+/** DNSKEY (RFC 4034 2): `key` is the public key in base64, as zone files and dig show it. */
+export interface DnskeyRecord { type: 'DNSKEY'; ttl: number; flags: number; protocol: number; algorithm: number; key: string }
+/** DS (RFC 4034 5): `digest` in uppercase hexadecimal, as zone files and dig show it. */
+export interface DsRecord { type: 'DS'; ttl: number; key_tag: number; algorithm: number; digest_type: number; digest: string }
 
 export type DnsRecord =
   | ARecord
@@ -47,7 +60,11 @@ export type DnsRecord =
   | PtrRecord
   | SoaRecord
   | SrvRecord
-  | CaaRecord;
+  | CaaRecord
+  | HttpsRecord
+  | SvcbOnlyRecord
+  | DnskeyRecord
+  | DsRecord;
 
 /** The record shape for one type, e.g. DnsRecordOf<'MX'> = MxRecord. */
 export type DnsRecordOf<T extends DnsRecordType> = Extract<DnsRecord, { type: T }>;
@@ -91,6 +108,12 @@ export interface DnsAnswer<T extends DnsRecordType = DnsRecordType> {
   cached: boolean;
   /** Why there is no answer (TIMEOUT, UNREACHABLE): the last attempt's failure. Null otherwise. */
   error: string | null;
+  /**
+   * The AD bit of the answer: the resolver says it validated the data with DNSSEC (RFC 4035
+   * 3.2.3). A resolver sets it only for a query with the DO bit (`dnssec: true`); false without
+   * an answer.
+   */
+  authenticated: boolean;
 }
 
 export interface DnsQueryOptions {
@@ -102,6 +125,8 @@ export interface DnsQueryOptions {
   attempts?: number;
   /** false: skip the cache for this query (neither read nor written). */
   cache?: boolean;
+  /** Ask with the DO bit (RFC 3225): the resolver then sets AD on data it validated. Default false. */
+  dnssec?: boolean;
 }
 
 export interface DnsClient {

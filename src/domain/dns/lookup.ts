@@ -18,6 +18,13 @@ export interface DnsLookupResult {
   response_time: number;
   /** True when the answer came from the cache (TTLs are then the remaining ones). */
   cached: boolean;
+  /** Only when asked with `dnssec: true`: the AD bit of the resolver's answer (it validated the data). */
+  authenticated?: boolean;
+}
+
+export interface DnsLookupOptions {
+  /** Ask with the DO bit and report the answer's AD bit as `authenticated`. */
+  dnssec?: boolean;
 }
 
 /** A bulk entry that is not a domain name (API.md "Bulk calls agree on bad entries"): never asked. */
@@ -56,9 +63,9 @@ export class DnsLookupService {
     this.#concurrency = deps.bulkConcurrency ?? DNS_BULK_CONCURRENCY;
   }
 
-  async lookup(domain: string, type: string = DNS_DEFAULT_TYPE): Promise<DnsLookupResult> {
+  async lookup(domain: string, type: string = DNS_DEFAULT_TYPE, opts: DnsLookupOptions = {}): Promise<DnsLookupResult> {
     const rrtype = parseRecordType(type);
-    return this.#lookupName(queryName(domain, rrtype, 'domain'), rrtype);
+    return this.#lookupName(queryName(domain, rrtype, 'domain'), rrtype, opts.dnssec === true);
   }
 
   /**
@@ -73,6 +80,7 @@ export class DnsLookupService {
     type: string = DNS_DEFAULT_TYPE,
     /** Told each input position's answer as it completes (a name given twice: both positions at once). */
     onItem?: (index: number, result: DnsBulkItem) => void,
+    opts: DnsLookupOptions = {},
   ): Promise<DnsBulkItem[]> {
     if (!Array.isArray(domains)) throw new ValidationError('domains', 'must be an array of domain names');
     if (domains.length === 0) throw new ValidationError('domains', 'at least 1 entry');
@@ -88,7 +96,7 @@ export class DnsLookupService {
     const names = entries.map((e) => ('value' in e ? e.value : null));
     const unique = [...new Set(names.filter((n): n is string => n !== null))];
     await mapConcurrent(unique, this.#concurrency, async (name) => {
-      const result = await this.#lookupName(name, rrtype);
+      const result = await this.#lookupName(name, rrtype, opts.dnssec === true);
       names.forEach((n, i) => {
         if (n !== name) return;
         items[i] = result;
@@ -98,9 +106,9 @@ export class DnsLookupService {
     return items;
   }
 
-  async #lookupName(name: string, type: DnsRecordType): Promise<DnsLookupResult> {
-    const answer = await this.#client.query(name, type);
-    return {
+  async #lookupName(name: string, type: DnsRecordType, dnssec: boolean): Promise<DnsLookupResult> {
+    const answer = await this.#client.query(name, type, dnssec ? { dnssec } : {});
+    const result: DnsLookupResult = {
       domain: name,
       type,
       status: answer.status,
@@ -109,5 +117,7 @@ export class DnsLookupService {
       response_time: answer.responseTimeMs,
       cached: answer.cached,
     };
+    if (dnssec) result.authenticated = answer.authenticated;
+    return result;
   }
 }

@@ -16,10 +16,16 @@ const RecordType = Type.Enum([...DNS_RECORD_TYPES], {
   description: `record type, case-insensitive: one of ${DNS_RECORD_TYPES.join(', ')}`,
 });
 
-export const DnsLookupBody = Type.Object({ domain: Domain, type: Type.Optional(RecordType) });
+const Dnssec = Type.Boolean({
+  default: false,
+  description: 'ask with the DNSSEC OK (DO) bit; data then carries `authenticated`, the AD bit of the resolver\'s answer',
+});
+
+export const DnsLookupBody = Type.Object({ domain: Domain, type: Type.Optional(RecordType), dnssec: Type.Optional(Dnssec) });
 export const DnsBulkBody = Type.Object({
   domains: Type.Array(BulkEntry(DOMAIN_DESCRIPTION), { minItems: 1, maxItems: DNS_BULK_MAX_DOMAINS }),
   type: Type.Optional(RecordType),
+  dnssec: Type.Optional(Dnssec),
 });
 export const WhoisBody = Type.Object({ domain: Domain });
 
@@ -28,7 +34,7 @@ const DnsRecord = Type.Object({
   type: Type.String(),
   ttl: Type.Integer({ description: 'seconds' }),
   address: Type.Optional(Type.String({ description: 'A, AAAA' })),
-  priority: Type.Optional(Type.Integer({ description: 'MX, SRV' })),
+  priority: Type.Optional(Type.Integer({ description: 'MX, SRV, HTTPS, SVCB (SvcPriority: 0 is AliasMode)' })),
   exchange: Type.Optional(Type.String({ description: 'MX' })),
   value: Type.Optional(Type.String({ description: 'TXT (chunks joined), NS, CNAME, PTR, CAA' })),
   nsname: Type.Optional(Type.String({ description: 'SOA' })),
@@ -40,9 +46,21 @@ const DnsRecord = Type.Object({
   minttl: Type.Optional(Type.Integer()),
   weight: Type.Optional(Type.Integer({ description: 'SRV' })),
   port: Type.Optional(Type.Integer({ description: 'SRV' })),
-  target: Type.Optional(Type.String({ description: 'SRV' })),
-  flags: Type.Optional(Type.Integer({ description: 'CAA' })),
+  target: Type.Optional(Type.String({ description: 'SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the owner name itself)' })),
+  flags: Type.Optional(Type.Integer({ description: 'CAA, DNSKEY (257 for a key-signing key, 256 for a zone-signing key)' })),
   tag: Type.Optional(Type.String({ description: 'CAA' })),
+  params: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description:
+        'HTTPS, SVCB: each SvcParam as dig prints it, key -> value without the quotes: alpn "h2,h3", port "8443", ipv4hint "192.0.2.1,192.0.2.2", ipv6hint, ech (base64), mandatory "alpn,port", dohpath, an unknown key as "key65000"; a key without a value (no-default-alpn, ohttp) maps to ""',
+    }),
+  ),
+  protocol: Type.Optional(Type.Integer({ description: 'DNSKEY (always 3)' })),
+  algorithm: Type.Optional(Type.Integer({ description: 'DNSKEY, DS: the DNSSEC algorithm number (8 RSASHA256, 13 ECDSAP256SHA256, 15 ED25519, ...)' })),
+  key: Type.Optional(Type.String({ description: 'DNSKEY: the public key, base64' })),
+  key_tag: Type.Optional(Type.Integer({ description: 'DS: the key tag of the DNSKEY it points to' })),
+  digest_type: Type.Optional(Type.Integer({ description: 'DS: 1 SHA-1, 2 SHA-256, 4 SHA-384' })),
+  digest: Type.Optional(Type.String({ description: 'DS: the digest in uppercase hexadecimal, as dig prints it' })),
 });
 
 const resultFields = {
@@ -53,6 +71,9 @@ const resultFields = {
   resolver: Type.String({ description: 'the server that answered, ip or ip:port' }),
   response_time: Type.Number({ description: 'ms' }),
   cached: Type.Boolean({ description: 'answered from the TTL-honouring cache' }),
+  authenticated: Type.Optional(
+    Type.Boolean({ description: 'only with dnssec: true: the AD bit of the answer, the resolver saying it validated the data with DNSSEC (false without an answer)' }),
+  ),
 } satisfies TProperties;
 
 export const DnsLookupResult = Type.Object(resultFields);

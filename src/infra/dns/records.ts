@@ -1,5 +1,16 @@
 import type { Answer } from 'dns-packet';
 import type { DnsRecord, DnsRecordType } from '../../domain/dns/client.js';
+import { decodeSvcb } from './svcb.js';
+
+/**
+ * The type as dns-packet spells it on the wire: it knows no SVCB (64) or HTTPS (65), and
+ * encodes and decodes them by number, their RDATA a Buffer (decoded in svcb.ts).
+ */
+const WIRE_TYPES: Partial<Record<DnsRecordType, string>> = { SVCB: 'UNKNOWN_64', HTTPS: 'UNKNOWN_65' };
+
+export function wireType(type: DnsRecordType): string {
+  return WIRE_TYPES[type] ?? type;
+}
 
 /** dns-packet decodes the root name as "."; everywhere else names come without the trailing dot. */
 function hostName(name: string): string {
@@ -15,7 +26,12 @@ function text(chunk: string | Buffer): string {
  * could not give structure to). `ttl` is passed in so the cache can report remaining TTLs.
  */
 export function toDnsRecord(answer: Answer, type: DnsRecordType, ttl = answer.type === 'OPT' ? 0 : answer.ttl ?? 0): DnsRecord | null {
-  if (answer.type !== type) return null;
+  if ((answer.type as string) !== wireType(type)) return null;
+  if (type === 'SVCB' || type === 'HTTPS') {
+    const rdata = (answer as { data?: unknown }).data;
+    const svcb = Buffer.isBuffer(rdata) ? decodeSvcb(rdata) : null;
+    return svcb === null ? null : { type, ttl, ...svcb };
+  }
   switch (answer.type) {
     case 'A':
       return { type: 'A', ttl, address: answer.data };
@@ -56,6 +72,25 @@ export function toDnsRecord(answer: Answer, type: DnsRecordType, ttl = answer.ty
       };
     case 'CAA':
       return { type: 'CAA', ttl, flags: answer.data.flags ?? 0, tag: answer.data.tag, value: answer.data.value };
+    case 'DNSKEY':
+      return {
+        type: 'DNSKEY',
+        ttl,
+        flags: answer.data.flags,
+        // dns-packet refuses a message whose DNSKEY protocol is not 3 (RFC 4034 2.1.2).
+        protocol: 3,
+        algorithm: answer.data.algorithm,
+        key: answer.data.key.toString('base64'),
+      };
+    case 'DS':
+      return {
+        type: 'DS',
+        ttl,
+        key_tag: answer.data.keyTag,
+        algorithm: answer.data.algorithm,
+        digest_type: answer.data.digestType,
+        digest: answer.data.digest.toString('hex').toUpperCase(),
+      };
     default:
       return null;
   }

@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import dnsPacket, { type DecodedPacket, type Packet, type Question } from 'dns-packet';
 import { DnsCache } from './cache.js';
 import { DNS_ATTEMPTS, DNS_ATTEMPT_TIMEOUT_MS, DNS_EDNS_UDP_PAYLOAD, DNS_MAX_ATTEMPTS, DNS_MAX_ATTEMPT_TIMEOUT_MS, DNS_MAX_RECORDS } from './defaults.js';
 import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
 import { recordsCut } from './decode.js';
-import { toDnsRecord } from './records.js';
+import { toDnsRecord, wireType } from './records.js';
 import { exchangeTcp, exchangeUdp, formatServer, rcodeOf } from './transport.js';
 import type {
   DnsAnswer,
@@ -75,7 +75,9 @@ export class StubResolver implements DnsClient {
     const timeoutMs = checkTimeout(opts.timeoutMs ?? this.#timeoutMs);
     const attempts = checkAttempts(opts.attempts ?? this.#attempts);
     const useCache = opts.cache !== false && this.#cache !== null;
-    const cacheKey = DnsCache.key(qname, type, servers.map(formatServer).join(','));
+    const dnssec = opts.dnssec === true;
+    // The DO bit changes the answer (RRSIGs, the AD bit): asked with and without, two entries.
+    const cacheKey = DnsCache.key(qname, dnssec ? `${type}+do` : type, servers.map(formatServer).join(','));
 
     if (useCache) {
       const hit = this.#cache!.get(cacheKey);
@@ -87,7 +89,7 @@ export class StubResolver implements DnsClient {
     const flightKey = `${cacheKey}|${timeoutMs}|${attempts}|${useCache}`;
     let flight = this.#inFlight.get(flightKey);
     if (flight === undefined) {
-      flight = this.#resolve(qname, type, servers, timeoutMs, attempts, useCache ? cacheKey : null).finally(() =>
+      flight = this.#resolve(qname, type, dnssec, servers, timeoutMs, attempts, useCache ? cacheKey : null).finally(() =>
         this.#inFlight.delete(flightKey),
       );
       this.#inFlight.set(flightKey, flight);
@@ -99,6 +101,7 @@ export class StubResolver implements DnsClient {
   async #resolve(
     name: string,
     type: DnsRecordType,
+    dnssec: boolean,
     servers: readonly DnsServer[],
     timeoutMs: number,
     attempts: number,
@@ -110,7 +113,7 @@ export class StubResolver implements DnsClient {
       const server = servers[attempt % servers.length]!;
       let answer: DnsAnswer;
       try {
-        const { packet, transport } = await this.#exchange(server, name, type, timeoutMs);
+        const { packet, transport } = await this.#exchange(server, name, type, dnssec, timeoutMs);
         answer = toAnswer(packet, name, type, server, transport);
         if (cacheKey !== null && this.#cache !== null) {
           const lifetime = cacheLifetimeS(packet, answer);
@@ -128,6 +131,7 @@ export class StubResolver implements DnsClient {
           transport: 'udp',
           cached: false,
           error: err.message,
+          authenticated: false,
         };
       }
       // A real response code beats a timeout (or an unreachable server) when the retry does not do better.
@@ -142,43 +146,49 @@ export class StubResolver implements DnsClient {
     server: DnsServer,
     name: string,
     type: DnsRecordType,
+    dnssec: boolean,
     timeoutMs: number,
   ): Promise<{ packet: DecodedPacket; transport: 'udp' | 'tcp' }> {
     const deadline = performance.now() + timeoutMs;
+    const qtype = wireType(type);
     const id = randomInt(0, 65536);
-    const query = dnsPacket.encode({
-      type: 'query',
-      id,
-      flags: dnsPacket.RECURSION_DESIRED,
-      questions: [{ type, name, class: 'IN' }],
-      // EDNS(0) so answers up to DNS_EDNS_UDP_PAYLOAD bytes need no TCP retry.
-      additionals: [
-        {
-          type: 'OPT',
-          name: '.',
-          udpPayloadSize: DNS_EDNS_UDP_PAYLOAD,
-          extendedRcode: 0,
-          ednsVersion: 0,
-          flags: 0,
-          flag_do: false,
-          options: [],
-        },
-      ],
-    });
-    const udp = await exchangeUdp(server, query, { id, name, type }, timeoutMs);
+    const udp = await exchangeUdp(server, queryMessage(id, name, qtype, dnssec, 'udp'), { id, name, type: qtype }, timeoutMs);
     if (!udp.flag_tc) return { packet: udp, transport: 'udp' };
 
     const remaining = Math.max(1, Math.round(deadline - performance.now()));
     const tcpId = randomInt(0, 65536);
-    const tcpQuery = dnsPacket.streamEncode({
-      type: 'query',
-      id: tcpId,
-      flags: dnsPacket.RECURSION_DESIRED,
-      questions: [{ type, name, class: 'IN' }],
-    });
-    const tcp = await exchangeTcp(server, tcpQuery, { id: tcpId, name, type }, remaining);
+    const tcp = await exchangeTcp(server, queryMessage(tcpId, name, qtype, dnssec, 'tcp'), { id: tcpId, name, type: qtype }, remaining);
     return { packet: tcp, transport: 'tcp' };
   }
+}
+
+/**
+ * One query. Over UDP with EDNS(0), so answers up to DNS_EDNS_UDP_PAYLOAD bytes need no TCP
+ * retry; over TCP without it unless the DO bit must be sent (RFC 3225 puts it in the OPT record).
+ */
+function queryMessage(id: number, name: string, qtype: string, dnssec: boolean, transport: 'udp' | 'tcp'): Buffer {
+  const packet: Packet = {
+    type: 'query',
+    id,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type: qtype as Question['type'], name, class: 'IN' }],
+  };
+  if (transport === 'udp' || dnssec) {
+    packet.additionals = [
+      {
+        type: 'OPT',
+        name: '.',
+        udpPayloadSize: DNS_EDNS_UDP_PAYLOAD,
+        extendedRcode: 0,
+        ednsVersion: 0,
+        // dns-packet writes `flags` and ignores `flag_do`.
+        flags: dnssec ? dnsPacket.DNSSEC_OK : 0,
+        flag_do: dnssec,
+        options: [],
+      },
+    ];
+  }
+  return transport === 'udp' ? dnsPacket.encode(packet) : dnsPacket.streamEncode(packet);
 }
 
 function checkTimeout(ms: number): number {
@@ -221,6 +231,7 @@ function toAnswer(
     transport,
     cached: false,
     error: cut > 0 ? `the answer held ${cut} records more than the ${DNS_MAX_RECORDS} read` : null,
+    authenticated: packet.flag_ad === true,
   };
 }
 

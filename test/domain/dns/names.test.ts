@@ -61,7 +61,7 @@ test('record types: the supported list, any case, A by default', () => {
   assert.equal(parseRecordType(undefined), 'A');
   assert.equal(parseRecordType('mx'), 'MX');
   assert.equal(parseRecordType('CAA'), 'CAA');
-  assert.throws(() => parseRecordType('ANY'), /^ValidationError: type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA$/);
+  assert.throws(() => parseRecordType('ANY'), /^ValidationError: type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA, HTTPS, SVCB, DNSKEY, DS$/);
   assert.throws(() => parseRecordType(''), ValidationError);
 });
 

@@ -14,6 +14,7 @@ function answer(name: string, ttl: number): DnsAnswer {
     transport: 'udp',
     cached: false,
     error: null,
+    authenticated: false,
   };
 }
 

@@ -1593,11 +1593,16 @@ export interface operations {
                     /** @description a domain name; internationalised names are converted to punycode */
                     domain: string;
                     /**
-                     * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA
+                     * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA, HTTPS, SVCB, DNSKEY, DS
                      * @default A
                      * @enum {string}
                      */
-                    type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                    type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "DNSKEY" | "DS";
+                    /**
+                     * @description ask with the DNSSEC OK (DO) bit; data then carries `authenticated`, the AD bit of the resolver's answer
+                     * @default false
+                     */
+                    dnssec?: boolean;
                     webhook_url?: string | null;
                 };
             };
@@ -1624,7 +1629,7 @@ export interface operations {
                              * @description the record type asked, uppercase
                              * @enum {unknown}
                              */
-                            type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                            type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "DNSKEY" | "DS";
                             /** @description NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route) */
                             status: string;
                             records: {
@@ -1633,7 +1638,7 @@ export interface operations {
                                 ttl: number;
                                 /** @description A, AAAA */
                                 address?: string;
-                                /** @description MX, SRV */
+                                /** @description MX, SRV, HTTPS, SVCB (SvcPriority: 0 is AliasMode) */
                                 priority?: number;
                                 /** @description MX */
                                 exchange?: string;
@@ -1651,12 +1656,28 @@ export interface operations {
                                 weight?: number;
                                 /** @description SRV */
                                 port?: number;
-                                /** @description SRV */
+                                /** @description SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the owner name itself) */
                                 target?: string;
-                                /** @description CAA */
+                                /** @description CAA, DNSKEY (257 for a key-signing key, 256 for a zone-signing key) */
                                 flags?: number;
                                 /** @description CAA */
                                 tag?: string;
+                                /** @description HTTPS, SVCB: each SvcParam as dig prints it, key -> value without the quotes: alpn "h2,h3", port "8443", ipv4hint "192.0.2.1,192.0.2.2", ipv6hint, ech (base64), mandatory "alpn,port", dohpath, an unknown key as "key65000"; a key without a value (no-default-alpn, ohttp) maps to "" */
+                                params?: {
+                                    [key: string]: string;
+                                };
+                                /** @description DNSKEY (always 3) */
+                                protocol?: number;
+                                /** @description DNSKEY, DS: the DNSSEC algorithm number (8 RSASHA256, 13 ECDSAP256SHA256, 15 ED25519, ...) */
+                                algorithm?: number;
+                                /** @description DNSKEY: the public key, base64 */
+                                key?: string;
+                                /** @description DS: the key tag of the DNSKEY it points to */
+                                key_tag?: number;
+                                /** @description DS: 1 SHA-1, 2 SHA-256, 4 SHA-384 */
+                                digest_type?: number;
+                                /** @description DS: the digest in uppercase hexadecimal, as dig prints it */
+                                digest?: string;
                             }[];
                             /** @description the server that answered, ip or ip:port */
                             resolver: string;
@@ -1664,6 +1685,8 @@ export interface operations {
                             response_time: number;
                             /** @description answered from the TTL-honouring cache */
                             cached: boolean;
+                            /** @description only with dnssec: true: the AD bit of the answer, the resolver saying it validated the data with DNSSEC (false without an answer) */
+                            authenticated?: boolean;
                         };
                         message: string;
                     };
@@ -1728,11 +1751,16 @@ export interface operations {
                 "application/json": {
                     domains: string[];
                     /**
-                     * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA
+                     * @description record type, case-insensitive: one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA, HTTPS, SVCB, DNSKEY, DS
                      * @default A
                      * @enum {string}
                      */
-                    type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                    type?: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "DNSKEY" | "DS";
+                    /**
+                     * @description ask with the DNSSEC OK (DO) bit; data then carries `authenticated`, the AD bit of the resolver's answer
+                     * @default false
+                     */
+                    dnssec?: boolean;
                     webhook_url?: string | null;
                 };
             };
@@ -1759,7 +1787,7 @@ export interface operations {
                              * @description the record type asked, uppercase
                              * @enum {unknown}
                              */
-                            type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA";
+                            type: "A" | "AAAA" | "MX" | "TXT" | "NS" | "CNAME" | "SOA" | "PTR" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "DNSKEY" | "DS";
                             /** @description NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route) */
                             status?: string;
                             records?: {
@@ -1768,7 +1796,7 @@ export interface operations {
                                 ttl: number;
                                 /** @description A, AAAA */
                                 address?: string;
-                                /** @description MX, SRV */
+                                /** @description MX, SRV, HTTPS, SVCB (SvcPriority: 0 is AliasMode) */
                                 priority?: number;
                                 /** @description MX */
                                 exchange?: string;
@@ -1786,12 +1814,28 @@ export interface operations {
                                 weight?: number;
                                 /** @description SRV */
                                 port?: number;
-                                /** @description SRV */
+                                /** @description SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the owner name itself) */
                                 target?: string;
-                                /** @description CAA */
+                                /** @description CAA, DNSKEY (257 for a key-signing key, 256 for a zone-signing key) */
                                 flags?: number;
                                 /** @description CAA */
                                 tag?: string;
+                                /** @description HTTPS, SVCB: each SvcParam as dig prints it, key -> value without the quotes: alpn "h2,h3", port "8443", ipv4hint "192.0.2.1,192.0.2.2", ipv6hint, ech (base64), mandatory "alpn,port", dohpath, an unknown key as "key65000"; a key without a value (no-default-alpn, ohttp) maps to "" */
+                                params?: {
+                                    [key: string]: string;
+                                };
+                                /** @description DNSKEY (always 3) */
+                                protocol?: number;
+                                /** @description DNSKEY, DS: the DNSSEC algorithm number (8 RSASHA256, 13 ECDSAP256SHA256, 15 ED25519, ...) */
+                                algorithm?: number;
+                                /** @description DNSKEY: the public key, base64 */
+                                key?: string;
+                                /** @description DS: the key tag of the DNSKEY it points to */
+                                key_tag?: number;
+                                /** @description DS: 1 SHA-1, 2 SHA-256, 4 SHA-384 */
+                                digest_type?: number;
+                                /** @description DS: the digest in uppercase hexadecimal, as dig prints it */
+                                digest?: string;
                             }[];
                             /** @description the server that answered, ip or ip:port */
                             resolver?: string;
@@ -1799,6 +1843,8 @@ export interface operations {
                             response_time?: number;
                             /** @description answered from the TTL-honouring cache */
                             cached?: boolean;
+                            /** @description only with dnssec: true: the AD bit of the answer, the resolver saying it validated the data with DNSSEC (false without an answer) */
+                            authenticated?: boolean;
                             /** @description why this entry was refused: names the entry by its index (`domains[3]: …`) and the rule */
                             error?: string;
                             /**
