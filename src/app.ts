@@ -24,6 +24,7 @@ import { ipv6Routes } from './http/routes/ipv6.js';
 import { jobRoutes } from './http/routes/jobs.js';
 import { judgeRoutes } from './http/routes/judge.js';
 import { mcpRoutes } from './http/routes/mcp.js';
+import { pingRoutes } from './http/routes/ping.js';
 import { portRoutes } from './http/routes/ports.js';
 import { proxyRoutes } from './http/routes/proxy.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -126,6 +127,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await ipRoutes(api, deps);
     await proxyRoutes(api, deps);
     await portRoutes(api, deps);
+    await pingRoutes(api, deps);
     await jobRoutes(api, deps);
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });

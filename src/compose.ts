@@ -11,6 +11,7 @@ import { DnsLookupService } from './domain/dns/index.js';
 import { JobService } from './domain/jobs/service.js';
 import { JobViews } from './domain/jobs/views.js';
 import { PortScanner } from './domain/ports/index.js';
+import { TcpPinger } from './domain/ping/index.js';
 import { Judge, JudgeDirectory, ProxyChecker, type Timeouts as ProxyTimeouts } from './domain/proxy/index.js';
 import { UsageService } from './domain/usage/service.js';
 import { WebhookSecrets } from './domain/webhooks/secrets.js';
@@ -148,6 +149,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     dns: new DnsLookupService({ client: dnsClient }),
     whois: createWhoisService(config, dialer),
     ports: new PortScanner({ dialer }),
+    ping: new TcpPinger({ dialer }),
     proxy: new ProxyChecker({
       dialer,
       // The judge URL set, else this server's own /judge, else (a worker) the one recorded in the database.

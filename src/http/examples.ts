@@ -408,6 +408,28 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     ok: ok([port(80, 'http', 'open', 22.9), PORT_443, port(8080, 'http-alt', 'closed', 21.4)], '2 of 3 ports open'),
     invalid: { field: 'preset', message: 'preset: must be one of top100, web, mail, database' },
   },
+  'POST /api/ping/tcp': {
+    body: one('four connects to port 443', { host: 'example.com', port: 443, count: 4, timeout: 2 }),
+    ok: ok(
+      {
+        host: 'example.com',
+        ip: '93.184.215.14',
+        port: 443,
+        sent: 4,
+        received: 3,
+        loss_percent: 25,
+        min: 11.82,
+        avg: 12.41,
+        max: 13.2,
+        mdev: 0.58,
+        samples: [12.21, 11.82, null, 13.2],
+        outcomes: ['connected', 'connected', 'timeout', 'connected'],
+        error: null,
+      },
+      'example.com (93.184.215.14) port 443: 4 sent, 3 received, 25% loss',
+    ),
+    invalid: { field: 'count', message: 'count: must be between 1 and 20' },
+  },
 };
 
 const JOB_ID = 'job_3fK9qLm2Xw8RtZ5bN1cVd7Hy';

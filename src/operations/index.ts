@@ -3,13 +3,14 @@ import { dnsOperations } from './dns.js';
 import { ipOperations } from './ip.js';
 import { ipv6Operations } from './ipv6.js';
 import { jobOperation, type AnyOperation, type OperationDeps } from './operation.js';
+import { pingOperations } from './ping.js';
 import { portOperations } from './ports.js';
 import { proxyOperations } from './proxy.js';
 
 export { checkTarget, defineOperation, jobOperation, type AnyOperation, type Operation, type OperationDeps, type RunContext } from './operation.js';
 
 /** Every POST endpoint that may run as a job, by its path under /api. */
-export const OPERATIONS: readonly AnyOperation[] = [...ipv6Operations, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations];
+export const OPERATIONS: readonly AnyOperation[] = [...ipv6Operations, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations];
 
 /** The job service's view of the operations: what it runs for an endpoint. */
 export function jobOperations(deps: OperationDeps): JobOperations {

@@ -4,6 +4,7 @@ import type { IpLookupDeps } from '../domain/ip/index.js';
 import type { DnsLookupService } from '../domain/dns/index.js';
 import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/operations.js';
 import type { PortScanner } from '../domain/ports/index.js';
+import type { TcpPinger } from '../domain/ping/index.js';
 import type { ProxyChecker } from '../domain/proxy/index.js';
 import type { WhoisService } from '../domain/whois/index.js';
 import type { CheckedAddress, ResolveOptions } from '../domain/dialer.js';
@@ -24,6 +25,8 @@ export interface OperationDeps {
   whois: WhoisService<CheckedAddress>;
   /** One per server: its socket budget is shared by every scan. */
   ports: PortScanner;
+  /** TCP ping: connects spaced like ping's echoes, through the dialer. */
+  ping: TcpPinger;
   /** Proxy checks and the judge they are judged by (one per server: the judge's nonces live in it). */
   proxy: ProxyChecker;
   /** IP lookup's collaborators: the GeoIP reader, the DNS client and the DNSBL zones. */

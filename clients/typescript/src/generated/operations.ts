@@ -22,6 +22,7 @@ type ProxyCheckBulkOp = paths['/api/proxy/check-bulk']['post'];
 type PortScanOp = paths['/api/port/scan']['post'];
 type PortScanRangeOp = paths['/api/port/scan-range']['post'];
 type PortScanCommonOp = paths['/api/port/scan-common']['post'];
+type PingTcpOp = paths['/api/ping/tcp']['post'];
 type GetJobOp = paths['/api/jobs/{id}']['get'];
 type CancelJobOp = paths['/api/jobs/{id}']['delete'];
 type ListJobsOp = paths['/api/jobs']['get'];
@@ -67,6 +68,8 @@ export interface Operations {
   portScanRange(body: PortScanRangeOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanRangeOp['responses'][200]['content']['application/json']['data']>>;
   /** TCP connect scan of a preset port group (POST /api/port/scan-common) */
   portScanCommon(body: PortScanCommonOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanCommonOp['responses'][200]['content']['application/json']['data']>>;
+  /** TCP ping: handshake times of a few connects to one port, as ping reports them (POST /api/ping/tcp) */
+  pingTcp(body: PingTcpOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PingTcpOp['responses'][200]['content']['application/json']['data']>>;
   /** A job: its status, progress and result; NDJSON or SSE stream of its items with Accept (GET /api/jobs/{id}) */
   getJob(id: GetJobOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<GetJobOp['responses'][200]['content']['application/json']['data']>>;
   /** Cancel a queued or running job (its sockets close at once) (DELETE /api/jobs/{id}) */
@@ -102,6 +105,7 @@ export function operations(send: Send): Operations {
     portScan: (body, options) => send('POST', '/api/port/scan', { ...options, body }),
     portScanRange: (body, options) => send('POST', '/api/port/scan-range', { ...options, body }),
     portScanCommon: (body, options) => send('POST', '/api/port/scan-common', { ...options, body }),
+    pingTcp: (body, options) => send('POST', '/api/ping/tcp', { ...options, body }),
     getJob: (id, options) => send('GET', '/api/jobs/{id}', { ...options, path: { id } }),
     cancelJob: (id, options) => send('DELETE', '/api/jobs/{id}', { ...options, path: { id } }),
     listJobs: (query, options) => send('GET', '/api/jobs', { ...options, query }),

@@ -308,6 +308,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ping/tcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** TCP ping: handshake times of a few connects to one port, as ping reports them */
+        post: operations["pingTcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{id}": {
         parameters: {
             query?: never;
@@ -2966,6 +2983,121 @@ export interface operations {
                             reason: string;
                             error: string | null;
                         }[];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pingTcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname, an IPv4 address or an IPv6 address */
+                    host: string;
+                    /** @default 443 */
+                    port?: number;
+                    /**
+                     * @description connects to make, started 200 ms apart
+                     * @default 4
+                     */
+                    count?: number;
+                    /**
+                     * @description connect timeout of each probe, seconds
+                     * @default 2
+                     */
+                    timeout?: number;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the host as asked */
+                            host: string;
+                            ip: string | null;
+                            port: number;
+                            /** @description connects started (0 when the host did not resolve) */
+                            sent: number;
+                            /** @description handshakes completed. A refused connect (RST: nothing listens) is a lost probe, like one that times out or is unreachable */
+                            received: number;
+                            /** @description (sent - received) x 100 / sent, two decimals; 100 when nothing was sent */
+                            loss_percent: number;
+                            min: number | null;
+                            avg: number | null;
+                            max: number | null;
+                            mdev: number | null;
+                            /** @description each probe in the order sent: its handshake time in ms, or null when it was lost (refused, timed out, unreachable) */
+                            samples: (number | null)[];
+                            /** @description what each probe met, in the same order */
+                            outcomes: ("connected" | "refused" | "timeout" | "unreachable")[];
+                            error: string | null;
+                        };
                         message: string;
                     };
                 };
