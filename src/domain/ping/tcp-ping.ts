@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DialError, ResolveError, ValidationError } from '../../errors.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
@@ -107,7 +108,30 @@ export class TcpPinger {
     // IPv4 first, as ping picks one address and sticks to it.
     const ip = target.addresses[0]!;
     const budget = this.#dialer.socketBudget(count);
-    const { signal } = opts;
+    // Up to `count` probes listen to the signal at once: one of our own, so the caller's does
+    // not collect them (and Node's leak warning past 10).
+    const outer = opts.signal;
+    const inner = outer ? new AbortController() : undefined;
+    if (inner) setMaxListeners(0, inner.signal);
+    const forward = (): void => inner?.abort(outer?.reason);
+    if (outer?.aborted) forward();
+    else outer?.addEventListener('abort', forward, { once: true });
+    try {
+      return await this.#pingAll(target.target, ip, port, count, timeout, budget, inner?.signal);
+    } finally {
+      outer?.removeEventListener('abort', forward);
+    }
+  }
+
+  async #pingAll(
+    host: string,
+    ip: CheckedAddress,
+    port: number,
+    count: number,
+    timeout: number,
+    budget: ReturnType<PingDialer['socketBudget']>,
+    signal: AbortSignal | undefined,
+  ): Promise<TcpPingResult> {
     const probes: Array<Promise<{ sample: number | null; outcome: PingOutcome }>> = [];
     try {
       for (let i = 0; i < count; i++) {
@@ -124,7 +148,7 @@ export class TcpPinger {
     }
     const results = await Promise.all(probes);
     const samples = results.map((r) => r.sample);
-    return { host: target.target, ip, port, ...pingStatistics(samples), samples, outcomes: results.map((r) => r.outcome), error: null };
+    return { host, ip, port, ...pingStatistics(samples), samples, outcomes: results.map((r) => r.outcome), error: null };
   }
 
   async #probe(

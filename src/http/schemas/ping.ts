@@ -14,7 +14,7 @@ import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
 
 export const TcpPingBody = Type.Object({
   host: Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a hostname, an IPv4 address or an IPv6 address' }),
-  port: Type.Optional(Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT, default: PING_DEFAULT_PORT })),
+  port: Type.Optional(Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT, default: PING_DEFAULT_PORT, description: 'the TCP port to connect to' })),
   count: Type.Optional(
     Type.Integer({ minimum: PING_MIN_COUNT, maximum: PING_MAX_COUNT, default: PING_DEFAULT_COUNT, description: `connects to make, started ${PING_INTERVAL_MS} ms apart` }),
   ),

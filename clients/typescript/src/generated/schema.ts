@@ -3046,7 +3046,10 @@ export interface operations {
                 "application/json": {
                     /** @description a hostname, an IPv4 address or an IPv6 address */
                     host: string;
-                    /** @default 443 */
+                    /**
+                     * @description the TCP port to connect to
+                     * @default 443
+                     */
                     port?: number;
                     /**
                      * @description connects to make, started 200 ms apart
