@@ -59,6 +59,26 @@ export function nameSteps(buf: Buffer, offset: number, limit: number): number {
   return steps;
 }
 
+type RdataDecode = ((buf: Buffer, offset?: number) => unknown) & { bytes: number };
+
+/** dns-packet's DNSKEY codec: its answer decoder looks it up by type and calls `decode` on it. */
+const dnskeyCodec = (dnsPacket as unknown as { dnskey: { decode: RdataDecode } }).dnskey;
+
+/**
+ * DNSKEY RDATA read within its RDLENGTH, whatever its protocol byte. dns-packet's own throws for a
+ * protocol other than 3, and one such record made the whole message unreadable (a UDP answer
+ * ignored until the timeout), while dig prints it; and it reads past a record shorter than its
+ * fixed fields into the next one. A record shorter than 4 bytes is malformed here too.
+ */
+const decodeDnskey = ((buf: Buffer, offset = 0) => {
+  const length = buf.readUInt16BE(offset);
+  const end = offset + 2 + length;
+  if (length < 4 || end > buf.length) throw new RangeError('DNSKEY RDATA shorter than its fixed fields');
+  decodeDnskey.bytes = length + 2;
+  return { flags: buf.readUInt16BE(offset + 2), protocol: buf[offset + 4]!, algorithm: buf[offset + 5]!, key: buf.subarray(offset + 6, end) };
+}) as RdataDecode;
+decodeDnskey.bytes = 0;
+
 const HEADER_BYTES = 12;
 const cutCounts = new WeakMap<DecodedPacket, number>();
 
@@ -91,6 +111,7 @@ function capRecords(buf: Buffer): { message: Buffer; cut: number } {
 export function decodeBounded(buf: Buffer): DecodedPacket {
   const { message, cut } = capRecords(buf);
   const original = nameCodec.decode;
+  const originalDnskey = dnskeyCodec.decode;
   let left = DNS_MAX_NAME_STEPS;
   const bounded = ((b: Buffer, offset?: number, opts?: { mail?: boolean }): string => {
     const steps = nameSteps(b, offset ?? 0, left);
@@ -102,11 +123,13 @@ export function decodeBounded(buf: Buffer): DecodedPacket {
   bounded.bytes = 0;
   // Swapped in for this one synchronous call only, and always put back.
   nameCodec.decode = bounded;
+  dnskeyCodec.decode = decodeDnskey;
   try {
     const packet = dnsPacket.decode(message);
     if (cut > 0) cutCounts.set(packet, cut);
     return packet;
   } finally {
     nameCodec.decode = original;
+    dnskeyCodec.decode = originalDnskey;
   }
 }

@@ -77,8 +77,8 @@ export function toDnsRecord(answer: Answer, type: DnsRecordType, ttl = answer.ty
         type: 'DNSKEY',
         ttl,
         flags: answer.data.flags,
-        // dns-packet refuses a message whose DNSKEY protocol is not 3 (RFC 4034 2.1.2).
-        protocol: 3,
+        // Read by decode.ts's DNSKEY decoder, which keeps it (dns-packet's own refuses all but 3).
+        protocol: (answer.data as { protocol?: number }).protocol ?? 3,
         algorithm: answer.data.algorithm,
         key: answer.data.key.toString('base64'),
       };
