@@ -55,7 +55,7 @@ const DnsRecord = Type.Object({
         'HTTPS, SVCB: each SvcParam as dig prints it, key -> value without the quotes: alpn "h2,h3", port "8443", ipv4hint "192.0.2.1,192.0.2.2", ipv6hint, ech (base64), mandatory "alpn,port", dohpath, an unknown key as "key65000"; a key without a value (no-default-alpn, ohttp) maps to ""',
     }),
   ),
-  protocol: Type.Optional(Type.Integer({ description: 'DNSKEY (always 3)' })),
+  protocol: Type.Optional(Type.Integer({ description: 'DNSKEY: 3 (RFC 4034), or whatever other value the record holds' })),
   algorithm: Type.Optional(Type.Integer({ description: 'DNSKEY, DS: the DNSSEC algorithm number (8 RSASHA256, 13 ECDSAP256SHA256, 15 ED25519, ...)' })),
   key: Type.Optional(Type.String({ description: 'DNSKEY: the public key, base64' })),
   key_tag: Type.Optional(Type.Integer({ description: 'DS: the key tag of the DNSKEY it points to' })),

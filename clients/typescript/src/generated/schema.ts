@@ -1683,7 +1683,7 @@ export interface operations {
                                 params?: {
                                     [key: string]: string;
                                 };
-                                /** @description DNSKEY (always 3) */
+                                /** @description DNSKEY: 3 (RFC 4034), or whatever other value the record holds */
                                 protocol?: number;
                                 /** @description DNSKEY, DS: the DNSSEC algorithm number (8 RSASHA256, 13 ECDSAP256SHA256, 15 ED25519, ...) */
                                 algorithm?: number;
@@ -1841,7 +1841,7 @@ export interface operations {
                                 params?: {
                                     [key: string]: string;
                                 };
-                                /** @description DNSKEY (always 3) */
+                                /** @description DNSKEY: 3 (RFC 4034), or whatever other value the record holds */
                                 protocol?: number;
                                 /** @description DNSKEY, DS: the DNSSEC algorithm number (8 RSASHA256, 13 ECDSAP256SHA256, 15 ED25519, ...) */
                                 algorithm?: number;
