@@ -15,6 +15,7 @@ import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
 import { callRecorder, registerUsageRecording } from './http/plugins/usage.js';
 import { operationCaller } from './http/calls.js';
+import { metricsRoute, registerMetrics, type HttpMetrics } from './http/plugins/metrics.js';
 import { RouteIndex } from './http/route-index.js';
 import type { RouteDeps } from './http/routes/deps.js';
 import { dnsRoutes } from './http/routes/dns.js';
@@ -69,6 +70,8 @@ export interface AppServices extends RouteDeps {
   jobs: JobService;
   jobWebhooks: JobWebhooks;
   webhookSecrets: WebhookSecrets;
+  /** GET /metrics and what it counts; null when NETDIAG_METRICS_TOKEN is unset (then /metrics is a 404). */
+  httpMetrics: HttpMetrics | null;
 }
 
 /** What the OpenAPI document says about the GeoIP data: its build dates and the attribution its licences ask for. */
@@ -108,6 +111,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, jsonBodyParser(app.getDefaultJsonParser('error', 'error')));
 
   registerObservability(app);
+  registerMetrics(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   // Before access: a request refused while shutting down spends no rate budget and is no call.
   registerDraining(app);
   const routes = new RouteIndex(app);
@@ -133,7 +137,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   }, { prefix: API_PREFIX });
   // MCP tools, each call made inside the /mcp request through its operation's steps.
   await mcpRoutes(app, operationCaller({ routeDeps: deps, access, slots: deps.slots, record }));
-  await healthRoutes(app, deps.store, limiter);
+  await healthRoutes(app, deps.store, limiter, deps.geo);
+  await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   await judgeRoutes(app, deps);
   await registerPages(app, {
     config: deps.config,

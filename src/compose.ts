@@ -21,8 +21,10 @@ import { errorResponseOf } from './http/plugins/errors.js';
 import { callsRecordedTo } from './http/plugins/usage.js';
 import type { DnsClient } from './domain/dns/client.js';
 import { createDnsClient } from './infra/dns/index.js';
-import type { GeoReader, LoadableGeoReader } from './domain/ip/geoip.js';
-import { createGeoReader } from './infra/geoip/index.js';
+import type { GeoReader } from './domain/ip/geoip.js';
+import { createGeoReader, watchGeoFiles, type GeoWatch, type ReloadableGeoReader } from './infra/geoip/index.js';
+import { NO_METRICS } from './domain/metrics.js';
+import { PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { createInFlightSlots } from './infra/in-flight/index.js';
 import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './domain/jobs/queue.js';
@@ -92,8 +94,10 @@ export interface AppDeps extends ComposeOptions {
 export interface Composition extends AppServices {
   /** Reads the data files compose opened (the GeoIP databases), so no request waits for them. */
   load(): Promise<void>;
-  /** Starts the job queue (NETDIAG_WORKERS runs here) and webhook delivery. */
+  /** Starts the job queue (NETDIAG_WORKERS runs here), webhook delivery, and the watch on the operator's GeoIP files. */
   start(): void;
+  /** Reads the operator's GeoIP files again now (SIGHUP); the outcome is logged, never thrown. */
+  reloadGeo(): Promise<void>;
   /** Stops what start() started and closes what compose opened; the store last, whatever failed before it. */
   close(): Promise<void>;
 }
@@ -137,14 +141,21 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
   const dnsClient = opts.dnsClient ?? createDnsClient(config);
   // The GeoIP reader given (tests), or one made here, whose data load() reads.
   let geo: GeoReader;
-  let ownGeo: LoadableGeoReader | undefined;
+  let ownGeo: ReloadableGeoReader | undefined;
+  let geoWatch: GeoWatch | undefined;
   if (opts.geo) {
     geo = opts.geo;
   } else {
     ownGeo = createGeoReader({ cityDb: config.geoipCityDb, asnDb: config.geoipAsnDb });
     geo = ownGeo;
   }
+  // GET /metrics (NETDIAG_METRICS_TOKEN): one registry for this graph; nothing is counted when it is off.
+  const prometheus = config.metricsToken
+    ? new PrometheusMetrics({ countJobs: () => store.jobs.countByStatus(), onError: (err) => log.warn({ err }, 'metrics: the jobs could not be counted') })
+    : null;
+  const metrics = prometheus ?? NO_METRICS;
   const probes: OperationDeps = {
+    metrics,
     dialer,
     dns: new DnsLookupService({ client: dnsClient }),
     whois: createWhoisService(config, dialer),
@@ -179,6 +190,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     // Deliveries and their attempts are kept as long as the jobs they belong to.
     tuning: { keepMs: config.jobTtlDays * DAY_MS, ...opts.webhookTuning },
     onError: webhookError,
+    metrics,
     start: false,
     viewOf: (row) => views.view(row),
   });
@@ -232,17 +244,23 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     jobs,
     jobWebhooks: webhooks.delivery,
     webhookSecrets,
+    httpMetrics: prometheus,
     load: async () => {
       await ownGeo?.load();
     },
     start() {
       webhooks.queue.start();
       jobs.start();
+      if (ownGeo && !geoWatch) geoWatch = watchGeoFiles(ownGeo, { log });
+    },
+    reloadGeo: async () => {
+      await geoWatch?.reloadAll();
     },
     // Runs in flight are aborted and given back to the queue first; pending usage records then
     // reach the store before it closes. A step that fails does not keep the later ones open.
     close: () =>
       (closing ??= closeInTurn([
+        () => geoWatch?.close(),
         () => jobs.close(),
         () => slots.close(),
         () => recorder?.drain(),

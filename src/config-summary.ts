@@ -45,6 +45,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     dnsServers: config.dnsServers.map(hostPort),
     whoisServer: hostPort(config.whoisServer),
     sslCheckTarget: hostPort(config.sslCheckTarget),
+    metrics: config.metricsToken === undefined ? 'off' : 'on (GET /metrics with NETDIAG_METRICS_TOKEN)',
     geoip: { city: config.geoipCityDb ?? 'bundled', asn: config.geoipAsnDb ?? 'bundled' },
     timeoutsS: {
       headers: config.timeouts.headersMs / 1000,

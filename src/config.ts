@@ -30,6 +30,8 @@ export interface Config {
   dnsblZones: readonly string[];
   geoipCityDb: string | undefined;
   geoipAsnDb: string | undefined;
+  /** NETDIAG_METRICS_TOKEN: the bearer token GET /metrics asks for; unset, /metrics is a 404. */
+  metricsToken: string | undefined;
   logLevel: string;
   /** LOG_FORMAT: `pretty` (readable lines) or `json` (one JSON object a line); unset, pretty on a terminal. */
   logFormat: LogFormat | undefined;
@@ -111,6 +113,9 @@ export const MAX_DURATION_S = 3_600;
 
 /** NETDIAG_JUDGE_SECRET's shortest length: 32 characters (`openssl rand -hex 32` gives 64). */
 export const JUDGE_SECRET_MIN_LENGTH = 32;
+/** NETDIAG_METRICS_TOKEN's bounds: long enough not to be guessed, short enough for one header. */
+export const METRICS_TOKEN_MIN_LENGTH = 16;
+export const METRICS_TOKEN_MAX_LENGTH = 1024;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -252,6 +257,11 @@ export function loadConfig(env: Env = process.env): Config {
     // The value is a secret: the error names its length, never the value.
     throw new ConfigError('NETDIAG_JUDGE_SECRET', `must be at least ${JUDGE_SECRET_MIN_LENGTH} characters (got ${judgeSecret.length}); e.g. openssl rand -hex 32`, '***');
   }
+  const metricsToken = env.NETDIAG_METRICS_TOKEN?.trim() || undefined;
+  // /metrics is outside /api and its limiter: a short token could be guessed.
+  if (metricsToken !== undefined && (metricsToken.length < METRICS_TOKEN_MIN_LENGTH || metricsToken.length > METRICS_TOKEN_MAX_LENGTH)) {
+    throw new ConfigError('NETDIAG_METRICS_TOKEN', `must be ${METRICS_TOKEN_MIN_LENGTH} to ${METRICS_TOKEN_MAX_LENGTH} characters (got ${metricsToken.length}); e.g. openssl rand -hex 32`, '***');
+  }
   const logLevel = env.LOG_LEVEL?.trim() || DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);
@@ -336,6 +346,7 @@ export function loadConfig(env: Env = process.env): Config {
     dnsblZones: Object.freeze(dnsblZones),
     geoipCityDb: env.NETDIAG_GEOIP_CITY_DB?.trim() || undefined,
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
+    metricsToken,
     logLevel,
     logFormat,
     timeouts,

@@ -43,6 +43,8 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const bound = app.server.address();
   await bootstrapFirstAccount(services, config, typeof bound === 'object' && bound ? bound.port : config.port);
 
+  reloadGeoOnSighup(services);
+
   // Requests in flight when the signal lands still get their answer (and are recorded), on a
   // connection that then closes; new ones get a 503 (src/http/plugins/draining.ts). Past the
   // grace the process exits anyway.
@@ -82,6 +84,18 @@ async function bootstrapFirstAccount({ accounts, logins }: Pick<Composition, 'ac
       '',
     ].join('\n') + '\n',
   );
+}
+
+/**
+ * SIGHUP reads the operator's GeoIP files (NETDIAG_GEOIP_CITY_DB / NETDIAG_GEOIP_ASN_DB) again
+ * now, changed or not, for file systems whose changes neither fs.watch nor the poll notices in
+ * time; requests go on being answered by the data in use until the new files opened fine.
+ */
+export function reloadGeoOnSighup(services: Pick<Composition, 'reloadGeo' | 'log'>): void {
+  process.on('SIGHUP', () => {
+    services.log.info('SIGHUP: reading the GeoIP files again');
+    void services.reloadGeo();
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import { compose, type Composition } from './compose.js';
 import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
 import { judgeHealth } from './domain/proxy/index.js';
-import { exitOnSignals, useProductionRuntime } from './server.js';
+import { exitOnSignals, reloadGeoOnSighup, useProductionRuntime } from './server.js';
 import { WorkerConfigError } from './errors.js';
 
 export interface RunningWorker {
@@ -44,6 +44,8 @@ export async function startWorker(config: Config, log: (line: string) => void = 
       clearInterval(alive);
       await services.close();
     })());
+  // Proxy checks look up their exit's place: the worker reloads the GeoIP files as the server does.
+  reloadGeoOnSighup(services);
   exitOnSignals(services.log, config.shutdownGraceMs, close, {
     start: 'worker shutting down: runs in flight go back to the queue',
     late: 'the worker did not stop within the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway',

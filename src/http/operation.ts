@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { webhookUrlOf } from '../domain/webhooks/url.js';
-import { serializerOf, type AnyOperation } from '../operations/operation.js';
+import { runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';
 import { ok } from './reply.js';
@@ -68,7 +68,7 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
         reply.code(202).header('location', `/api/jobs/${job.id}`).header('preference-applied', 'respond-async');
         return ok(job, `job ${job.id} queued: ${op.path}`);
       }
-      const { data, message } = await op.run(deps, request.body, { signal: op.probe ? clientGoneSignal(reply) : NEVER });
+      const { data, message } = await runOperation(op, deps, request.body, { signal: op.probe ? clientGoneSignal(reply) : NEVER });
       return ok(data, message);
     },
   );

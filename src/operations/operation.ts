@@ -9,7 +9,9 @@ import type { ProxyChecker } from '../domain/proxy/index.js';
 import type { WhoisService } from '../domain/whois/index.js';
 import type { CheckedAddress, ResolveOptions } from '../domain/dialer.js';
 import type { Dialer } from '../infra/net/dialer.js';
-import { ResolveError } from '../errors.js';
+import { AppError, ResolveError } from '../errors.js';
+import type { Metrics } from '../domain/metrics.js';
+import { toolNameOf } from './names.js';
 
 /**
  * One POST endpoint as a declaration: its schemas and what it runs. The route is generated from
@@ -31,6 +33,8 @@ export interface OperationDeps {
   proxy: ProxyChecker;
   /** IP lookup's collaborators: the GeoIP reader, the DNS client and the DNSBL zones. */
   ip: IpLookupDeps;
+  /** Told of every run (netdiag_probes_total); NO_METRICS when /metrics is off. */
+  metrics: Metrics;
 }
 
 export interface RunContext {
@@ -67,6 +71,26 @@ export function defineOperation<B extends TSchema, D extends TSchema>(op: Operat
   return op as unknown as AnyOperation;
 }
 
+/** Each operation's tool name (`port_scan_range`), the `tool` label of its runs. */
+const TOOL_NAMES = new Map<AnyOperation, string>();
+
+/**
+ * Runs an operation as both its route and its job do, and tells `deps.metrics` how the run ended:
+ * `ok`, `cancelled` (the client left or the job was cancelled), or the error's code.
+ */
+export async function runOperation(op: AnyOperation, deps: OperationDeps, body: unknown, ctx: RunContext): Promise<{ data: unknown; message: string }> {
+  let tool = TOOL_NAMES.get(op);
+  if (tool === undefined) TOOL_NAMES.set(op, (tool = toolNameOf(op.path)));
+  try {
+    const answer = await op.run(deps, body, ctx);
+    deps.metrics.probe(tool, 'ok');
+    return answer;
+  } catch (err) {
+    deps.metrics.probe(tool, ctx.signal.aborted ? 'cancelled' : err instanceof AppError ? err.code : 'internal_error');
+    throw err;
+  }
+}
+
 /** Resolves and checks a target as the probe would, before any packet: a name that does not resolve is the probe's 200, not an error. */
 export async function checkTarget(dialer: Pick<Dialer, 'resolve'>, target: string, opts: ResolveOptions): Promise<void> {
   try {
@@ -96,14 +120,14 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
     async run(body, ctx) {
       const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;
-      if (!report || !writeItem) return writeData((await op.run(deps, body, { signal: ctx.signal })).data);
+      if (!report || !writeItem) return writeData((await runOperation(op, deps, body, { signal: ctx.signal })).data);
       // Each item is written once, when the job's next batch write asks for it: not as it
       // completes, in the middle of the probe's own callbacks, where it cost a 1000-port scan some
       // 8 ms of CPU more. When `data` holds exactly the items reported (the same objects, each
       // reported once) the result is those items, already written; else `data` is written whole.
       const reported: unknown[] = [];
       let reports = 0;
-      const { data } = await op.run(deps, body, {
+      const { data } = await runOperation(op, deps, body, {
         signal: ctx.signal,
         onItem: (index, item) => {
           reported[index] = item;

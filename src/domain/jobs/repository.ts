@@ -109,4 +109,9 @@ export interface JobRepository {
   cancelAccount(accountId: number, at: string, error: string): Promise<string[]>;
   /** Deletes jobs (and their items) created before `before` (ISO); returns how many. */
   purge(before: string): Promise<number>;
+  /**
+   * How many jobs are in each status, every status named (0 when none): one GROUP BY over the
+   * (status, created_at) index, for GET /metrics at scrape time.
+   */
+  countByStatus(): Promise<Record<JobStatus, number>>;
 }

@@ -16,6 +16,7 @@ import type { ClaimedWebhookDelivery, WebhookAttemptOutcome } from './repository
 import type { WebhookSecrets } from './secrets.js';
 import { newWebhookId, signedHeaders } from './signing.js';
 import { parseWebhookUrl } from './url.js';
+import { NO_METRICS, type Metrics } from '../metrics.js';
 
 /**
  * Waits before the 2nd..7th attempt (API.md: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h; the
@@ -88,6 +89,8 @@ export interface WebhookDeliveryOptions {
   onError?: (err: unknown) => void;
   /** How enqueueMissed builds a job's view from its row; rowView unless given. */
   viewOf?: (row: JobRecord) => Promise<JobView>;
+  /** Told of every attempt recorded; NO_METRICS unless given. */
+  metrics?: Metrics;
 }
 
 /**
@@ -120,6 +123,7 @@ export class WebhookDelivery implements JobWebhooks {
   /** How enqueueMissed builds a job's view (WebhookDeliveryOptions.viewOf). */
   readonly #viewOf: (row: JobRecord) => Promise<JobView>;
   readonly #onError: (err: unknown) => void;
+  readonly #metrics: Metrics;
 
   constructor(opts: WebhookDeliveryOptions) {
     const delays = opts.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS;
@@ -135,6 +139,7 @@ export class WebhookDelivery implements JobWebhooks {
     this.onQueued = opts.onQueued;
     this.#onError = opts.onError ?? (() => undefined);
     this.#viewOf = opts.viewOf ?? rowView(opts.store);
+    this.#metrics = opts.metrics ?? NO_METRICS;
   }
 
   async checkUrl(url: string): Promise<void> {
@@ -230,12 +235,16 @@ export class WebhookDelivery implements JobWebhooks {
     });
     if (signal?.aborted && response.status === null) return false;
     const ended = this.#clock().getTime();
-    return this.#store.webhookDeliveries.complete(
+    const next = this.#next(delivery.attempt, response.status, ended);
+    const recorded = await this.#store.webhookDeliveries.complete(
       delivery.id,
       leaseOwner,
       { attempt: delivery.attempt, at: new Date(started).toISOString(), status: response.status, duration_ms: response.duration_ms, error: response.error },
-      this.#next(delivery.attempt, response.status, ended),
+      next,
     );
+    // Counted once, by the instance whose record stands (a lost lease records nothing).
+    if (recorded) this.#metrics.webhookAttempt(next.state === 'pending' ? 'retrying' : next.state);
+    return recorded;
   }
 
   #next(attempt: number, status: number | null, now: number): WebhookAttemptOutcome {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { CsvAsnReader, type CsvAsnFiles } from './csv-asn-reader.js';
@@ -132,6 +132,30 @@ function assemble(city: MmdbCityReader | null, asn: MmdbAsnReader | CsvAsnReader
   };
 }
 
+/** The two parts of the data, each of which may come from an operator's file. */
+export type GeoPart = 'city' | 'asn';
+
+/** A reader whose operator files can be read again while it serves (src/infra/geoip/watch.ts, SIGHUP). */
+export interface ReloadableGeoReader extends LoadableGeoReader {
+  /** The operator's files (NETDIAG_GEOIP_CITY_DB / NETDIAG_GEOIP_ASN_DB) by part; a bundled part is never re-read. */
+  readonly files: Readonly<Partial<Record<GeoPart, string>>>;
+  /**
+   * Reads `part`'s operator file again when it changed on disk since it was read (its size,
+   * modification time or inode), or whatever it looks like when `force`; the new database is
+   * swapped in only once it opened fine, in one assignment, so a lookup sees either the old
+   * data or the new one, never none. Resolves with the new build date when it swapped, null
+   * when there was nothing to do; rejects (the old data stays in use) when the file cannot be
+   * read or is not a database of its kind.
+   */
+  reload(part: GeoPart, force?: boolean): Promise<{ buildDate: string | null } | null>;
+}
+
+/** What identifies one version of a file on disk: replaced (a new inode) or rewritten in place. */
+async function signatureOf(path: string): Promise<string> {
+  const s = await stat(path);
+  return `${s.ino}:${s.size}:${s.mtimeMs}`;
+}
+
 /**
  * The reader the app uses: City from an mmdb file, ASN from an mmdb file or the bundled CSV,
  * each part empty when there is no data for it.
@@ -141,9 +165,20 @@ function assemble(city: MmdbCityReader | null, asn: MmdbAsnReader | CsvAsnReader
  * lookup that arrives before load() was called (a script, a test) loads synchronously once,
  * so a forgotten load() costs time, never wrong answers.
  */
-export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoReader {
+export function createGeoReader(options: GeoReaderOptions = {}): ReloadableGeoReader {
   let loaded: Loaded | null = null;
   let pending: Promise<void> | null = null;
+  /** Each operator file's signature when it was last read (taken before reading: a change during the read is seen next time). */
+  const readAs: Partial<Record<GeoPart, string>> = {};
+  const files: Partial<Record<GeoPart, string>> = {};
+  if (options.cityDb) files.city = options.cityDb;
+  if (options.asnDb) files.asn = options.asnDb;
+  const noteSignatures = async (): Promise<void> => {
+    for (const part of ['city', 'asn'] as const) {
+      const path = files[part];
+      if (path) readAs[part] = await signatureOf(path).catch(() => '');
+    }
+  };
 
   /** The files to read: the operator's when named (they must exist), else the bundled ones. */
   function sources(): { data: BundledData; cityPath: string | null; asnPath: string | null } {
@@ -156,6 +191,7 @@ export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoRead
   }
 
   async function loadAsync(): Promise<Loaded> {
+    await noteSignatures();
     const { data, cityPath, asnPath } = sources();
     // Read the mmdb files first and start inflating them on the thread pool; only then parse
     // the CSV on the main thread, so the two overlap instead of adding up.
@@ -183,6 +219,16 @@ export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoRead
   }
 
   function loadSync(): Loaded {
+    for (const part of ['city', 'asn'] as const) {
+      const path = files[part];
+      if (!path) continue;
+      try {
+        const st = statSync(path);
+        readAs[part] = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        readAs[part] = '';
+      }
+    }
     const { data, cityPath, asnPath } = sources();
     let city: MmdbCityReader | null = null;
     let asn: MmdbAsnReader | CsvAsnReader | null = null;
@@ -208,7 +254,48 @@ export function createGeoReader(options: GeoReaderOptions = {}): LoadableGeoRead
   const NOT_LOADED: GeoReaderInfo = { cityBuildDate: null, asnBuildDate: null, sources: [] };
   const current = (): Loaded => (loaded ??= loadSync());
 
-  const reader: LoadableGeoReader = {
+  /** One operator file read and opened off the main thread as load() does; throws the ConfigError load() would. */
+  async function openPart(part: GeoPart, path: string): Promise<MmdbCityReader | MmdbAsnReader> {
+    const variable = part === 'city' ? CITY_VAR : ASN_VAR;
+    try {
+      const db = await inflateMmdb(await readFile(operatorFile(variable, path)));
+      return part === 'city' ? MmdbCityReader.fromBuffer(db) : MmdbAsnReader.fromBuffer(db);
+    } catch (err) {
+      throw wrapOpenError(variable, path, err);
+    }
+  }
+
+  /** Reloads of one part run one after the other: two overlapping ones could swap in the older file last. */
+  const reloading: Partial<Record<GeoPart, Promise<unknown>>> = {};
+
+  async function reloadPart(part: GeoPart, force: boolean): Promise<{ buildDate: string | null } | null> {
+    const path = files[part];
+    if (!path) return null;
+    // Not loaded yet: the first load reads the current file anyway.
+    if (!loaded) {
+      await reader.load();
+      return { buildDate: part === 'city' ? reader.info.cityBuildDate : reader.info.asnBuildDate };
+    }
+    const signature = await signatureOf(path).catch(() => '');
+    if (!force && signature === readAs[part]) return null;
+    const opened = await openPart(part, path);
+    readAs[part] = signature;
+    const before = loaded;
+    // The swap: one assignment of a new Loaded, the other part's reader kept as it was.
+    loaded =
+      part === 'city'
+        ? assemble(opened as MmdbCityReader, before.asn, before.info.asnBuildDate)
+        : assemble(before.city, opened as MmdbAsnReader, null);
+    return { buildDate: (opened as MmdbCityReader | MmdbAsnReader).buildDate };
+  }
+
+  const reader: ReloadableGeoReader = {
+    files,
+    reload(part, force = false) {
+      const run = (reloading[part] ?? Promise.resolve()).catch(() => undefined).then(() => reloadPart(part, force));
+      reloading[part] = run;
+      return run;
+    },
     city: (ip) => current().city?.city(ip) ?? null,
     asn: (ip) => current().asn?.asn(ip) ?? null,
     // Asking what the data is must not load it (the app asks while it is being built).

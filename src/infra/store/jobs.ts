@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely, type Selectable, type Updateable } from 'kysely';
-import type { JobStatus } from '../../domain/jobs/types.js';
+import { JOB_STATUSES, type JobStatus } from '../../domain/jobs/types.js';
 import { JOB_CLAIMABLE_PER_ACCOUNT, type JobItemBatch, type JobRecord, type JobRepository } from '../../domain/jobs/repository.js';
 import type { DatabaseSchema, JobsTable } from './schema.js';
 
@@ -198,6 +198,13 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'post
         .execute();
       const r = await db.deleteFrom('jobs').where('created_at', '<', before).executeTakeFirst();
       return Number(r.numDeletedRows);
+    },
+    async countByStatus() {
+      const rows = await db.selectFrom('jobs').select((eb) => ['status', eb.fn.countAll<number | string | bigint>().as('n')]).groupBy('status').execute();
+      const counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
+      // count(*) arrives as text (bigint) from PostgreSQL; a status this version does not know is left out.
+      for (const row of rows) if (row.status in counts) counts[row.status as JobStatus] = Number(row.n);
+      return counts;
     },
   };
 }

@@ -5,6 +5,7 @@ import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
 import type { Dialer } from '../net/dialer.js';
 import type { JobRecord } from '../../domain/jobs/repository.js';
 import type { Store } from '../../domain/store.js';
+import type { Metrics } from '../../domain/metrics.js';
 import { EmbeddedWebhookQueue, type EmbeddedWebhookQueueOptions } from './queue.js';
 import { DialerWebhookTransport, type DialerWebhookTransportOptions } from './sender.js';
 
@@ -38,6 +39,8 @@ export function createWebhooks(opts: {
   start?: boolean;
   /** How a job's view is built for an event queued after the fact (the sweep); rowView unless given. */
   viewOf?: (row: JobRecord) => Promise<JobView>;
+  /** Told of every recorded attempt (netdiag_webhook_deliveries_total). */
+  metrics?: Metrics;
 }): Webhooks {
   const t = opts.tuning ?? {};
   const delivery = new WebhookDelivery({
@@ -51,6 +54,7 @@ export function createWebhooks(opts: {
     ...(t.retryDelaysMs ? { retryDelaysMs: t.retryDelaysMs } : {}),
     ...(t.timeoutMs !== undefined ? { timeoutMs: t.timeoutMs } : {}),
     ...(opts.onError ? { onError: opts.onError } : {}),
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   const queue = new EmbeddedWebhookQueue({
     deliveries: opts.store.webhookDeliveries,
