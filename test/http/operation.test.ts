@@ -5,6 +5,7 @@ import { RESULT_IS_ITEMS } from '../../src/domain/jobs/service.js';
 import { webhookUrlOf } from '../../src/domain/webhooks/url.js';
 import { prefersRespondAsync } from '../../src/http/operation.js';
 import { defineOperation, jobOperation } from '../../src/operations/operation.js';
+import { NO_METRICS } from '../../src/domain/metrics.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import { ValidationError } from '../../src/errors.js';
 
@@ -46,7 +47,7 @@ test('a job of a bulk operation: every item reported once, written as the synchr
       return { data, message: 'ok' };
     },
   });
-  const job = jobOperation(op, {} as RouteDeps);
+  const job = jobOperation(op, { metrics: NO_METRICS } as RouteDeps);
   const seen: [number, string][] = [];
   const result = await job.run({ fail: false }, { signal: new AbortController().signal, onItem: (i, item) => seen.push([i, item()]) });
   assert.deepEqual(seen, [[2, '{"port":2,"state":"open"}'], [0, '{"port":0,"state":"open"}'], [1, '{"port":1,"state":"open"}']]);
@@ -74,7 +75,7 @@ test('a job whose final data is not exactly the items it reported is written fro
       return { data: [{ port: 1, open: true, extra: 'x' }, { port: '2', open: true }], message: 'ok' };
     },
   });
-  const result = await jobOperation(op, {} as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined });
+  const result = await jobOperation(op, { metrics: NO_METRICS } as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined });
   assert.equal(result, '[{"port":1,"open":true},{"port":2,"open":true}]');
   // The same objects, but one item reported twice and another never: the data decides.
   const twice = defineOperation({
@@ -86,7 +87,7 @@ test('a job whose final data is not exactly the items it reported is written fro
       return { data, message: 'ok' };
     },
   });
-  assert.equal(await jobOperation(twice, {} as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined }), '[{"port":1,"open":true},{"port":2,"open":false}]');
+  assert.equal(await jobOperation(twice, { metrics: NO_METRICS } as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined }), '[{"port":1,"open":true},{"port":2,"open":false}]');
   const single = defineOperation({ ...op, path: '/x/one', items: undefined, data: Item, async run() { return { data: { port: 7, open: false, hidden: 1 }, message: 'ok' }; } });
-  assert.equal(await jobOperation(single, {} as RouteDeps).run({}, { signal: new AbortController().signal }), '{"port":7,"open":false}');
+  assert.equal(await jobOperation(single, { metrics: NO_METRICS } as RouteDeps).run({}, { signal: new AbortController().signal }), '{"port":7,"open":false}');
 });
