@@ -151,7 +151,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
   }
   // GET /metrics (NETDIAG_METRICS_TOKEN): one registry for this graph; nothing is counted when it is off.
   const prometheus = config.metricsToken
-    ? new PrometheusMetrics({ countJobs: () => store.jobs.countByStatus(), onError: (err) => log.warn({ err }, 'metrics: the jobs could not be counted') })
+    ? new PrometheusMetrics({ countJobs: (cap) => store.jobs.countByStatus(cap), onError: (err) => log.warn({ err }, 'metrics: the jobs could not be counted') })
     : null;
   const metrics = prometheus ?? NO_METRICS;
   const probes: OperationDeps = {

@@ -179,16 +179,18 @@ export function jobsStoreSuite(make: () => Backend): void {
     assert.ok(await store.jobs.find('job_new'));
   });
 
-  test(`${name} store: jobs are counted by status, every status named`, async (t) => {
+  test(`${name} store: jobs are counted by status, every status named, each count stopping at the cap`, async (t) => {
     const store = await opened(t);
     const a = await account(store, 'a@example.com');
-    assert.deepEqual(await store.jobs.countByStatus(), { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 });
+    assert.deepEqual(await store.jobs.countByStatus(100), { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 });
     for (const [i, id] of ['j1', 'j2', 'j3', 'j4'].entries()) await job(store, id, a.id, i + 1);
     const now = Date.parse(at(40));
     await store.jobs.claim('j1', 'p1', now, now + 30_000, at(40));
     await store.jobs.claim('j2', 'p1', now, now + 30_000, at(40));
     assert.equal(await store.jobs.finish('j2', 'p1', { status: 'succeeded', result: '[]', error: null, finished_at: at(41), progress_done: 3 }), true);
     assert.equal(await store.jobs.cancel('j3', a.id, at(42)), true);
-    assert.deepEqual(await store.jobs.countByStatus(), { queued: 1, running: 1, succeeded: 1, failed: 0, cancelled: 1 });
+    assert.deepEqual(await store.jobs.countByStatus(100), { queued: 1, running: 1, succeeded: 1, failed: 0, cancelled: 1 });
+    for (const id of ['j5', 'j6', 'j7']) await job(store, id, a.id, 9);
+    assert.deepEqual(await store.jobs.countByStatus(2), { queued: 2, running: 1, succeeded: 1, failed: 0, cancelled: 1 });
   });
 }
