@@ -25,10 +25,12 @@ test('configSummary: no secret of the configuration appears in it', () => {
     REDIS_URL: 'rediss://user:redis-secret@cache:6380/2',
     NETDIAG_JUDGE_URL: 'https://judge:judge-secret@judge.example/judge',
     NETDIAG_JUDGE_SECRET: 'j'.repeat(40),
+    NETDIAG_METRICS_TOKEN: 'metrics-secret-0123456789',
     NETDIAG_DNS_SERVERS: '127.0.0.1,[::1]:5353',
   });
   const text = JSON.stringify(configSummary(config));
-  for (const secret of ['pg-secret', 'redis-secret', 'judge-secret', 'j'.repeat(40)]) assert.ok(!text.includes(secret), secret);
+  for (const secret of ['pg-secret', 'redis-secret', 'judge-secret', 'j'.repeat(40), 'metrics-secret']) assert.ok(!text.includes(secret), secret);
+  assert.match(String(configSummary(config).metrics), /^on/);
   const summary = configSummary(config);
   assert.equal(summary.database, 'postgres://app:***@db/netdiag');
   assert.deepEqual(summary.dnsServers, ['127.0.0.1:53', '[::1]:5353']);
@@ -55,4 +57,16 @@ test('NETDIAG_WORKERS (0-256, default 8) and NETDIAG_JOB_TTL_DAYS (1-365, defaul
   const summary = configSummary(loadConfig({ NETDIAG_WORKERS: '3' }));
   assert.equal(summary.workers, 3);
   assert.equal(summary.jobTtlDays, 7);
+});
+
+test('NETDIAG_METRICS_TOKEN: unset, /metrics is off; 16 to 1024 characters; a bad one is refused without being shown', () => {
+  assert.equal(loadConfig({}).metricsToken, undefined);
+  assert.equal(configSummary(loadConfig({})).metrics, 'off');
+  assert.equal(loadConfig({ NETDIAG_METRICS_TOKEN: ' 0123456789abcdef ' }).metricsToken, '0123456789abcdef');
+  for (const bad of ['short-secret', 'x'.repeat(1025)]) {
+    assert.throws(
+      () => loadConfig({ NETDIAG_METRICS_TOKEN: bad }),
+      (err: unknown) => err instanceof ConfigError && /^NETDIAG_METRICS_TOKEN=/.test(err.message) && !err.message.includes(bad),
+    );
+  }
 });
