@@ -40,6 +40,8 @@ const cases: Case[] = [
     run: (s) => load(`${s.url}/api/ipv6/expand`, { ...auth(s.info.token), 'content-type': 'application/json' }, undefined, { method: 'POST', body: expandBody }, s),
   },
   { name: 'netdiag GET /api/user, request log on', script: './servers/netdiag.ts', env: { BENCH_LOG: '1' }, run: getUser },
+  // GET /metrics on: every response counted (route, method, status) and timed in the histogram.
+  { name: 'netdiag GET /api/user, metrics on', script: './servers/netdiag.ts', env: { NETDIAG_METRICS_TOKEN: 'bench-metrics-token-0123456789' }, run: getUser },
 ];
 
 // BENCH_CASES=regex keeps only the matching cases; the two baselines always run.
