@@ -136,7 +136,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });
   // MCP tools, each call made inside the /mcp request through its operation's steps.
-  await mcpRoutes(app, operationCaller({ routeDeps: deps, access, slots: deps.slots, record }));
+  await mcpRoutes(app, operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.config.metricsToken === undefined ? null : deps.httpMetrics }));
   await healthRoutes(app, deps.store, limiter, deps.geo);
   await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   await judgeRoutes(app, deps);

@@ -2,8 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Account } from '../domain/accounts/repositories.js';
 import type { InFlightSlots } from '../domain/in-flight.js';
 import { runAsOwner } from '../domain/owner.js';
-import { ClientGoneError } from '../errors.js';
-import { serializerOf, type AnyOperation } from '../operations/operation.js';
+import { ClientGoneError, RateLimitError } from '../errors.js';
+import { runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
 import { NEVER, routeBodyOf } from './operation.js';
 import { CLIENT_GONE_STATUS } from './client-gone.js';
 import type { AccessControl } from './plugins/auth.js';
@@ -11,6 +11,7 @@ import { accountKey } from './plugins/auth.js';
 import { errorResponseOf } from './plugins/errors.js';
 import { takeSlot } from './plugins/in-flight.js';
 import type { Call } from './plugins/usage.js';
+import type { HttpMetrics } from './plugins/metrics.js';
 import { ok } from './reply.js';
 import type { RouteDeps } from './routes/deps.js';
 import { validationErrorFromAjv, validatorCompiler } from './validation.js';
@@ -55,6 +56,8 @@ export function operationCaller(deps: {
   slots: InFlightSlots;
   /** null: usage is not recorded (AppDeps.recorder absent). */
   record: ((call: Call) => Promise<void>) | null;
+  /** Told of a call's 429, as the app's onError hook is of a request's (GET /metrics); null when metrics are off. */
+  metrics?: Pick<HttpMetrics, 'rateLimited'> | null;
 }): CallOperation {
   const compiled = new Map<AnyOperation, { validate: (body: unknown) => boolean; write: (data: unknown) => string }>();
   const of = (op: AnyOperation) => {
@@ -75,7 +78,7 @@ export function operationCaller(deps: {
     if (!validate(body)) throw validationErrorFromAjv((validate as unknown as { errors: Parameters<typeof validationErrorFromAjv>[0] }).errors, 'body');
     const release = op.probe ? await takeSlot(deps.slots, account, receivedAt, () => deps.access.refundCall(account, receivedAt)) : null;
     try {
-      const run = () => op.run(deps.routeDeps, body as Record<string, unknown>, { signal: op.probe ? caller.signal : NEVER });
+      const run = () => runOperation(op, deps.routeDeps, body, { signal: op.probe ? caller.signal : NEVER });
       const { data, message } = release ? await runAsOwner(accountKey(account.id), run) : await run();
       return { status: 200, body: ok(JSON.parse(write(data)) as unknown, message) };
     } finally {
@@ -95,6 +98,7 @@ export function operationCaller(deps: {
         status = CLIENT_GONE_STATUS;
         envelope = null;
       } else {
+        if (err instanceof RateLimitError) deps.metrics?.rateLimited(err.details?.window);
         const refused = errorResponseOf(err);
         if (refused.unexpected) caller.log.error({ err }, 'unhandled error');
         ({ status, body: envelope } = refused);

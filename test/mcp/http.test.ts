@@ -242,3 +242,13 @@ test('callers at once, with the same JSON-RPC ids, get their own answers, counte
   const res = await b.api('/api/usage/stats', { token: other });
   assert.equal(((await res.json()) as { data: { by_endpoint: Record<string, number> } }).data.by_endpoint['/ipv6/expand'], 6);
 });
+
+test('GET /metrics counts tool calls as runs of their tools, and a tool call\'s 429 by its window', async (t) => {
+  const token = 'metrics-token-0123456789abcdef';
+  const b = await server(t, { plan: 'free', env: { NETDIAG_METRICS_TOKEN: token } });
+  const client = await connect(t, b);
+  for (let i = 0; i < 11; i++) await client.callTool({ name: 'ipv6_expand', arguments: { ipv6: '::1' } });
+  const metrics = await (await fetch(`${b.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+  assert.match(metrics, /^netdiag_probes_total\{tool="ipv6_expand",outcome="ok"\} 10$/m);
+  assert.match(metrics, /^netdiag_rate_limited_total\{window="minute"\} 1$/m);
+});
