@@ -23,6 +23,7 @@ import { healthRoutes } from './http/routes/health.js';
 import { ipRoutes } from './http/routes/ip.js';
 import { ipv6Routes } from './http/routes/ipv6.js';
 import { jobRoutes } from './http/routes/jobs.js';
+import { jobStreams } from './http/job-streams.js';
 import { judgeRoutes } from './http/routes/judge.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { pingRoutes } from './http/routes/ping.js';
@@ -122,6 +123,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   const record = deps.recorder ? callRecorder(deps.recorder) : null;
   if (record) registerUsageRecording(app, record);
   await registerOpenApi(app, { dataNotes: geoNotes(deps.geo) });
+  // One set of job streams for the API and the dashboard: an account's open streams count together.
+  const streams = jobStreams(app, deps.jobs);
 
   await app.register(async (api) => {
     await userRoutes(api, deps);
@@ -132,7 +135,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await proxyRoutes(api, deps);
     await portRoutes(api, deps);
     await pingRoutes(api, deps);
-    await jobRoutes(api, deps);
+    await jobRoutes(api, deps, streams);
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });
   // MCP tools, each call made inside the /mcp request through its operation's steps.
@@ -149,6 +152,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     webhookSecrets: deps.webhookSecrets,
     limiter,
     jobs: deps.jobs,
+    jobWebhooks: deps.jobWebhooks,
+    streams,
     now,
   });
 

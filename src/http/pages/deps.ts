@@ -6,6 +6,8 @@ import type { WebhookSecrets } from '../../domain/webhooks/secrets.js';
 import type { RateLimiter } from '../../domain/usage/rate-limit.js';
 import type { UsageRepository } from '../../domain/usage/repository.js';
 import type { JobService } from '../../domain/jobs/service.js';
+import type { JobWebhooks } from '../../domain/jobs/types.js';
+import type { JobStreams } from '../job-streams.js';
 
 /** What the dashboard's pages call into: the same domain services as the API, never Fastify. */
 export interface PageDeps {
@@ -20,6 +22,10 @@ export interface PageDeps {
   limiter: RateLimiter | null;
   /** The job engine, for the jobs page; null leaves the page out. */
   jobs: JobService | null;
+  /** Webhook attempts and "send again", for a job's page. */
+  jobWebhooks: JobWebhooks | null;
+  /** The job streams the API serves too: a job page's live progress. */
+  streams: JobStreams | null;
   /** Epoch ms by the app's clock. */
   now: () => number;
 }

@@ -1,34 +1,22 @@
 import { createHash } from 'node:crypto';
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import { planLimits } from '../../domain/accounts/plans.js';
-import { ndjsonAfter, sseAfter } from '../../domain/jobs/items.js';
-import { JOB_ITEMS_PAGE, type JobService } from '../../domain/jobs/service.js';
-import type { JobItemBatch } from '../../domain/jobs/repository.js';
-import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
+import type { JobView } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { ConflictError, JobNotFoundError, RateLimitError } from '../../errors.js';
 import { accountOf } from '../plugins/auth.js';
-import { errorResponseOf } from '../plugins/errors.js';
 import { ok } from '../reply.js';
 import { NoBody, responses } from '../schemas/common.js';
 import { errorResponse } from '../schemas/errors.js';
 import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobNotModified, JobParams, JobRead, JobReadHeaders, JobRef } from '../schemas/jobs.js';
 import type { RouteDeps } from './deps.js';
+import { JOB_STREAMS_PER_ACCOUNT, resumeAfter, streamKind, type JobStreams } from '../job-streams.js';
 
 /** Reads of one job an account may make per second (API.md): polling faster than this gains nothing. */
 export const JOB_READS_PER_SECOND = 10;
 /** Jobs whose reads are counted at once; past it the counts start over (a second's worth is lost at most). */
 const READ_COUNTERS_MAX = 10_000;
-/** How often a stream looks for news written by another process; this one's writes wake it at once. */
-export const JOB_STREAM_POLL_MS = 250;
-/** Streams one account may hold open at once (each reads the database a few times a second). */
-export const JOB_STREAMS_PER_ACCOUNT = 16;
-/** At shutdown, how long a stream's last bytes get before its connection is cut. */
-const STREAM_CLOSE_GRACE_MS = 200;
 
 /**
  * Reads of all its jobs an account may make per second: the per-job limit alone let one account
@@ -71,95 +59,10 @@ function matches(header: string | undefined, etag: string): boolean {
   });
 }
 
-type StreamKind = 'ndjson' | 'sse';
-
-function streamKind(accept: string | undefined): StreamKind | null {
-  if (!accept) return null;
-  const types = accept.toLowerCase().split(',').map((t) => t.split(';', 1)[0]!.trim());
-  if (types.includes('text/event-stream')) return 'sse';
-  if (types.includes('application/x-ndjson')) return 'ndjson';
-  return null;
-}
-
-/** The item sequence number to resume after, from Last-Event-ID; anything not a plain count starts over. */
-function resumeAfter(header: string | undefined): number {
-  return header !== undefined && /^\d{1,9}$/.test(header.trim()) ? Number(header.trim()) : 0;
-}
-
-/**
- * Items as they complete, then the finished job, as NDJSON lines or SSE events. It reads the
- * database (another process may be running the job) and is woken at once by this one's writes.
- * A read that fails mid-stream (the database went away) ends it with a last line saying so,
- * `{"error": <the error body a request would get>}` (SSE: an `error` event with that data),
- * instead of a connection cut without a word; an SSE client reconnects and resumes by its id.
- */
-async function* streamLines(
-  jobs: JobService,
-  accountId: number,
-  id: string,
-  after: number,
-  kind: StreamKind,
-  signal: AbortSignal,
-  log: FastifyBaseLogger,
-): AsyncGenerator<string> {
-  if (kind === 'sse') yield 'retry: 1000\n\n';
-  try {
-    while (!signal.aborted) {
-      // Listening before reading: a change made while we read wakes the next turn at once.
-      const changed = jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
-      // The job's status first: when it is finished, every item is already written.
-      const row = await jobs.find(accountId, id);
-      if (!row) return;
-      const finished = FINISHED_STATUSES.has(row.status);
-      // Once it has finished, the read starts at the first item: the same batches give the items
-      // not sent yet and the result in the last line (one read of them, not two).
-      const read: JobItemBatch[] = [];
-      for (let from = finished ? 0 : after; ; ) {
-        // One write per page of batches, not per item: a 1000-port scan is a thousand lines.
-        const batches = await jobs.itemBatches(id, from, JOB_ITEMS_PAGE);
-        if (batches.length === 0) break;
-        if (finished) read.push(...batches);
-        const chunk = kind === 'sse' ? sseAfter(batches, after) : ndjsonAfter(batches, after);
-        from = batches[batches.length - 1]!.last_seq;
-        after = Math.max(after, from);
-        if (chunk !== '') yield chunk;
-        if (batches.length < JOB_ITEMS_PAGE || signal.aborted) break;
-      }
-      if (finished) {
-        const job = await jobs.viewText(row, read);
-        yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
-        return;
-      }
-      await changed;
-    }
-  } catch (err) {
-    // Nobody is left to tell when the client has gone or the server is closing.
-    if (signal.aborted) return;
-    const { status, body } = errorResponseOf(err);
-    // As the error handler does: our own fault is logged, a database outage is not (per stream).
-    if (status === 500) log.error({ err }, 'job stream: unhandled error; the stream ended with an error line');
-    const data = JSON.stringify({ error: body });
-    yield kind === 'sse' ? `event: error\ndata: ${data}\n\n` : `${data}\n`;
-  }
-}
-
-export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: JobStreams): Promise<void> {
   const jobs = deps.jobs;
   if (!jobs) return;
   const reads = new JobReadCounter();
-  // Streams end when the server closes, so that they never hold its shutdown.
-  const streams = new Map<AbortController, ServerResponse>();
-  app.addHook('preClose', (done) => {
-    for (const [abort, res] of streams) {
-      // The stream ends at once; its connection is closed as soon as the end is written (a client
-      // that stopped reading would otherwise hold the server's close until its socket lapsed).
-      res.once('finish', () => res.destroy());
-      setTimeout(() => res.destroy(), STREAM_CLOSE_GRACE_MS).unref();
-      abort.abort();
-    }
-    done();
-  });
-
   const readAllowed = (accountId: number, id: string, plan: string): void => {
     const now = Date.now();
     const over = reads.take(accountId, id, now);
@@ -172,48 +75,6 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
       { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: utcTimestamp(resetAt), window: 'job_reads' },
       { 'retry-after': '1' },
     );
-  };
-
-  const openStreams = new Map<number, number>();
-  const stream = (reply: FastifyReply, accountId: number, plan: string, id: string, after: number, kind: StreamKind): FastifyReply => {
-    const open = openStreams.get(accountId) ?? 0;
-    if (open >= JOB_STREAMS_PER_ACCOUNT) {
-      throw new RateLimitError(
-        `at most ${JOB_STREAMS_PER_ACCOUNT} job streams open at once per account; close one, or read the job without streaming`,
-        { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: utcTimestamp(Date.now() + 1000), window: 'job_reads' },
-        { 'retry-after': '1' },
-      );
-    }
-    openStreams.set(accountId, open + 1);
-    const abort = new AbortController();
-    streams.set(abort, reply.raw);
-    let ended = false;
-    const end = (): void => {
-      abort.abort();
-      streams.delete(abort);
-      if (ended) return;
-      ended = true;
-      const left = (openStreams.get(accountId) ?? 1) - 1;
-      if (left > 0) openStreams.set(accountId, left);
-      else openStreams.delete(accountId);
-    };
-    // The client went away: stop reading for it.
-    reply.raw.once('close', end);
-    // Written by hand, so the headers go out at once: a client waiting for its first item knows the stream is open.
-    reply.hijack();
-    const headers: OutgoingHttpHeaders = {
-      ...(reply.getHeaders() as OutgoingHttpHeaders),
-      'content-type': kind === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      'x-accel-buffering': 'no',
-      // The connection ends with the stream: one left idle would hold a closing server until its keep-alive lapses.
-      connection: 'close',
-    };
-    reply.raw.writeHead(200, headers);
-    reply.raw.flushHeaders();
-    pipeline(Readable.from(streamLines(jobs, accountId, id, after, kind, abort.signal, reply.log), { objectMode: false }), reply.raw).then(end, end);
-    return reply;
   };
 
   app.get(
@@ -241,7 +102,7 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps): Promise<
       if (kind !== null) {
         if (!(await jobs.find(account.id, id))) throw new JobNotFoundError();
         const lastEventId = request.headers['last-event-id'];
-        return stream(reply, account.id, account.plan, id, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
+        return streams.open(reply, account.id, account.plan, id, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
       }
       const view = await jobs.get(account.id, id);
       if (!view) throw new JobNotFoundError();
