@@ -17,6 +17,7 @@ import { tokenPages } from './tokens.js';
 import { settingsPages } from './settings.js';
 import { adminPages } from './admin.js';
 import { jobPages } from './jobs.js';
+import { checkPages } from './checks.js';
 import { render } from './render.js';
 import { Throttle } from './throttle.js';
 
@@ -88,6 +89,7 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
     await settingsPages(pages, deps, throttle);
     await adminPages(pages, deps);
     await jobPages(pages, deps);
+    await checkPages(pages, app, deps);
   });
   // Styles and scripts are files of this package, never a CDN's; outside the pages' scope, so no
   // session lookup for a stylesheet.

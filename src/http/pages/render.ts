@@ -7,7 +7,9 @@ import { csrfToken } from './cookies.js';
 export interface PageData {
   title: string;
   /** The nav entry to mark as the current page. */
-  nav?: 'overview' | 'tokens' | 'settings' | 'admin' | 'jobs';
+  nav?: 'overview' | 'checks' | 'tokens' | 'settings' | 'admin' | 'jobs';
+  /** A running job's page: reload every this many seconds where no script runs (the script streams instead). */
+  refresh?: number | null;
   /** A message above the page: what the last form did, or why it did not. */
   notice?: { kind: 'ok' | 'error'; text: string };
   /** Extra stylesheets of this page, file names under /assets/ (e.g. 'overview.css'). */

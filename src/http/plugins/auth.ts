@@ -201,7 +201,9 @@ const signedInCalls = new AsyncLocalStorage<Account>();
  * and is never one, so nobody outside this process can claim an account this way.
  */
 export function asSignedIn<T>(account: Account, inject: () => Promise<T>): Promise<T> {
-  return signedInCalls.run(account, inject);
+  // Awaited inside the context: light-my-request starts a request when its answer is awaited (its
+  // `then`), and an await outside would start it outside the context.
+  return signedInCalls.run(account, async () => await inject());
 }
 
 /** The signed-in account of an injected page call (asSignedIn), else undefined. */

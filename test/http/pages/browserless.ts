@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import type { TestContext } from 'node:test';
 import { hashPassword } from '../../../src/domain/accounts/passwords.js';
 import type { Store } from '../../../src/domain/store.js';
 
@@ -83,3 +86,26 @@ export async function setPassword(store: Store, email: string, password: string)
 }
 
 export const PASSWORD = 'correct horse battery';
+
+/**
+ * Listeners on 127.0.0.1 at ports IANA names (above 1024, so no privilege is needed): the first
+ * `count` of them that are free here. Each accepts and closes; all close when the test ends.
+ */
+export async function namedListeners(t: TestContext, count: number): Promise<Array<{ port: number; service: string }>> {
+  const names = JSON.parse(readFileSync(new URL('../../../src/domain/ports/data/services-tcp.json', import.meta.url), 'utf8')) as Record<string, string>;
+  const found: Array<{ port: number; service: string }> = [];
+  for (const [p, service] of Object.entries(names)) {
+    const port = Number(p);
+    if (port <= 1024 || found.length >= count) continue;
+    const server = net.createServer((s) => s.destroy());
+    const ok = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!ok) continue;
+    t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    found.push({ port, service });
+  }
+  assert.equal(found.length, count, 'free named ports on 127.0.0.1');
+  return found;
+}

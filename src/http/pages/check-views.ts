@@ -1,0 +1,332 @@
+import { pageTime } from './render.js';
+
+/**
+ * A job's result as a person reads it: a list of blocks (labelled fields, tables, a port grid)
+ * that one template draws. Ports, DNS, WHOIS, an IP and a proxy have views made for them; any
+ * other endpoint (one declared after these were written) gets the generic view, built from the
+ * JSON itself, so a new operation's result is readable the day it is declared.
+ *
+ * Every value here came from a peer or a probe: the template escapes all of it, and nothing is
+ * parsed with more than a split on a fixed character.
+ */
+
+export interface Field {
+  label: string;
+  value: string;
+  /** An ISO date: shown as a date, with the ISO text in `datetime`. */
+  time?: string;
+  /** A state to colour: 'ok', 'bad' or 'muted'. */
+  tone?: Tone;
+}
+
+export type Tone = 'ok' | 'bad' | 'muted';
+
+export interface Cell {
+  text: string;
+  tone?: Tone;
+  code?: boolean;
+}
+
+export type Block =
+  | { type: 'fields'; title: string; fields: Field[] }
+  | { type: 'table'; title: string; columns: string[]; numeric: number[]; rows: Cell[][]; more: number }
+  | { type: 'ports'; title: string; ports: Array<{ port: number; state: string; service: string }> }
+  | { type: 'list'; title: string; items: string[] }
+  | { type: 'text'; title: string; text: string };
+
+/** Rows a generic table shows before it says how many more the download holds. */
+export const TABLE_ROWS_MAX = 500;
+/** Fields and nesting the generic view walks: a result is bounded, but a page is read by a person. */
+const GENERIC_FIELDS_MAX = 200;
+const GENERIC_DEPTH_MAX = 4;
+
+type Json = unknown;
+type Obj = Record<string, Json>;
+
+const isObj = (v: Json): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: Json): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+const ms = (v: Json): string => (typeof v === 'number' ? `${v} ms` : '—');
+const yesNo = (v: Json, unknown = 'unknown'): string => (v === true ? 'yes' : v === false ? 'no' : unknown);
+
+/** 'registrar_url' → 'Registrar url'. */
+function labelOf(key: string): string {
+  const t = key.replace(/_/g, ' ');
+  return t.charAt(0).toUpperCase() + t.slice(1);
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** A date field: shown as `2026-11-23 06:16 UTC` with how far away it is. */
+function dateField(label: string, iso: Json, now: number): Field {
+  if (typeof iso !== 'string' || !ISO_DATE.test(iso) || !Number.isFinite(Date.parse(iso))) return { label, value: str(iso), tone: 'muted' };
+  const days = Math.round((Date.parse(iso) - now) / 86_400_000);
+  const rel = days === 0 ? 'today' : days > 0 ? `in ${days} day${days === 1 ? '' : 's'}` : `${-days} day${days === -1 ? '' : 's'} ago`;
+  return { label, value: `${pageTime(iso, iso.length <= 10)} (${rel})`, time: iso };
+}
+
+// --- Ports ---
+
+function portsView(result: Json): Block[] {
+  const items = (Array.isArray(result) ? result : [result]).filter(isObj);
+  if (items.length === 0) return [];
+  const first = items[0]!;
+  const counts = { open: 0, closed: 0, filtered: 0, unresolved: 0 } as Record<string, number>;
+  for (const p of items) counts[String(p.state)] = (counts[String(p.state)] ?? 0) + 1;
+  const blocks: Block[] = [
+    {
+      type: 'fields',
+      title: 'Target',
+      fields: [
+        { label: 'Host', value: str(first.host) },
+        { label: 'Address', value: first.ip === null ? `did not resolve: ${str(first.error ?? first.reason)}` : str(first.ip), ...(first.ip === null ? { tone: 'bad' as const } : {}) },
+        { label: 'Ports', value: `${items.length} scanned: ${counts.open} open, ${counts.closed} closed, ${counts.filtered} filtered${counts.unresolved ? `, ${counts.unresolved} unresolved` : ''}` },
+      ],
+    },
+  ];
+  const open = items.filter((p) => p.state === 'open');
+  blocks.push({
+    type: 'table',
+    title: open.length ? `Open ports (${open.length})` : 'Open ports: none',
+    columns: ['Port', 'Service', 'State', 'Answered in'],
+    numeric: [0, 3],
+    rows: open.slice(0, TABLE_ROWS_MAX).map((p) => [{ text: str(p.port) }, { text: p.service === null ? 'unknown' : str(p.service) }, { text: 'open', tone: 'ok' }, { text: ms(p.response_time) }]),
+    more: Math.max(0, open.length - TABLE_ROWS_MAX),
+  });
+  if (items.length > 1) {
+    blocks.push({
+      type: 'ports',
+      title: `Every port (${items.length})`,
+      ports: items.map((p) => ({ port: Number(p.port), state: String(p.state), service: p.service === null ? '' : str(p.service) })),
+    });
+  } else if (first.state !== 'open') {
+    blocks.push({ type: 'fields', title: `Port ${str(first.port)}`, fields: [{ label: 'State', value: `${str(first.state)}: ${str(first.reason)}`, tone: 'bad' }] });
+  }
+  return blocks;
+}
+
+// --- DNS ---
+
+/** A record's data as dig prints it, per type. */
+function recordData(r: Obj): string {
+  switch (r.type) {
+    case 'A':
+    case 'AAAA':
+      return str(r.address);
+    case 'MX':
+      return `${str(r.priority)} ${str(r.exchange)}`;
+    case 'SOA':
+      return `${str(r.nsname)} ${str(r.hostmaster)} serial ${str(r.serial)}, refresh ${str(r.refresh)} s, retry ${str(r.retry)} s, expire ${str(r.expire)} s, min TTL ${str(r.minttl)} s`;
+    case 'SRV':
+      return `${str(r.priority)} ${str(r.weight)} ${str(r.port)} ${str(r.target)}`;
+    case 'CAA':
+      return `${str(r.flags)} ${str(r.tag)} "${str(r.value)}"`;
+    default:
+      return str(r.value ?? r.address);
+  }
+}
+
+function dnsView(result: Json): Block[] {
+  if (!isObj(result)) return [];
+  const records = Array.isArray(result.records) ? result.records.filter(isObj) : [];
+  return [
+    {
+      type: 'fields',
+      title: 'Answer',
+      fields: [
+        { label: 'Name', value: str(result.domain) },
+        { label: 'Type', value: str(result.type) },
+        { label: 'Status', value: str(result.status), tone: result.status === 'NOERROR' ? 'ok' : 'bad' },
+        { label: 'Resolver', value: str(result.resolver) },
+        { label: 'Answered in', value: `${ms(result.response_time)}${result.cached === true ? ' (from the cache)' : ''}` },
+      ],
+    },
+    {
+      type: 'table',
+      title: records.length ? `Records (${records.length})` : 'Records: none',
+      columns: ['Type', 'TTL', 'Data'],
+      numeric: [1],
+      rows: records.slice(0, TABLE_ROWS_MAX).map((r) => [{ text: str(r.type) }, { text: `${str(r.ttl)} s` }, { text: recordData(r), code: true }]),
+      more: Math.max(0, records.length - TABLE_ROWS_MAX),
+    },
+  ];
+}
+
+// --- WHOIS / RDAP ---
+
+function whoisView(result: Json, now: number): Block[] {
+  if (!isObj(result)) return [];
+  const blocks: Block[] = [];
+  const fields: Field[] = [
+    { label: 'Domain', value: str(result.domain) },
+    { label: 'Registered', value: yesNo(result.registered), tone: result.registered === true ? 'ok' : 'muted' },
+  ];
+  for (const key of ['registrar', 'registrar_url', 'whois_server', 'rdap_server', 'source']) {
+    if (key in result && result[key] !== null) fields.push({ label: labelOf(key), value: str(result[key]) });
+  }
+  for (const key of Object.keys(result)) if (key.endsWith('_date')) fields.push(dateField(labelOf(key.slice(0, -5)), result[key], now));
+  if ('dnssec' in result) fields.push({ label: 'DNSSEC', value: yesNo(result.dnssec) });
+  if (result.error) fields.push({ label: 'Error', value: str(result.error), tone: 'bad' });
+  blocks.push({ type: 'fields', title: 'Registration', fields });
+  for (const key of ['name_servers', 'status']) {
+    const list = result[key];
+    if (Array.isArray(list) && list.length) blocks.push({ type: 'list', title: key === 'status' ? 'Status (EPP)' : 'Name servers', items: list.map(str) });
+  }
+  const hops = Array.isArray(result.hops) ? result.hops.filter(isObj) : [];
+  if (hops.length) {
+    blocks.push({
+      type: 'table',
+      title: 'Servers asked',
+      columns: ['Server', 'Status', 'Bytes', 'Time'],
+      numeric: [2, 3],
+      rows: hops.map((h) => [{ text: str(h.server), code: true }, { text: h.error ? `${str(h.status)}: ${str(h.error)}` : str(h.status), tone: h.status === 'ok' ? 'ok' : 'bad' }, { text: str(h.bytes) }, { text: ms(h.response_time) }]),
+      more: 0,
+    });
+  }
+  if (typeof result.raw === 'string' && result.raw !== '') blocks.push({ type: 'text', title: 'Raw answer', text: result.raw });
+  return blocks;
+}
+
+// --- IP ---
+
+function ipView(result: Json): Block[] {
+  if (!isObj(result)) return [];
+  const loc = isObj(result.location) ? result.location : {};
+  const asn = isObj(result.asn) ? result.asn : {};
+  const place = [loc.city, loc.region, loc.country].filter((v) => typeof v === 'string' && v !== '').join(', ');
+  const blocks: Block[] = [
+    {
+      type: 'fields',
+      title: 'Place',
+      fields: [
+        { label: 'Address', value: `${str(result.ip)} (IPv${str(result.version)}, ${str(result.type)})` },
+        { label: 'Country', value: loc.country ? `${str(loc.country)}${loc.country_code ? ` (${str(loc.country_code)})` : ''}` : 'unknown' },
+        { label: 'City', value: place || 'unknown' },
+        ...(loc.timezone ? [{ label: 'Time zone', value: str(loc.timezone) }] : []),
+        ...(typeof loc.latitude === 'number' ? [{ label: 'Coordinates', value: `${str(loc.latitude)}, ${str(loc.longitude)}${loc.accuracy_radius ? ` (± ${str(loc.accuracy_radius)} km)` : ''}` }] : []),
+        ...(result.hostname ? [{ label: 'Host name', value: str(result.hostname) }] : []),
+      ],
+    },
+    {
+      type: 'fields',
+      title: 'Network',
+      fields: [
+        { label: 'AS', value: asn.number === null || asn.number === undefined ? 'unknown' : `AS${str(asn.number)}` },
+        { label: 'Organisation', value: str(asn.organization ?? loc.isp) },
+        { label: 'Network', value: str(asn.network ?? loc.network ?? result.range) },
+      ],
+    },
+  ];
+  const sec = result.security;
+  if (isObj(sec)) {
+    const listed = Array.isArray(sec.blacklists) ? sec.blacklists.filter(isObj).filter((b) => b.listed === true).map((b) => `listed on ${str(b.list)}`) : [];
+    const reasons = [
+      ...(sec.is_tor === true ? ['Tor exit node'] : []),
+      ...(sec.is_proxy === true ? ['listed as a proxy'] : []),
+      ...(sec.is_hosting === true ? ['hosting network'] : []),
+      ...(sec.is_bogon === true ? ['bogon (not routed on the internet)'] : []),
+      ...listed,
+    ];
+    const threats = Array.isArray(sec.threats) ? sec.threats.map(str) : [];
+    const score = Number(sec.risk_score);
+    blocks.push({
+      type: 'fields',
+      title: 'Risk',
+      fields: [
+        { label: 'Risk score', value: `${str(sec.risk_score)} of 100`, tone: score >= 50 ? 'bad' : score > 0 ? 'muted' : 'ok' },
+        { label: 'Reasons', value: reasons.length ? reasons.join('; ') : 'none found' },
+        ...(threats.length ? [{ label: 'Threats', value: threats.join(', ') }] : []),
+      ],
+    });
+  }
+  return blocks;
+}
+
+// --- Proxy ---
+
+function proxyView(result: Json): Block[] {
+  if (!isObj(result)) return [];
+  const loc = isObj(result.location) ? result.location : null;
+  const speed = isObj(result.speed) ? result.speed : null;
+  const fields: Field[] = [
+    { label: 'Proxy', value: str(result.proxy) },
+    { label: 'Verdict', value: str(result.status), tone: result.status === 'working' ? 'ok' : 'bad' },
+    { label: 'Protocol', value: str(result.protocol) },
+    { label: 'Round trip', value: ms(result.response_time) },
+  ];
+  if ('anonymity_level' in result) fields.push({ label: 'Anonymity', value: str(result.anonymity_level ?? 'not judged') });
+  if ('ssl_support' in result) fields.push({ label: 'TLS through it', value: yesNo(result.ssl_support, 'not known') });
+  fields.push({ label: 'Exit address', value: str(result.exit_ip) });
+  if (loc) fields.push({ label: 'Exit location', value: [loc.city, loc.country, loc.isp].filter((v) => typeof v === 'string').join(', ') || 'unknown' });
+  if (speed) fields.push({ label: 'Speed', value: `down ${str(speed.download)}, up ${str(speed.upload)}, latency ${str(speed.latency)}` });
+  if (result.error) fields.push({ label: 'Error', value: str(result.error), tone: 'bad' });
+  if (result.checked_at) fields.push(dateField('Checked', result.checked_at, Date.parse(String(result.checked_at))));
+  const checks = isObj(result.checks) ? result.checks : {};
+  const steps = Object.entries(checks).filter((e): e is [string, Obj] => isObj(e[1]));
+  return [
+    { type: 'fields', title: 'Verdict', fields },
+    {
+      type: 'table',
+      title: 'Checks and timings',
+      columns: ['Check', 'Result', 'Time'],
+      numeric: [2],
+      rows: steps.map(([name, s]) => [{ text: labelOf(name) }, { text: s.error ? `${str(s.status)}: ${str(s.error)}` : str(s.status), tone: s.status === 'ok' ? 'ok' : 'bad' }, { text: ms(s.time) }]),
+      more: 0,
+    },
+  ];
+}
+
+// --- Anything else ---
+
+/** Scalars of an object as fields, nested objects flattened into `parent child` labels. */
+function flatFields(o: Obj, now: number, prefix = '', depth = 0, out: Field[] = [], lists: Block[] = []): { fields: Field[]; lists: Block[] } {
+  for (const [k, v] of Object.entries(o)) {
+    if (out.length >= GENERIC_FIELDS_MAX) break;
+    const label = prefix ? `${prefix} ${k.replace(/_/g, ' ')}` : labelOf(k);
+    if (isObj(v) && depth < GENERIC_DEPTH_MAX) flatFields(v, now, label, depth + 1, out, lists);
+    else if (Array.isArray(v) && v.some(isObj) && depth < GENERIC_DEPTH_MAX) lists.push(tableOf(label, v));
+    else if (Array.isArray(v)) out.push({ label, value: v.length ? v.map(str).join(', ') : 'none' });
+    else if (typeof v === 'string' && (k.endsWith('_at') || k.endsWith('_date') || k === 'not_before' || k === 'not_after' || k === 'valid_from' || k === 'valid_to') && ISO_DATE.test(v)) out.push(dateField(label, v, now));
+    else out.push({ label, value: typeof v === 'boolean' ? yesNo(v) : str(v), ...(v === true ? { tone: 'ok' as const } : v === false ? { tone: 'muted' as const } : {}) });
+  }
+  return { fields: out, lists };
+}
+
+/** A list of objects as a table: a column per scalar field any row has (nested objects as JSON). */
+function tableOf(title: string, list: Json[]): Block {
+  const rows = list.filter(isObj);
+  const columns: string[] = [];
+  for (const r of rows.slice(0, TABLE_ROWS_MAX)) for (const k of Object.keys(r)) if (!columns.includes(k) && columns.length < 12) columns.push(k);
+  return {
+    type: 'table',
+    title: `${title} (${rows.length})`,
+    columns: columns.map(labelOf),
+    numeric: columns.flatMap((c, i) => (rows.some((r) => typeof r[c] === 'number') ? [i] : [])),
+    rows: rows.slice(0, TABLE_ROWS_MAX).map((r) => columns.map((c) => ({ text: typeof r[c] === 'boolean' ? yesNo(r[c]) : str(r[c]) }))),
+    more: Math.max(0, rows.length - TABLE_ROWS_MAX),
+  };
+}
+
+export function genericView(result: Json, now: number): Block[] {
+  if (Array.isArray(result)) return result.some(isObj) ? [tableOf('Results', result)] : [{ type: 'list', title: 'Results', items: result.map(str) }];
+  if (!isObj(result)) return [{ type: 'fields', title: 'Result', fields: [{ label: 'Value', value: str(result) }] }];
+  const { fields, lists } = flatFields(result, now);
+  return [{ type: 'fields', title: 'Result', fields }, ...lists];
+}
+
+/** The views made by hand, by endpoint; every other endpoint gets the generic view. */
+const VIEWS: Record<string, (result: Json, now: number) => Block[]> = {
+  '/port/scan': portsView,
+  '/port/scan-range': portsView,
+  '/port/scan-common': portsView,
+  '/dns/lookup': dnsView,
+  '/dns/whois': whoisView,
+  '/ip/lookup': ipView,
+  '/proxy/check': proxyView,
+};
+
+/** The blocks of a job's result; [] when it has none yet. */
+export function resultBlocks(endpoint: string, result: Json, now: number): Block[] {
+  if (result === null || result === undefined) return [];
+  const view = VIEWS[endpoint];
+  return view ? view(result, now) : genericView(result, now);
+}

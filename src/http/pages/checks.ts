@@ -1,0 +1,212 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { stringify } from 'csv-stringify/sync';
+import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
+import type { Account } from '../../domain/accounts/repositories.js';
+import { AppError, ConflictError, ERROR_CODES, type ErrorCode } from '../../errors.js';
+import { OPERATIONS } from '../../operations/index.js';
+import { pathWords } from '../../operations/names.js';
+import { API_PREFIX, asSignedIn } from '../plugins/auth.js';
+import { resumeAfter } from '../job-streams.js';
+import { bodyOf, checkToolOf, fieldsFilled, type CheckTool } from './check-forms.js';
+import { resultBlocks } from './check-views.js';
+import type { PageDeps } from './deps.js';
+import { pageTime, refusal, render } from './render.js';
+
+/** A result's JSON shown on its page to copy; a larger one is a download only (a 65535-port scan is megabytes). */
+export const INLINE_JSON_MAX_CHARS = 200_000;
+/** Seconds between reloads of a running job's page where no script runs. */
+export const JOB_PAGE_REFRESH_S = 3;
+
+/** What the pages' POST /api call answered. */
+interface ApiAnswer {
+  status: number;
+  body: { success?: boolean; data?: JobView; error?: string; message?: string };
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
+/** The API's refusal as the AppError it was (its code gives the status), for the page to show in the API's words. */
+function refusalOf(answer: ApiAnswer): AppError {
+  const code = (answer.body.error ?? '') in ERROR_CODES ? (answer.body.error as ErrorCode) : 'bad_request';
+  const retry = answer.headers['retry-after'];
+  return new AppError(code, answer.body.message ?? `the API answered ${answer.status}`, undefined, typeof retry === 'string' ? { 'retry-after': retry } : undefined);
+}
+
+/**
+ * A check of the signed-in account, run as a job: POST /api<path> with `Prefer: respond-async`,
+ * injected as that account's call (asSignedIn), so its windows, validation, target policy and
+ * usage are the API's by construction. The job, or the API's refusal in its words.
+ */
+async function startJob(app: FastifyInstance, request: FastifyRequest, account: Account, path: string, body: Record<string, unknown>): Promise<JobView> {
+  const res = await asSignedIn(account, () =>
+    app.inject({
+      method: 'POST',
+      url: API_PREFIX + path,
+      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+      payload: JSON.stringify(body),
+      remoteAddress: request.ip,
+    }),
+  );
+  const answer: ApiAnswer = { status: res.statusCode, body: res.json(), headers: res.headers };
+  if (res.statusCode === 202 && answer.body.data) return answer.body.data;
+  if (res.statusCode >= 500) throw new Error(`POST ${path} as a job answered ${res.statusCode}: ${answer.body.message ?? ''}`);
+  throw refusalOf(answer);
+}
+
+/** CSV cells that a spreadsheet would run as a formula start with one of these (OWASP: CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+function cellOf(v: unknown): string {
+  const text = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+/** An object's fields as flat columns: `location.country`; lists of scalars joined with `; `. */
+function flatten(o: unknown, prefix = '', out: Record<string, string> = {}, depth = 0): Record<string, string> {
+  if (typeof o !== 'object' || o === null || Array.isArray(o) || depth > 4) {
+    out[prefix || 'value'] = Array.isArray(o) && o.every((x) => typeof x !== 'object' || x === null) ? o.map(cellOf).join('; ') : cellOf(o);
+    return out;
+  }
+  for (const [k, v] of Object.entries(o)) flatten(v, prefix ? `${prefix}.${k}` : k, out, depth + 1);
+  return out;
+}
+
+/** A job's result as CSV: a row per item of a list, or one row for a single result. */
+export function resultCsv(result: unknown): string {
+  const rows = (Array.isArray(result) ? result : result === null || result === undefined ? [] : [result]).map((r) => flatten(r));
+  const columns: string[] = [];
+  for (const r of rows) for (const k of Object.keys(r)) if (!columns.includes(k)) columns.push(k);
+  return stringify(rows.map((r) => columns.map((c) => r[c] ?? '')), { header: true, columns });
+}
+
+/** The Checks section and every job's own page. */
+export async function checkPages(app: FastifyInstance, root: FastifyInstance, deps: PageDeps): Promise<void> {
+  const jobs = deps.jobs;
+  if (!jobs) return;
+  const tools = OPERATIONS.map(checkToolOf);
+  const bySlug = new Map(tools.map((t) => [t.slug, t]));
+  const slugOf = (endpoint: string) => pathWords(endpoint).join('-');
+  const groups = [...new Set(tools.map((t) => t.group))].map((group) => ({ group, tools: tools.filter((t) => t.group === group) }));
+
+  const form = (request: FastifyRequest, reply: FastifyReply, tool: CheckTool, values: Record<string, unknown> = {}, notice?: { kind: 'ok' | 'error'; text: string }) =>
+    render(request, reply, 'check.eta', {
+      title: tool.summary,
+      nav: 'checks',
+      styles: ['checks.css'],
+      tool,
+      fields: fieldsFilled(tool, values),
+      ...(notice ? { notice } : {}),
+    });
+
+  app.get('/checks', async (request, reply) => render(request, reply, 'checks.eta', { title: 'Checks', nav: 'checks', styles: ['checks.css'], groups }));
+
+  app.get('/checks/:slug', async (request, reply) => {
+    const tool = bySlug.get((request.params as { slug: string }).slug);
+    if (!tool) return notFound(request, reply, 'There is no check by that name.');
+    // "Run again, changed": the form filled with a job's own input.
+    const from = (request.query as { from?: unknown }).from;
+    if (typeof from === 'string') {
+      const row = await jobs.find(request.viewer!.account.id, from);
+      if (row && row.endpoint === tool.path) return form(request, reply, tool, { ...(JSON.parse(row.body) as Record<string, unknown>), webhook_url: row.webhook_url ?? undefined });
+    }
+    return form(request, reply, tool);
+  });
+
+  app.post('/checks/:slug', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const tool = bySlug.get((request.params as { slug: string }).slug);
+    if (!tool) return notFound(request, reply, 'There is no check by that name.');
+    const sent = (request.body ?? {}) as Record<string, unknown>;
+    try {
+      const job = await startJob(root, request, request.viewer!.account, tool.path, bodyOf(tool, sent));
+      return reply.redirect(`/jobs/${job.id}`, 303);
+    } catch (err) {
+      return form(request, reply, tool, sent, { kind: 'error', text: refusal(reply, err) });
+    }
+  });
+
+  const notFound = (request: FastifyRequest, reply: FastifyReply, message: string) => {
+    reply.code(404);
+    return render(request, reply, 'error.eta', { title: 'Not found', status: 404, message });
+  };
+  const noJob = (request: FastifyRequest, reply: FastifyReply) =>
+    notFound(request, reply, 'This account has no job with that id; it may have been removed after its time to live.');
+
+  const jobPage = async (request: FastifyRequest, reply: FastifyReply, notice?: { kind: 'ok' | 'error'; text: string }) => {
+    const { id } = request.params as { id: string };
+    const view = await jobs.get(request.viewer!.account.id, id);
+    if (!view) return noJob(request, reply);
+    const finished = FINISHED_STATUSES.has(view.status);
+    const json = JSON.stringify(view.result, null, 2) ?? 'null';
+    const query = request.query as { sent?: unknown };
+    const tool = bySlug.get(slugOf(view.endpoint));
+    return render(request, reply, 'job.eta', {
+      title: `Job ${view.id}`,
+      nav: 'jobs',
+      styles: ['jobs.css', 'checks.css'],
+      job: view,
+      tool: tool ?? null,
+      finished,
+      refresh: finished ? null : JOB_PAGE_REFRESH_S,
+      times: { created: pageTime(view.created_at), started: pageTime(view.started_at), finished: pageTime(view.finished_at) },
+      blocks: resultBlocks(view.endpoint, view.result, deps.now()),
+      json: json.length <= INLINE_JSON_MAX_CHARS ? json : null,
+      attempts: (view.webhook_deliveries ?? []).map((a) => ({ ...a, when: pageTime(a.at) })),
+      ...(notice ? { notice } : query.sent === '1' ? { notice: { kind: 'ok' as const, text: 'The webhook is being sent again; its attempt shows below once made.' } } : {}),
+    });
+  };
+
+  app.get('/jobs/:id', async (request, reply) => jobPage(request, reply));
+
+  // Live progress: the job's items and its finish as Server-Sent Events, from the API's own streams.
+  app.get('/jobs/:id/events', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const account = request.viewer!.account;
+    if (!deps.streams || !(await jobs.find(account.id, id))) return noJob(request, reply);
+    // Where the page left off (the items it was rendered with), or where a reconnecting EventSource did.
+    const lastEventId = request.headers['last-event-id'];
+    const after = typeof lastEventId === 'string' ? lastEventId : (request.query as { after?: unknown }).after;
+    return deps.streams.open(reply, account.id, account.plan, id, resumeAfter(typeof after === 'string' ? after : undefined), 'sse');
+  });
+
+  app.get('/jobs/:id/json', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const view = await jobs.get(request.viewer!.account.id, id);
+    if (!view) return noJob(request, reply);
+    return reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="${view.id}.json"`).send(JSON.stringify(view, null, 2));
+  });
+
+  app.get('/jobs/:id/csv', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const view = await jobs.get(request.viewer!.account.id, id);
+    if (!view) return noJob(request, reply);
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${view.id}.csv"`).send(resultCsv(view.result));
+  });
+
+  app.post('/jobs/:id/run-again', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const account = request.viewer!.account;
+    const row = await jobs.find(account.id, id);
+    if (!row) return noJob(request, reply);
+    try {
+      const body = { ...(JSON.parse(row.body) as Record<string, unknown>), ...(row.webhook_url ? { webhook_url: row.webhook_url } : {}) };
+      const job = await startJob(root, request, account, row.endpoint, body);
+      return reply.redirect(`/jobs/${job.id}`, 303);
+    } catch (err) {
+      return jobPage(request, reply, { kind: 'error', text: refusal(reply, err) });
+    }
+  });
+
+  // The same domain call as POST /api/jobs/{id}/deliveries.
+  app.post('/jobs/:id/deliveries', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const account = request.viewer!.account;
+    const view = await jobs.get(account.id, id);
+    if (!view) return noJob(request, reply);
+    try {
+      if (!deps.jobWebhooks) throw new ConflictError('this server sends no webhooks');
+      await deps.jobWebhooks.redeliver(view, account.id);
+      return reply.redirect(`/jobs/${view.id}?sent=1`, 303);
+    } catch (err) {
+      return jobPage(request, reply, { kind: 'error', text: refusal(reply, err) });
+    }
+  });
+}
