@@ -184,7 +184,7 @@ test('admin page: an invitation link works end to end once, with its plan (NETDI
   const later = await client.get('/admin');
   assert.ok(!later.html.includes(secret), 'the secret is never shown again');
   assert.match(later.html, /anyone with the link/);
-  assert.match(later.html, /<td>basic<\/td>/);
+  assert.match(later.html, /<td data-label="Plan">basic<\/td>/);
   assert.match(later.html, /not used yet/);
 
   const invited = new PageClient(b.url);
@@ -231,7 +231,7 @@ test('admin page: an invitation naming an e-mail refuses another e-mail; bad inv
   assert.ok(link?.startsWith('https://netdiag.example.com/signup?invite='), `NETDIAG_PUBLIC_URL is the base: ${link}`);
   assert.match(res.html, /only that address can use it/);
   const secret = new URL(link!).searchParams.get('invite')!;
-  assert.match((await client.get('/admin')).html, /<td>named@example\.com<\/td>/);
+  assert.match((await client.get('/admin')).html, /<td data-label="For">named@example\.com<\/td>/);
 
   const invited = new PageClient(b.url);
   const form = await invited.get(`/signup?invite=${secret}`);
