@@ -119,7 +119,7 @@ const WEBHOOK_FIELD: FormField = {
   label: 'Webhook URL',
   kind: 'text',
   required: false,
-  hint: 'optional: https://… is sent the job, signed with your webhook secret, when it finishes',
+  hint: 'https://…: sent the job when it finishes, signed with your webhook secret',
   value: '',
   maxlength: 2048,
 };

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+import { loadConfig } from '../../../src/config.js';
+import { createDialer } from '../../../src/infra/net/dialer.js';
+import { build } from '../../helpers/build.js';
+import { TEST_HOST, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
+import { startDnsServer } from '../../fixtures/dns-server.js';
+import { PASSWORD, namedListeners, setPassword } from './browserless.js';
+
+/**
+ * The Checks section in Debian's Chromium, at 1280 px and at 375 px: a port scan of loopback
+ * listeners (their services named in the result), a DNS lookup and an IP lookup, each followed
+ * live on its job page until it shows the result, then the jobs list. Every page: axe-core finds
+ * no WCAG 2.1 A/AA violation in the light or the dark scheme, nothing is wider than the screen,
+ * every button is within it, and nothing is loaded from another origin. Screenshots go to
+ * test-output/checks/ (ignored by git).
+ */
+
+const OUTPUT = fileURLToPath(new URL('../../../test-output/checks/', import.meta.url));
+const noChromium = chromiumMissing("the Checks pages' browser test was");
+const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+const EMAIL = 'tester@example.com';
+
+/** Axe in both schemes, a screenshot of each, and nothing cut off at this width. */
+async function step(page: Page, name: string): Promise<void> {
+  mkdirSync(OUTPUT, { recursive: true });
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.screenshot({ path: `${OUTPUT}${name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
+    const { violations } = await new AxeBuilder({ page }).withTags(WCAG).analyze();
+    const report = violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    assert.deepEqual(report, [], `${name} (${scheme}): WCAG 2.1 A/AA violations`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  const cut = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const out: string[] = [];
+    if (document.documentElement.scrollWidth > width) out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
+    for (const el of document.querySelectorAll('main *, header *')) {
+      const r = el.getBoundingClientRect();
+      // Inside a closed <details> or hidden: not shown, not measured.
+      if (r.width === 0 || r.height === 0) continue;
+      let scrolls = false;
+      for (let p = el.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible' && p.scrollWidth > p.clientWidth) scrolls = true;
+      if (!scrolls && (r.right > width + 0.5 || r.left < -0.5)) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}: ${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+    for (const b of document.querySelectorAll('button, a.button, input[type="submit"]')) {
+      const r = b.getBoundingClientRect();
+      if (r.width === 0) continue;
+      if (r.right > width + 0.5 || r.left < -0.5) out.push(`button "${(b.textContent ?? '').trim()}" is off-screen: ${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+    return out;
+  });
+  assert.deepEqual(cut, [], `${name}: cut off at this width`);
+}
+
+test('Checks in Chromium at 1280 and 375 px: port scan, DNS and IP lookups followed live to their results; no WCAG 2.1 A/AA violation, nothing cut off', { skip: noChromium, timeout: 240_000 }, async (t) => {
+  const dns = await startDnsServer({ records: [{ name: 'example.test', type: 'A', ttl: 300, data: '192.0.2.10' }, { name: 'example.test', type: 'A', ttl: 300, data: '192.0.2.11' }] });
+  t.after(() => dns.close());
+  const env = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: `127.0.0.1:${dns.port}` };
+  const b = await build(t, { env, deps: { dialer: createDialer(loadConfig(env)) } });
+  await setPassword(b.store, EMAIL, PASSWORD);
+  const open = await namedListeners(t, 2);
+  const closed = await new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+  const origin = `http://${TEST_HOST}:${new URL(b.url).port}`;
+  const browser = await launchBrowser(t);
+
+  for (const [width, height] of [[1280, 900], [375, 800]] as const) {
+    const page = await (await newContext(browser, { viewport: { width, height } })).newPage();
+    const foreign: string[] = [];
+    const refused: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused/i.test(m.text())) refused.push(m.text());
+    });
+    const at = (name: string) => `${width}-${name}`;
+    await page.goto(`${origin}/login`);
+    await page.getByLabel('E-mail').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
+
+    await Promise.all([page.waitForEvent('load'), page.getByRole('link', { name: 'Checks', exact: true }).click()]);
+    await step(page, at('01-checks'));
+
+    // A scan of two named listeners and a closed port, followed live to its result.
+    await Promise.all([page.waitForEvent('load'), page.getByRole('link', { name: 'TCP connect scan of up to 1000 ports' }).click()]);
+    await page.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+    await page.getByLabel('Ports').fill([...open.map((o) => o.port), closed].join(','));
+    await step(page, at('02-port-form'));
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole('button', { name: 'Run' }).click()]);
+    await page.getByRole('heading', { name: 'Open ports (2)' }).waitFor();
+    const ports = await page.locator('main').innerText();
+    for (const o of open) assert.match(ports, new RegExp(`${o.port}\\s+${o.service}\\s+open`), `port ${o.port} is named ${o.service}`);
+    assert.match(ports, /3 scanned: 2 open, 1 closed, 0 filtered/);
+    await page.getByText('Show every port: open, closed and filtered').click();
+    await step(page, at('03-port-result'));
+    const scanUrl = page.url();
+
+    // A DNS lookup.
+    await page.goto(`${origin}/checks/dns-lookup`);
+    await page.getByLabel('Domain').fill('example.test');
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole('button', { name: 'Run' }).click()]);
+    await page.getByRole('heading', { name: 'Records (2)' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /A\s+\d+ s\s+192\.0\.2\.10/);
+    await step(page, at('04-dns-result'));
+
+    // An IP lookup: the place and the network from the bundled GeoIP data.
+    await page.goto(`${origin}/checks/ip-lookup`);
+    await page.getByLabel('IP', { exact: true }).fill('1.1.1.1');
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole('button', { name: 'Run' }).click()]);
+    await page.getByRole('heading', { name: 'Network' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /AS13335/);
+    await step(page, at('05-ip-result'));
+
+    // The scan's page again, its JSON shown, and the jobs list.
+    await page.goto(scanUrl);
+    await page.getByText('Show the JSON of the result').click();
+    await step(page, at('06-job-page'));
+    await page.goto(`${origin}/jobs`);
+    await step(page, at('07-jobs'));
+    assert.deepEqual(foreign, [], 'nothing was loaded from another origin');
+    assert.deepEqual(refused, [], 'no CSP refusal');
+  }
+});
