@@ -17,6 +17,9 @@ export const INLINE_JSON_MAX_CHARS = 200_000;
 /** Seconds between reloads of a running job's page where no script runs. */
 export const JOB_PAGE_REFRESH_S = 3;
 
+/** The Checks page lists these groups (operations' first tags) first, in this order. */
+const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'ipv6'];
+
 /** What the pages' POST /api call answered. */
 interface ApiAnswer {
   status: number;
@@ -85,7 +88,11 @@ export async function checkPages(app: FastifyInstance, root: FastifyInstance, de
   const tools = OPERATIONS.map(checkToolOf);
   const bySlug = new Map(tools.map((t) => [t.slug, t]));
   const slugOf = (endpoint: string) => pathWords(endpoint).join('-');
-  const groups = [...new Set(tools.map((t) => t.group))].map((group) => ({ group, tools: tools.filter((t) => t.group === group) }));
+  // The issue's order; groups of operations declared later follow, in their declaration order.
+  const order = (g: string) => (GROUP_ORDER.indexOf(g) + GROUP_ORDER.length + 1) % (GROUP_ORDER.length + 1);
+  const groups = [...new Set(tools.map((t) => t.group))]
+    .sort((a, b) => order(a) - order(b))
+    .map((group) => ({ group, tools: tools.filter((t) => t.group === group) }));
 
   const form = (request: FastifyRequest, reply: FastifyReply, tool: CheckTool, values: Record<string, unknown> = {}, notice?: { kind: 'ok' | 'error'; text: string }) =>
     render(request, reply, 'check.eta', {

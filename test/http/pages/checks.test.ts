@@ -6,7 +6,7 @@ import { createDialer } from '../../../src/infra/net/dialer.js';
 import { OPERATIONS } from '../../../src/operations/index.js';
 import { build, type Built } from '../../helpers/build.js';
 import { eventually } from '../../helpers/eventually.js';
-import { connectSpy } from '../../infra/net/fixtures/connect-spy.js';
+import { connectSpy, hangingConnect } from '../../infra/net/fixtures/connect-spy.js';
 import { startDnsServer } from '../../fixtures/dns-server.js';
 import { PASSWORD, PageClient, namedListeners, setPassword } from './browserless.js';
 
@@ -138,4 +138,43 @@ test('Checks: DNS records with their TTLs, an operation without a view of its ow
   for (const path of [`/jobs/${theirId}`, `/jobs/${theirId}/json`, `/jobs/${theirId}/csv`, `/jobs/${theirId}/events`]) assert.equal((await c.get(path)).status, 404, path);
   await c.get('/checks');
   assert.equal((await c.post(`/jobs/${theirId}/run-again`, {})).status, 404);
+});
+
+test('a running job\'s page: reloads itself where no script runs, streams its progress from the API\'s streams where one does', async (t) => {
+  const hanging = hangingConnect();
+  const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }), { connectFn: hanging.fn });
+  const b = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' }, deps: { dialer } });
+  await setPassword(b.store, EMAIL, PASSWORD);
+  const c = new PageClient(b.url);
+  await c.signIn(EMAIL, PASSWORD);
+  await c.get('/checks/port-scan-range');
+  const posted = await c.post('/checks/port-scan-range', { host: '127.0.0.1', ports: '1-3', timeout: '30' });
+  assert.equal(posted.status, 303, posted.html.slice(0, 500));
+  const location = posted.headers.get('location')!;
+  await eventually(() => hanging.sockets.length >= 3);
+  const page = await c.get(location);
+  assert.match(page.html, /<noscript><meta http-equiv="refresh" content="3"><\/noscript>/);
+  assert.match(page.html, new RegExp(`data-job-events="${location}/events\\?after=0"`));
+  assert.match(page.html, /action="\/jobs\/job_[0-9A-Za-z]+\/cancel"/);
+
+  // The stream: Server-Sent Events with the session's cookie, never with nothing.
+  const abort = new AbortController();
+  t.after(() => abort.abort());
+  const cookie = [...c.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const events = await fetch(`${b.url}${location}/events?after=0`, { headers: { cookie, accept: 'text/event-stream' }, signal: abort.signal });
+  assert.equal(events.status, 200);
+  assert.match(events.headers.get('content-type') ?? '', /^text\/event-stream/);
+  const first = await events.body!.getReader().read();
+  assert.match(new TextDecoder().decode(first.value), /^retry: 1000/);
+  abort.abort();
+  assert.equal((await fetch(`${b.url}${location}/events`, { redirect: 'manual' })).status, 303, 'signed out: to the login');
+
+  // Cancelled from its page, it no longer refreshes.
+  await c.get(location);
+  assert.equal((await c.post(`${location}/cancel`, {})).status, 303);
+  await eventually(() => hanging.sockets.every((s) => s.destroyed));
+  const done = await c.get(location);
+  assert.match(done.html, /job-cancelled/);
+  assert.doesNotMatch(done.html, /http-equiv="refresh"/);
+  assert.doesNotMatch(done.html, /data-job-events/);
 });
