@@ -139,7 +139,9 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });
   // MCP tools, each call made inside the /mcp request through its operation's steps.
-  await mcpRoutes(app, operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.config.metricsToken === undefined ? null : deps.httpMetrics }));
+  // Calls made inside another request (MCP tool calls, dashboard checks), through their route's steps.
+  const calls = operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.config.metricsToken === undefined ? null : deps.httpMetrics });
+  await mcpRoutes(app, calls);
   await healthRoutes(app, deps.store, limiter, deps.geo);
   await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   await judgeRoutes(app, deps);
@@ -154,6 +156,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     jobs: deps.jobs,
     jobWebhooks: deps.jobWebhooks,
     streams,
+    calls,
     now,
   });
 

@@ -4,7 +4,7 @@ import type { InFlightSlots } from '../domain/in-flight.js';
 import { runAsOwner } from '../domain/owner.js';
 import { ClientGoneError, RateLimitError } from '../errors.js';
 import { runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
-import { NEVER, routeBodyOf } from './operation.js';
+import { NEVER, createJob, routeBodyOf } from './operation.js';
 import { CLIENT_GONE_STATUS } from './client-gone.js';
 import type { AccessControl } from './plugins/auth.js';
 import { accountKey } from './plugins/auth.js';
@@ -34,7 +34,8 @@ export interface Caller {
   log: FastifyBaseLogger;
 }
 
-export type CallOperation = (caller: Caller, op: AnyOperation, body: unknown) => Promise<CallAnswer>;
+/** `job`: the call as a job (Prefer: respond-async): a 202 with the job, its run queued. */
+export type CallOperation = (caller: Caller, op: AnyOperation, body: unknown, opts?: { job?: boolean }) => Promise<CallAnswer>;
 
 /**
  * A synchronous call of an operation made inside another request (each MCP tool call inside
@@ -43,7 +44,8 @@ export type CallOperation = (caller: Caller, op: AnyOperation, body: unknown) =>
  * validated by the route's schema and validator, a slot of work in flight for a probe (refunded
  * when refused), the run as the account's work, `data` written by the route's serializer, any
  * error answered with the route's status and envelope, and the call recorded in usage under the
- * operation's endpoint. What the caller's own request already did (reading the body, the token
+ * operation's endpoint. As a job (`opts.job`, a dashboard check): the same until the run, then the
+ * route's job branch (createJob) and its 202. What the caller's own request already did (reading the body, the token
  * check, draining) is not done twice.
  *
  * Before this, a tool call was the route's request injected into the app; that cost a second
@@ -69,13 +71,18 @@ export function operationCaller(deps: {
     return c;
   };
 
-  const answer = async (caller: Caller, op: AnyOperation, body: unknown, headers: Record<string, string>): Promise<{ status: number; body: unknown }> => {
+  const answer = async (caller: Caller, op: AnyOperation, body: unknown, headers: Record<string, string>, job: boolean): Promise<{ status: number; body: unknown }> => {
     const { account, receivedAt } = caller;
     const counted = await deps.access.countCall(account, receivedAt);
     Object.assign(headers, counted.headers);
     if (counted.refusal) throw counted.refusal;
     const { validate, write } = of(op);
     if (!validate(body)) throw validationErrorFromAjv((validate as unknown as { errors: Parameters<typeof validationErrorFromAjv>[0] }).errors, 'body');
+    // A job takes its slot of work in flight when it runs, as the route's job does.
+    if (job) {
+      const created = await createJob(deps.routeDeps, op, account.id, body as Record<string, unknown>);
+      return { status: 202, body: ok(created, `job ${created.id} queued: ${op.path}`) };
+    }
     const release = op.probe ? await takeSlot(deps.slots, account, receivedAt, () => deps.access.refundCall(account, receivedAt)) : null;
     try {
       const run = () => runOperation(op, deps.routeDeps, body, { signal: op.probe ? caller.signal : NEVER });
@@ -86,13 +93,13 @@ export function operationCaller(deps: {
     }
   };
 
-  return async (caller, op, body) => {
+  return async (caller, op, body, opts = {}) => {
     const started = performance.now();
     const headers: Record<string, string> = {};
     let status: number;
     let envelope: unknown;
     try {
-      ({ status, body: envelope } = await answer(caller, op, body, headers));
+      ({ status, body: envelope } = await answer(caller, op, body, headers, opts.job === true));
     } catch (err) {
       if (err instanceof ClientGoneError) {
         status = CLIENT_GONE_STATUS;

@@ -9,6 +9,8 @@ import { operationIdOf } from '../operations/names.js';
 import { responses } from './schemas/common.js';
 import { JobAccepted, WebhookUrlField } from './schemas/jobs.js';
 import type { RouteDeps } from './routes/deps.js';
+import type { JobView } from '../domain/jobs/types.js';
+import { ConflictError } from '../errors.js';
 
 /** RFC 7240: is `respond-async` among the preferences (any case, any parameters, any order)? */
 export function prefersRespondAsync(header: string | string[] | undefined): boolean {
@@ -21,11 +23,29 @@ export function prefersRespondAsync(header: string | string[] | undefined): bool
 /**
  * What a job of `op` stores of a validated body: the fields its schema declares, at every level,
  * as the schema's serializer writes them (a synchronous call ignores the rest; a job must not keep
- * a megabyte of them per job). Compiled on first use.
+ * a megabyte of them per job). Compiled on first use, once per operation.
  */
-function declaredFields(op: AnyOperation): (body: Record<string, unknown>) => Record<string, unknown> {
-  let write: ((value: unknown) => string) | undefined;
-  return (body) => JSON.parse((write ??= serializerOf(op.body))(body)) as Record<string, unknown>;
+const declared = new WeakMap<AnyOperation, (value: unknown) => string>();
+function declaredFields(op: AnyOperation, body: Record<string, unknown>): Record<string, unknown> {
+  let write = declared.get(op);
+  if (!write) declared.set(op, (write = serializerOf(op.body)));
+  return JSON.parse(write(body)) as Record<string, unknown>;
+}
+
+/**
+ * A job of `op` for an account, from a body its route's schema validated (`webhook_url` beside
+ * the operation's fields): the fields kept, the synchronous call's 400s and 403s checked
+ * (precheck, the webhook URL's target), then queued. `answered`: the job starts once it settles.
+ * The route's job branch and a job started inside another request (a dashboard check) both use it.
+ */
+export async function createJob(deps: RouteDeps, op: AnyOperation, accountId: number, sent: Record<string, unknown>, answered?: Promise<unknown>): Promise<JobView> {
+  if (!deps.jobs) throw new ConflictError('this server runs no jobs');
+  const { webhook_url: rawWebhook, ...fields } = sent;
+  const webhookUrl = webhookUrlOf(rawWebhook);
+  const body = declaredFields(op, fields);
+  await op.precheck?.(deps, body);
+  if (webhookUrl !== null && deps.jobWebhooks) await deps.jobWebhooks.checkUrl(webhookUrl);
+  return deps.jobs.create({ accountId, endpoint: op.path, body, webhookUrl, total: op.items?.(body) }, answered);
 }
 
 /** A signal that never aborts: operations that ignore client hang-ups need no listener per request. */
@@ -42,7 +62,6 @@ export function routeBodyOf(op: AnyOperation): TObject {
  * prefers respond-async.
  */
 export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: AnyOperation): void {
-  const jobBody = declaredFields(op);
   app.post(
     op.path,
     {
@@ -57,14 +76,9 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
     },
     async (request, reply) => {
       if (deps.jobs && prefersRespondAsync(request.headers.prefer)) {
-        const { webhook_url: rawWebhook, ...sent } = request.body as Record<string, unknown>;
-        const webhookUrl = webhookUrlOf(rawWebhook);
-        const body = jobBody(sent);
-        await op.precheck?.(deps, body);
-        if (webhookUrl !== null && deps.jobWebhooks) await deps.jobWebhooks.checkUrl(webhookUrl);
         // The response's 'close' comes once it is written (or its client is gone): the job starts then.
         const answered = new Promise((resolve) => reply.raw.once('close', resolve));
-        const job = await deps.jobs.create({ accountId: accountOf(request).id, endpoint: op.path, body, webhookUrl, total: op.items?.(body) }, answered);
+        const job = await createJob(deps, op, accountOf(request).id, request.body as Record<string, unknown>, answered);
         reply.code(202).header('location', `/api/jobs/${job.id}`).header('preference-applied', 'respond-async');
         return ok(job, `job ${job.id} queued: ${op.path}`);
       }

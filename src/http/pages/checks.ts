@@ -3,9 +3,10 @@ import { stringify } from 'csv-stringify/sync';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import type { Account } from '../../domain/accounts/repositories.js';
 import { AppError, ConflictError, ERROR_CODES, type ErrorCode } from '../../errors.js';
-import { OPERATIONS } from '../../operations/index.js';
+import { OPERATIONS, type AnyOperation } from '../../operations/index.js';
+import type { CallOperation } from '../calls.js';
+import { NEVER } from '../operation.js';
 import { pathWords } from '../../operations/names.js';
-import { API_PREFIX, asSignedIn } from '../plugins/auth.js';
 import { resumeAfter } from '../job-streams.js';
 import { bodyOf, checkToolOf, fieldsFilled, type CheckTool } from './check-forms.js';
 import { resultBlocks } from './check-views.js';
@@ -24,7 +25,7 @@ const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'ipv6'];
 interface ApiAnswer {
   status: number;
   body: { success?: boolean; data?: JobView; error?: string; message?: string };
-  headers: Record<string, string | string[] | number | undefined>;
+  headers: Record<string, string>;
 }
 
 /** The API's refusal as the AppError it was (its code gives the status), for the page to show in the API's words. */
@@ -35,23 +36,16 @@ function refusalOf(answer: ApiAnswer): AppError {
 }
 
 /**
- * A check of the signed-in account, run as a job: POST /api<path> with `Prefer: respond-async`,
- * injected as that account's call (asSignedIn), so its windows, validation, target policy and
- * usage are the API's by construction. The job, or the API's refusal in its words.
+ * A check of the signed-in account, run as a job: the operation called through its route's
+ * steps (src/http/calls.ts: its windows, validation, precheck and target policy, usage under its
+ * endpoint) as `POST /api<path>` with `Prefer: respond-async` would be. The job, or the API's
+ * refusal in its words.
  */
-async function startJob(app: FastifyInstance, request: FastifyRequest, account: Account, path: string, body: Record<string, unknown>): Promise<JobView> {
-  const res = await asSignedIn(account, () =>
-    app.inject({
-      method: 'POST',
-      url: API_PREFIX + path,
-      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
-      payload: JSON.stringify(body),
-      remoteAddress: request.ip,
-    }),
-  );
-  const answer: ApiAnswer = { status: res.statusCode, body: res.json(), headers: res.headers };
-  if (res.statusCode === 202 && answer.body.data) return answer.body.data;
-  if (res.statusCode >= 500) throw new Error(`POST ${path} as a job answered ${res.statusCode}: ${answer.body.message ?? ''}`);
+async function startJob(calls: CallOperation, request: FastifyRequest, account: Account, op: AnyOperation, body: Record<string, unknown>): Promise<JobView> {
+  const res = await calls({ account, receivedAt: request.receivedAt, signal: NEVER, log: request.log }, op, body, { job: true });
+  const answer: ApiAnswer = { status: res.status, body: res.body as ApiAnswer['body'], headers: res.headers };
+  if (res.status === 202 && answer.body.data) return answer.body.data;
+  if (res.status >= 500) throw new Error(`${op.path} as a job answered ${res.status}: ${answer.body.message ?? ''}`);
   throw refusalOf(answer);
 }
 
@@ -82,9 +76,11 @@ export function resultCsv(result: unknown): string {
 }
 
 /** The Checks section and every job's own page. */
-export async function checkPages(app: FastifyInstance, root: FastifyInstance, deps: PageDeps): Promise<void> {
+export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
   const jobs = deps.jobs;
-  if (!jobs) return;
+  const calls = deps.calls;
+  if (!jobs || !calls) return;
+  const byPath = new Map(OPERATIONS.map((op) => [op.path, op]));
   const tools = OPERATIONS.map(checkToolOf);
   const bySlug = new Map(tools.map((t) => [t.slug, t]));
   const slugOf = (endpoint: string) => pathWords(endpoint).join('-');
@@ -123,7 +119,7 @@ export async function checkPages(app: FastifyInstance, root: FastifyInstance, de
     if (!tool) return notFound(request, reply, 'There is no check by that name.');
     const sent = (request.body ?? {}) as Record<string, unknown>;
     try {
-      const job = await startJob(root, request, request.viewer!.account, tool.path, bodyOf(tool, sent));
+      const job = await startJob(calls, request, request.viewer!.account, byPath.get(tool.path)!, bodyOf(tool, sent));
       return reply.redirect(`/jobs/${job.id}`, 303);
     } catch (err) {
       return form(request, reply, tool, sent, { kind: 'error', text: refusal(reply, err) });
@@ -192,10 +188,11 @@ export async function checkPages(app: FastifyInstance, root: FastifyInstance, de
     const { id } = request.params as { id: string };
     const account = request.viewer!.account;
     const row = await jobs.find(account.id, id);
-    if (!row) return noJob(request, reply);
+    const op = row && byPath.get(row.endpoint);
+    if (!row || !op) return noJob(request, reply);
     try {
       const body = { ...(JSON.parse(row.body) as Record<string, unknown>), ...(row.webhook_url ? { webhook_url: row.webhook_url } : {}) };
-      const job = await startJob(root, request, account, row.endpoint, body);
+      const job = await startJob(calls, request, account, op, body);
       return reply.redirect(`/jobs/${job.id}`, 303);
     } catch (err) {
       return jobPage(request, reply, { kind: 'error', text: refusal(reply, err) });

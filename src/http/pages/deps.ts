@@ -8,6 +8,7 @@ import type { UsageRepository } from '../../domain/usage/repository.js';
 import type { JobService } from '../../domain/jobs/service.js';
 import type { JobWebhooks } from '../../domain/jobs/types.js';
 import type { JobStreams } from '../job-streams.js';
+import type { CallOperation } from '../calls.js';
 
 /** What the dashboard's pages call into: the same domain services as the API, never Fastify. */
 export interface PageDeps {
@@ -26,6 +27,8 @@ export interface PageDeps {
   jobWebhooks: JobWebhooks | null;
   /** The job streams the API serves too: a job page's live progress. */
   streams: JobStreams | null;
+  /** Checks: an operation called as a job of the signed-in account, through its route's steps. */
+  calls: CallOperation | null;
   /** Epoch ms by the app's clock. */
   now: () => number;
 }

@@ -89,7 +89,7 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
     await settingsPages(pages, deps, throttle);
     await adminPages(pages, deps);
     await jobPages(pages, deps);
-    await checkPages(pages, app, deps);
+    await checkPages(pages, deps);
   });
   // Styles and scripts are files of this package, never a CDN's; outside the pages' scope, so no
   // session lookup for a stylesheet.

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PLANS, PLAN_NAMES, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
@@ -189,29 +188,6 @@ export function accessOf(url: string, config: { public?: boolean; bearer?: boole
   return config?.public ? 'public' : 'token';
 }
 
-/** Who an /api request injected by a dashboard page is made by: the page's signed-in account. */
-const signedInCalls = new AsyncLocalStorage<Account>();
-
-/**
- * Runs `inject` (an `app.inject` of an /api route, made by a dashboard page for its signed-in
- * account) as a call of that account, without a token: the injected request then passes every
- * hook a call over the network passes (its plan's windows, work in flight, validation, the target
- * policy, usage recording under its endpoint) by construction. Only a request made inside `inject`
- * and by light-my-request carries it: a request from the network runs in its own async context
- * and is never one, so nobody outside this process can claim an account this way.
- */
-export function asSignedIn<T>(account: Account, inject: () => Promise<T>): Promise<T> {
-  // Awaited inside the context: light-my-request starts a request when its answer is awaited (its
-  // `then`), and an await outside would start it outside the context.
-  return signedInCalls.run(account, async () => await inject());
-}
-
-/** The signed-in account of an injected page call (asSignedIn), else undefined. */
-function signedInAccount(request: FastifyRequest): Account | undefined {
-  const account = signedInCalls.getStore();
-  return account !== undefined && (request.raw as { isLightMyRequest?: boolean }).isLightMyRequest === true ? account : undefined;
-}
-
 /** The account of a request that passed the token check; a route that needs one never runs without it. */
 export function accountOf(request: FastifyRequest): Account {
   if (request.account === null) throw new UnauthorizedError();
@@ -306,9 +282,7 @@ export function registerAccess(
    * address is not locked out by one misconfigured script there. A header that is no well-formed
    * token is refused unread.
    */
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<Authenticated | { account: Account; tokenId: null }> => {
-    const signedIn = signedInAccount(request);
-    if (signedIn !== undefined) return { account: signedIn, tokenId: null };
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<Authenticated> => {
     let token: string | undefined;
     try {
       // The token, not the header as sent: every spelling of one token is one key below.

@@ -114,7 +114,7 @@ test('Checks: the API\'s refusals come back on the form in its words, and nothin
   assert.equal((await b.store.jobs.list((await b.store.accounts.findByEmail(EMAIL))!.id, { limit: 10 })).length, 0, 'no job was made');
   // Without the form's CSRF token nothing is sent.
   assert.equal((await c.post('/checks/port-scan', { host: '127.0.0.1', port: '22', _csrf: '' })).status, 403);
-  // A page's grant is no token: the API without one is still a 401.
+  // The session cookie is no token: the API without one is still a 401.
   assert.equal((await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: 22 }, token: null, headers: { cookie: [...c.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } })).status, 401);
 });
 

@@ -120,6 +120,8 @@ test('the dashboard in Chromium: sign up, token, call, usage, revoke; admin: inv
   assert.match(body, /grace@example\.com|Grace Hopper/);
   // The calls are in the 30-day table beneath the chart: today's row, 2 requests (the call and the job's creation), 2 successful.
   const today = new Date().toISOString().slice(0, 10);
+  // The day table is folded behind its summary.
+  await user.getByText('Show all days').click();
   const row = user.locator('table tr', { has: user.locator(`text=${today}`) }).first();
   const cells = (await row.locator('td, th').allInnerTexts()).map((c) => c.trim());
   assert.ok(cells.includes(today) || cells.some((c) => c.includes(today)), `today's row: ${cells.join(' | ')}`);
