@@ -6,16 +6,15 @@
  * connects by itself, never follows a redirect, and the answer's body is read no further than
  * MAX_RESPONSE_BYTES before the socket is dropped.
  */
-import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import tls from 'node:tls';
 import { AppError, DialError, ResolveError, ValidationError, WebhookAbortedError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
 import { unlessAborted } from '../../lib/deadline.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
-import type { CheckedAddress, ResolvedTarget } from '../../domain/dialer.js';
+import type { ResolvedTarget } from '../../domain/dialer.js';
 import type { Dialer } from '../net/dialer.js';
+import { connectFirst, hostOf, portOf, requestOn, startTls } from '../net/dialed-http.js';
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */
 export const MAX_RESPONSE_BYTES = 4_096;
@@ -26,15 +25,6 @@ export const WEBHOOK_USER_AGENT = 'netdiag-webhooks/1';
 export interface DialerWebhookTransportOptions {
   /** Extra CA certificates trusted for https receivers (tests: the loopback fixture's). */
   ca?: string | Buffer;
-}
-
-/** The host of a URL as the dialer takes it: an IPv6 literal without its brackets. */
-function hostOf(url: URL): string {
-  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-}
-
-function portOf(url: URL): number {
-  return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
 export class DialerWebhookTransport implements WebhookTransport {
@@ -71,8 +61,9 @@ export class DialerWebhookTransport implements WebhookTransport {
       const url = new URL(req.url);
       // Checked again at every attempt: the name may point somewhere else by now.
       const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal, () => new WebhookAbortedError());
-      socket = await this.#connect(target.addresses, portOf(url), req.timeoutMs, signal, req.owner);
-      if (url.protocol === 'https:') socket = await this.#tls(socket, target.hostname ?? hostOf(url), signal);
+      const aborted = (): Error => new WebhookAbortedError();
+      socket = await connectFirst(this.#dialer, target.addresses, portOf(url), { timeoutMs: req.timeoutMs, signal, owner: req.owner, aborted });
+      if (url.protocol === 'https:') socket = await startTls(socket, target.hostname ?? hostOf(url), { signal, aborted, ca: this.#ca });
       const status = await this.#post(socket, url, req, signal);
       if (status >= 200 && status < 300) return done(status, null);
       if (status >= 300 && status < 400) return done(status, `redirect (${status}) not followed`);
@@ -87,74 +78,17 @@ export class DialerWebhookTransport implements WebhookTransport {
     }
   }
 
-  /** The first address that accepts, in the dialer's order (IPv4 first). */
-  async #connect(addresses: CheckedAddress[], port: number, timeoutMs: number, signal: AbortSignal, owner: string | undefined): Promise<net.Socket> {
-    let last: unknown;
-    for (const address of addresses) {
-      try {
-        const socket = await this.#dialer.connect(address, port, { timeoutMs, signal, ...(owner ? { owner } : {}) });
-        socket.on('error', () => undefined);
-        return socket;
-      } catch (err) {
-        if (err instanceof DialError && err.code === 'ABORT_ERR') throw new WebhookAbortedError();
-        last = err;
-      }
-    }
-    throw last;
-  }
-
-  /**
-   * TLS over the dialer's socket, the certificate verified against `host`: the URL's name, or its
-   * IP literal. Without `host` node:tls checks the certificate against "localhost", so a
-   * certificate for DNS:localhost passed for https://127.0.0.2/. An IP is never sent as SNI
-   * (RFC 6066 3): the certificate must name the address itself.
-   */
-  #tls(raw: net.Socket, host: string, signal: AbortSignal): Promise<net.Socket> {
-    return new Promise((resolve, reject) => {
-      const secure = tls.connect({
-        socket: raw,
-        host,
-        ...(net.isIP(host) === 0 ? { servername: host } : {}),
-        ALPNProtocols: ['http/1.1'],
-        ...(this.#ca !== undefined ? { ca: this.#ca } : {}),
-      });
-      const onAbort = (): void => {
-        secure.destroy();
-        reject(new WebhookAbortedError());
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      secure.once('secureConnect', () => {
-        signal.removeEventListener('abort', onAbort);
-        secure.removeAllListeners('error');
-        secure.on('error', () => undefined);
-        resolve(secure);
-      });
-      secure.once('error', (err) => {
-        signal.removeEventListener('abort', onAbort);
-        secure.on('error', () => undefined);
-        secure.destroy();
-        raw.destroy();
-        reject(err);
-      });
-    });
-  }
-
   /** POSTs on the connected socket; resolves the status once the answer's head and at most MAX_RESPONSE_BYTES are in. */
   #post(socket: net.Socket, url: URL, req: WebhookSendRequest, signal: AbortSignal): Promise<number> {
     const body = Buffer.from(req.body);
     return new Promise((resolve, reject) => {
-      const request = http.request({
+      // The one socket from the dialer; with no agent, node:http neither resolves nor pools.
+      const request = requestOn(socket, url, {
         method: 'POST',
-        path: `${url.pathname}${url.search}`,
-        // The one socket from the dialer; with no agent, node:http neither resolves nor pools.
-        createConnection: () => socket,
-        setHost: false,
         headers: {
-          host: url.host,
           'content-type': 'application/json',
           'content-length': body.length,
           'user-agent': WEBHOOK_USER_AGENT,
-          connection: 'close',
           ...req.headers,
         },
       });
