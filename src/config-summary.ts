@@ -44,6 +44,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     judgeSecret: config.judgeSecret === undefined ? 'kept in the database' : 'NETDIAG_JUDGE_SECRET',
     dnsServers: config.dnsServers.map(hostPort),
     whoisServer: hostPort(config.whoisServer),
+    rdapBootstrap: config.rdapBootstrap,
     sslCheckTarget: hostPort(config.sslCheckTarget),
     metrics: config.metricsToken === undefined ? 'off' : 'on (GET /metrics with NETDIAG_METRICS_TOKEN)',
     geoip: { city: config.geoipCityDb ?? 'bundled', asn: config.geoipAsnDb ?? 'bundled' },

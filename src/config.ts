@@ -23,6 +23,8 @@ export interface Config {
   trustProxy: readonly string[];
   dnsServers: readonly HostPort[];
   whoisServer: HostPort;
+  /** NETDIAG_RDAP_BOOTSTRAP: where RDAP's bootstrap files come from, a base URL or a directory. */
+  rdapBootstrap: string;
   judgeUrl: string | undefined;
   /** NETDIAG_JUDGE_SECRET: the judge's signing key; unset, one made once and kept in the database. */
   judgeSecret: string | undefined;
@@ -80,6 +82,8 @@ export const DEFAULTS = {
   /** Absolute: the same file whatever the current directory (an explicit relative sqlite: path is relative to it). */
   databaseUrl: `sqlite:${join(PACKAGE_DIR, 'data', 'netdiag.db')}`,
   whoisServer: 'whois.iana.org:43',
+  /** IANA's RDAP bootstrap registries (RFC 9224). */
+  rdapBootstrap: 'https://data.iana.org/rdap/',
   sslCheckTarget: 'www.google.com:443',
   dnsblZones: 'zen.spamhaus.org,bl.spamcop.net,b.barracudacentral.org',
   logLevel: 'info',
@@ -319,6 +323,18 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl = withoutTrailingSlashes(parsed.toString());
   }
 
+  const rdapBootstrap = env.NETDIAG_RDAP_BOOTSTRAP?.trim() || DEFAULTS.rdapBootstrap;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(rdapBootstrap)) {
+    let ok = false;
+    try {
+      const url = new URL(rdapBootstrap);
+      ok = ['http:', 'https:'].includes(url.protocol) && !url.username && !url.password;
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ConfigError('NETDIAG_RDAP_BOOTSTRAP', 'must be an http:// or https:// base URL, or a directory holding dns.json, ipv4.json, ipv6.json and asn.json', rdapBootstrap);
+  }
+
   const adminEmail = env.NETDIAG_ADMIN_EMAIL?.trim().toLowerCase() || DEFAULTS.adminEmail;
   if (adminEmail.length > EMAIL_MAX_CHARS || !EMAIL_PATTERN.test(adminEmail)) {
     throw new ConfigError('NETDIAG_ADMIN_EMAIL', 'must be an e-mail address like ops@example.com', adminEmail);
@@ -336,6 +352,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: Object.freeze(parseCidrs('NETDIAG_TRUST_PROXY', env.NETDIAG_TRUST_PROXY)),
     dnsServers: Object.freeze(dnsServers),
     whoisServer: parseHostPort('NETDIAG_WHOIS_SERVER', env.NETDIAG_WHOIS_SERVER?.trim() || DEFAULTS.whoisServer, 43),
+    rdapBootstrap,
     judgeUrl,
     judgeSecret,
     sslCheckTarget: parseHostPort(

@@ -412,6 +412,14 @@ export class DatabaseUnavailableError extends Error {
 /** A webhook send given up: its deadline passed or its delivery was aborted. */
 export class WebhookAbortedError extends Error {}
 
+/** An RDAP request given up: its deadline passed or the lookup was aborted. */
+export class RdapAbortedError extends Error {
+  constructor(url: string) {
+    super(`${url}: request aborted`);
+    this.name = 'RdapAbortedError';
+  }
+}
+
 /**
  * An item its text function could not write (the answer's serializer refused it): the job fails,
  * as the synchronous call would answer a 500, instead of its write failing as a database's would.
