@@ -16,6 +16,8 @@ import { Judge, JudgeDirectory, ProxyChecker, type Timeouts as ProxyTimeouts } f
 import { UsageService } from './domain/usage/service.js';
 import { WebhookSecrets } from './domain/webhooks/secrets.js';
 import { createWhoisService } from './domain/whois/index.js';
+import { RegistrationLookup } from './domain/rdap/index.js';
+import { createRdap, type RdapTuning } from './infra/rdap/index.js';
 import { accountKey, rateLimiterOptions } from './http/plugins/auth.js';
 import { errorResponseOf } from './http/plugins/errors.js';
 import { callsRecordedTo } from './http/plugins/usage.js';
@@ -74,6 +76,8 @@ export interface ComposeOptions {
   dnsClient?: DnsClient;
   /** GeoIP reader; built from NETDIAG_GEOIP_* (or the bundled data) unless given. */
   geo?: GeoReader;
+  /** Shorter RDAP timeouts, a test CA for https RDAP servers (tests of hostile servers). */
+  rdapTuning?: RdapTuning;
   /** Shorter proxy-check timeouts (tests of the timeout paths). */
   proxyTimeouts?: Partial<ProxyTimeouts>;
   /** pino options, or false for silence (tests). */
@@ -154,11 +158,17 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     ? new PrometheusMetrics({ countJobs: (cap) => store.jobs.countByStatus(cap), onError: (err) => log.warn({ err }, 'metrics: the jobs could not be counted') })
     : null;
   const metrics = prometheus ?? NO_METRICS;
+  // RDAP's bootstrap files are fetched on first use, not here; a failed fetch falls back to the snapshot.
+  const rdap = createRdap(config, dialer, {
+    ...opts.rdapTuning,
+    onBootstrapError: (kind, err) => log.warn({ err, file: `${kind}.json`, from: config.rdapBootstrap }, 'RDAP bootstrap file could not be fetched; the shipped snapshot (or the last good copy) is used'),
+  });
   const probes: OperationDeps = {
     metrics,
     dialer,
     dns: new DnsLookupService({ client: dnsClient }),
-    whois: createWhoisService(config, dialer),
+    whois: new RegistrationLookup({ rdap, whois: createWhoisService(config, dialer) }),
+    rdap,
     ports: new PortScanner({ dialer }),
     ping: new TcpPinger({ dialer }),
     proxy: new ProxyChecker({

@@ -40,7 +40,7 @@ export const dnsOperations = [
   }),
   defineOperation({
     path: '/dns/whois',
-    summary: 'WHOIS of a domain, following registry referrals',
+    summary: 'Registration of a domain: RDAP, or WHOIS for TLDs without RDAP',
     tags: ['dns'],
     body: WhoisBody,
     data: WhoisResult,
@@ -51,7 +51,7 @@ export const dnsOperations = [
     async run(deps, { domain }, { signal }) {
       const result = await deps.whois.lookup(domain, signal);
       const state = result.registered === null ? 'registration unknown' : result.registered ? 'registered' : 'not registered';
-      return { data: result, message: `${result.domain}: ${state}` };
+      return { data: result, message: `${result.domain}: ${state} (${result.source})` };
     },
   }),
 ];

@@ -6,8 +6,8 @@ import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/operations.js
 import type { PortScanner } from '../domain/ports/index.js';
 import type { TcpPinger } from '../domain/ping/index.js';
 import type { ProxyChecker } from '../domain/proxy/index.js';
-import type { WhoisService } from '../domain/whois/index.js';
-import type { CheckedAddress, ResolveOptions } from '../domain/dialer.js';
+import type { RdapService, RegistrationLookup } from '../domain/rdap/index.js';
+import type { ResolveOptions } from '../domain/dialer.js';
 import type { Dialer } from '../infra/net/dialer.js';
 import { AppError, ResolveError } from '../errors.js';
 import type { Metrics } from '../domain/metrics.js';
@@ -24,7 +24,10 @@ export interface OperationDeps {
   /** The one dialer every outbound probe uses (target policy, timeouts, socket budget). */
   dialer: Dialer;
   dns: DnsLookupService;
-  whois: WhoisService<CheckedAddress>;
+  /** A domain's registration: RDAP, port-43 WHOIS for TLDs without RDAP. */
+  whois: RegistrationLookup;
+  /** RDAP for IP networks and AS numbers (and the domains' RDAP part). */
+  rdap: RdapService;
   /** One per server: its socket budget is shared by every scan. */
   ports: PortScanner;
   /** TCP ping: connects spaced like ping's echoes, through the dialer. */

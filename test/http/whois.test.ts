@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppDeps } from '../../src/compose.js';
 import { WhoisService } from '../../src/domain/whois/service.js';
+import { BootstrapRegistry, RdapService, RegistrationLookup } from '../../src/domain/rdap/index.js';
+import { DialerRdapHttp, DirectoryBootstrapSource } from '../../src/infra/rdap/index.js';
 import { dnsOperations } from '../../src/operations/dns.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import type { WhoisResult } from '../../src/http/schemas/dns.js';
@@ -24,6 +27,9 @@ import { connectSpy } from '../infra/net/fixtures/connect-spy.js';
  */
 
 const REGISTRAR_HOST = 'whois.example-registrar.test';
+/** What a port-43 answer adds: its source, and no RDAP server or RDAP-only fields. */
+const PORT_43 = { source: 'whois', rdap_server: null, registrant: null, abuse_email: null };
+const NO_RDAP = fileURLToPath(new URL('../fixtures/rdap/no-rdap/', import.meta.url));
 
 /** The `data` of a WHOIS answer, as the published schema describes it. */
 type WhoisBody = Static<typeof WhoisResult>;
@@ -82,6 +88,8 @@ async function app(t: TestContext, opts: { allow?: string; whoisServer?: string;
       NETDIAG_DNS_SERVERS: `127.0.0.1:${dns.port}`,
       NETDIAG_WHOIS_SERVER: opts.whoisServer ?? iana.address,
       NETDIAG_ALLOW_TARGETS: opts.allow ?? '127.0.0.0/8',
+      // No TLD has RDAP here: these tests are of the port-43 path (test/http/rdap.test.ts has the RDAP one).
+      NETDIAG_RDAP_BOOTSTRAP: NO_RDAP,
     },
     ...(opts.deps ? { deps: opts.deps } : {}),
   });
@@ -113,10 +121,10 @@ describe('POST /api/dns/whois: registries in their real formats', () => {
     clearQueries();
     const { status, body } = await post<{ success: boolean; data: WhoisBody; message: string }>(built, { domain: 'EXAMPLE.com.' });
     assert.equal(status, 200);
-    assert.equal(body.message, 'example.com: registered');
+    assert.equal(body.message, 'example.com: registered (whois)');
     const { raw, hops, ...fields } = body.data;
     // Registry values first: the registry's http:// registrar_url wins over the registrar's https:// one.
-    assert.deepEqual(fields, { ...EXAMPLE_COM_FIELDS, whois_server: registrarRef, error: null });
+    assert.deepEqual(fields, { ...EXAMPLE_COM_FIELDS, whois_server: registrarRef, error: null, ...PORT_43 });
     assert.deepEqual(
       hops.map((h) => [h.server, h.status, h.error]),
       [
@@ -170,6 +178,7 @@ describe('POST /api/dns/whois: registries in their real formats', () => {
         raw: '',
         hops: [],
         error: null,
+        ...PORT_43,
       },
     );
     assert.deepEqual(registrar.queries, ['example.org']);
@@ -195,6 +204,7 @@ describe('POST /api/dns/whois: registries in their real formats', () => {
         raw: '',
         hops: [],
         error: null,
+        ...PORT_43,
       },
     );
     assert.equal(data.hops.length, 2);
@@ -409,10 +419,12 @@ describe('POST /api/dns/whois: the operation hands its signal to the lookup', ()
     });
     t.after(() => silent.close());
     // Hops far longer than the test may run: only the abort can end this one.
-    const whois = new WhoisService({ dialer: createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [dns.server] }), server: silent.server, hopTimeoutMs: 600_000, totalTimeoutMs: 600_000 });
+    const port43 = new WhoisService({ dialer: createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [dns.server] }), server: silent.server, hopTimeoutMs: 600_000, totalTimeoutMs: 600_000 });
     const op = dnsOperations.find((o) => o.path === '/dns/whois')!;
     const abort = new AbortController();
-    const run = op.run({ whois } as Partial<RouteDeps> as RouteDeps, { domain: 'example.com' }, { signal: abort.signal });
+    const rdap = new RdapService({ http: new DialerRdapHttp(createDialer({ allowTargets: [], dnsServers: [dns.server] })), bootstrap: new BootstrapRegistry({ source: new DirectoryBootstrapSource(NO_RDAP) }) });
+    const whois = new RegistrationLookup({ rdap, whois: port43 });
+    const run = op.run({ whois, rdap } as Partial<RouteDeps> as RouteDeps, { domain: 'example.com' }, { signal: abort.signal });
     await queried;
     const closed = silent.allClosed();
     const reason = new Error('job cancelled');

@@ -85,8 +85,8 @@ export const DnsBulkItem = Type.Object({
   error_code: EntryErrorCode,
 });
 
-const WhoisHop = Type.Object({
-  server: Type.String(),
+export const WhoisHop = Type.Object({
+  server: Type.String({ description: 'WHOIS: host or host:port; RDAP: the URL asked' }),
   status: Type.String({ description: 'ok, truncated, timeout or failed' }),
   error: Nullable(Type.String()),
   bytes: Type.Integer(),
@@ -105,7 +105,11 @@ export const WhoisResult = Type.Object({
   name_servers: Type.Array(Type.String()),
   status: Type.Array(Type.String({ description: 'EPP status codes' })),
   dnssec: Nullable(Type.Boolean()),
-  raw: Type.String(),
+  raw: Type.String({ description: 'the registry\'s RDAP JSON text, or the WHOIS servers\' text (bounded)' }),
   hops: Type.Array(WhoisHop),
   error: Nullable(Type.String()),
+  source: Type.Union([Type.Literal('rdap'), Type.Literal('whois')], { description: 'rdap, or whois (port 43) for a TLD with no RDAP service' }),
+  rdap_server: Nullable(Type.String({ description: 'the registry\'s RDAP base URL asked; null for whois' })),
+  registrant: Nullable(Type.String({ description: 'RDAP: the registrant\'s organisation when published' })),
+  abuse_email: Nullable(Type.String({ description: 'RDAP: the abuse contact\'s e-mail' })),
 });

@@ -16,6 +16,7 @@ type DnsLookupBulkOp = paths['/api/dns/lookup-bulk']['post'];
 type DnsWhoisOp = paths['/api/dns/whois']['post'];
 type IpLookupOp = paths['/api/ip/lookup']['post'];
 type IpLookupBulkOp = paths['/api/ip/lookup-bulk']['post'];
+type IpWhoisOp = paths['/api/ip/whois']['post'];
 type IpMyIpOp = paths['/api/ip/my-ip']['get'];
 type ProxyCheckOp = paths['/api/proxy/check']['post'];
 type ProxyCheckBulkOp = paths['/api/proxy/check-bulk']['post'];
@@ -50,12 +51,14 @@ export interface Operations {
   dnsLookup(body: DnsLookupOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<DnsLookupOp['responses'][200]['content']['application/json']['data']>>;
   /** Look up DNS records of up to 50 domains at once (POST /api/dns/lookup-bulk) */
   dnsLookupBulk(body: DnsLookupBulkOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<DnsLookupBulkOp['responses'][200]['content']['application/json']['data']>>;
-  /** WHOIS of a domain, following registry referrals (POST /api/dns/whois) */
+  /** Registration of a domain: RDAP, or WHOIS for TLDs without RDAP (POST /api/dns/whois) */
   dnsWhois(body: DnsWhoisOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<DnsWhoisOp['responses'][200]['content']['application/json']['data']>>;
   /** Geolocation, ISP/ASN and optional security analysis of an IP address (POST /api/ip/lookup) */
   ipLookup(body: IpLookupOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<IpLookupOp['responses'][200]['content']['application/json']['data']>>;
   /** Look up to 100 addresses at once, in input order (POST /api/ip/lookup-bulk) */
   ipLookupBulk(body: IpLookupBulkOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<IpLookupBulkOp['responses'][200]['content']['application/json']['data']>>;
+  /** Registration of an IP network or AS number, from its RIR's RDAP service (POST /api/ip/whois) */
+  ipWhois(body?: IpWhoisOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<IpWhoisOp['responses'][200]['content']['application/json']['data']>>;
   /** The caller's own address (the forwarded one behind a trusted proxy) (GET /api/ip/my-ip) */
   ipMyIp(options?: CallOptions): Promise<Answer<IpMyIpOp['responses'][200]['content']['application/json']['data']>>;
   /** Check one proxy: protocol, anonymity, SSL, speed, location (POST /api/proxy/check) */
@@ -99,6 +102,7 @@ export function operations(send: Send): Operations {
     dnsWhois: (body, options) => send('POST', '/api/dns/whois', { ...options, body }),
     ipLookup: (body, options) => send('POST', '/api/ip/lookup', { ...options, body }),
     ipLookupBulk: (body, options) => send('POST', '/api/ip/lookup-bulk', { ...options, body }),
+    ipWhois: (body, options) => send('POST', '/api/ip/whois', { ...options, body: body ?? {} }),
     ipMyIp: (options) => send('GET', '/api/ip/my-ip', { ...options }),
     proxyCheck: (body, options) => send('POST', '/api/proxy/check', { ...options, body }),
     proxyCheckBulk: (body, options) => send('POST', '/api/proxy/check-bulk', { ...options, body }),

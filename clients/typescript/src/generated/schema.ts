@@ -164,7 +164,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** WHOIS of a domain, following registry referrals */
+        /** Registration of a domain: RDAP, or WHOIS for TLDs without RDAP */
         post: operations["dnsWhois"];
         delete?: never;
         options?: never;
@@ -200,6 +200,23 @@ export interface paths {
         put?: never;
         /** Look up to 100 addresses at once, in input order */
         post: operations["ipLookupBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ip/whois": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Registration of an IP network or AS number, from its RIR's RDAP service */
+        post: operations["ipWhois"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1964,8 +1981,10 @@ export interface operations {
                             name_servers: string[];
                             status: string[];
                             dnssec: boolean | null;
+                            /** @description the registry's RDAP JSON text, or the WHOIS servers' text (bounded) */
                             raw: string;
                             hops: {
+                                /** @description WHOIS: host or host:port; RDAP: the URL asked */
                                 server: string;
                                 /** @description ok, truncated, timeout or failed */
                                 status: string;
@@ -1974,6 +1993,11 @@ export interface operations {
                                 response_time: number;
                             }[];
                             error: string | null;
+                            /** @description rdap, or whois (port 43) for a TLD with no RDAP service */
+                            source: "rdap" | "whois";
+                            rdap_server: string | null;
+                            registrant: string | null;
+                            abuse_email: string | null;
                         };
                         message: string;
                     };
@@ -2253,6 +2277,125 @@ export interface operations {
                              */
                             error_code?: "validation_error" | "target_forbidden";
                         }[];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ipWhois: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an IPv4 or IPv6 address (give ip or asn) */
+                    ip?: string;
+                    /** @description an AS number: 15169, "15169" or "AS15169" (give ip or asn) */
+                    asn?: number | string;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the address asked (canonical), or "AS15169" */
+                            query: string;
+                            /** @enum {string} */
+                            source: "rdap";
+                            rdap_server: string | null;
+                            handle: string | null;
+                            name: string | null;
+                            type: string | null;
+                            country: string | null;
+                            start_address: string | null;
+                            end_address: string | null;
+                            /** @description the network as CIDR blocks */
+                            cidr: string[];
+                            asn_range: {
+                                start: number;
+                                end: number;
+                            } | null;
+                            registrant: string | null;
+                            abuse_email: string | null;
+                            created: string | null;
+                            updated: string | null;
+                            /** @description the RDAP JSON text (bounded) */
+                            raw: string;
+                            hops: {
+                                /** @description WHOIS: host or host:port; RDAP: the URL asked */
+                                server: string;
+                                /** @description ok, truncated, timeout or failed */
+                                status: string;
+                                error: string | null;
+                                bytes: number;
+                                response_time: number;
+                            }[];
+                            error: string | null;
+                        };
                         message: string;
                     };
                 };
