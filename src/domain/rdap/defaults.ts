@@ -3,6 +3,12 @@
 /** Bytes of one RDAP answer read before the connection is dropped: real answers are a few KiB. */
 export const RDAP_MAX_RESPONSE_BYTES = 1024 * 1024;
 
+/**
+ * Characters of an answer's text kept as `raw`: real answers are 2-30 KiB, and a megabyte of
+ * someone's JSON is not worth writing into every response (and escaping on the event loop).
+ */
+export const RDAP_MAX_RAW_CHARS = 64 * 1024;
+
 /** Bytes of one bootstrap file (IANA's dns.json is some 40 KiB, the others a few). */
 export const RDAP_BOOTSTRAP_MAX_BYTES = 1024 * 1024;
 

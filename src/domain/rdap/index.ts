@@ -4,3 +4,4 @@ export { RegistrationLookup, type RegistrationResult } from './registration.js';
 export { parseAsn, parseIpQuery, whoisQuery } from './query.js';
 export type { BootstrapKind, BootstrapSource, RdapHopReport, RdapHttp, RdapHttpResponse } from './types.js';
 export * from './defaults.js';
+export { decodeAnswer, inlineDecoder, type AnswerKind, type DecodedAnswer, type RdapDecoder } from './decode.js';

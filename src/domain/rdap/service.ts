@@ -5,18 +5,21 @@ import { round2 } from '../../lib/round.js';
 import { urlsForAddress, urlsForAsn, urlsForDomain, type BootstrapRegistry } from './bootstrap.js';
 import {
   RDAP_ACCEPT,
+  RDAP_MAX_RAW_CHARS,
   RDAP_MAX_REDIRECTS,
   RDAP_MAX_RESPONSE_BYTES,
   RDAP_REQUEST_TIMEOUT_MS,
   RDAP_TOTAL_TIMEOUT_MS,
 } from './defaults.js';
-import { field, obj, parseJsonText, str, type JsonObject } from './json.js';
-import { readDomain, readNetwork, type DomainFields, type NetworkFields } from './objects.js';
+import { inlineDecoder, type AnswerKind, type DecodedAnswer, type RdapDecoder } from './decode.js';
+import type { DomainFields, NetworkFields } from './objects.js';
 import type { RdapHopReport, RdapHttp } from './types.js';
 
 export interface RdapServiceOptions {
   http: RdapHttp;
   bootstrap: BootstrapRegistry;
+  /** Where answers are parsed; in line unless given (src/infra/rdap: a worker thread). */
+  decoder?: RdapDecoder;
   requestTimeoutMs?: number;
   totalTimeoutMs?: number;
   maxResponseBytes?: number;
@@ -27,9 +30,10 @@ export interface RdapServiceOptions {
 interface Answer {
   url: string;
   status: number;
-  text: string;
-  /** The JSON object of a 2xx answer that parsed as one; null otherwise. */
-  json: JsonObject | null;
+  /** The answer's text, cut at RDAP_MAX_RAW_CHARS. */
+  raw: string;
+  /** A 2xx answer that parsed as a JSON object, read; null otherwise. */
+  decoded: DecodedAnswer | null;
 }
 
 interface Fetched {
@@ -91,6 +95,7 @@ function reasonOf(err: unknown): string {
  */
 export class RdapService {
   readonly #http: RdapHttp;
+  readonly #decoder: RdapDecoder;
   readonly bootstrap: BootstrapRegistry;
   readonly #requestTimeoutMs: number;
   readonly #totalTimeoutMs: number;
@@ -99,6 +104,7 @@ export class RdapService {
 
   constructor(opts: RdapServiceOptions) {
     this.#http = opts.http;
+    this.#decoder = opts.decoder ?? inlineDecoder;
     this.bootstrap = opts.bootstrap;
     this.#requestTimeoutMs = opts.requestTimeoutMs ?? RDAP_REQUEST_TIMEOUT_MS;
     this.#totalTimeoutMs = opts.totalTimeoutMs ?? RDAP_TOTAL_TIMEOUT_MS;
@@ -121,7 +127,7 @@ export class RdapService {
     if (base === null) return null;
     const run = this.#run(signal);
     const hops: RdapHopReport[] = [];
-    const registry = await this.#get(new URL(`domain/${domain}`, base), run, hops);
+    const registry = await this.#get(new URL(`domain/${domain}`, base), 'domain', run, hops);
     const result: RdapDomainResult = {
       domain,
       registered: null,
@@ -137,22 +143,22 @@ export class RdapService {
       registrant: null,
       abuse_email: null,
       rdap_server: base,
-      raw: registry.answer?.text ?? '',
+      raw: registry.answer?.raw ?? '',
       hops,
       error: registry.error,
     };
     const answer = registry.answer;
     if (answer === null) return result;
     if (answer.status === 404) return { ...result, registered: false };
-    if (answer.json === null) return { ...result, error: registry.error ?? `${answer.url}: HTTP ${answer.status}, no RDAP domain object` };
+    if (answer.decoded?.domain == null) return { ...result, error: registry.error ?? `${answer.url}: HTTP ${answer.status}, no RDAP domain object` };
 
-    const fields = readDomain(answer.json);
+    const fields = answer.decoded.domain;
     const errors: string[] = [];
     let registrar: DomainFields | null = null;
     if (fields.related !== null && fields.related !== answer.url) {
       // The registrar's server: a stranger's too, resolved and checked like the registry's.
-      const more = await this.#get(new URL(fields.related), run, hops);
-      if (more.answer?.json) registrar = readDomain(more.answer.json);
+      const more = await this.#get(new URL(fields.related), 'domain', run, hops);
+      if (more.answer?.decoded?.domain) registrar = more.answer.decoded.domain;
       else errors.push(more.error ?? `${fields.related}: HTTP ${more.answer?.status ?? '?'}`);
     }
     // The registry is authoritative; the registrar fills what it left out (everything, for thin registries).
@@ -196,15 +202,16 @@ export class RdapService {
   async #network(query: string, base: string | null, path: string, objectClass: string, signal: AbortSignal | undefined): Promise<RdapNetworkResult> {
     const result: RdapNetworkResult = { query, source: 'rdap', rdap_server: base, ...EMPTY_NETWORK, raw: '', hops: [], error: null };
     if (base === null) return { ...result, error: `no RDAP service for ${query} in the bootstrap registry` };
-    const fetched = await this.#get(new URL(path, base), this.#run(signal), result.hops);
+    const fetched = await this.#get(new URL(path, base), 'network', this.#run(signal), result.hops);
     const answer = fetched.answer;
     if (answer === null) return { ...result, error: fetched.error };
-    result.raw = answer.text;
+    result.raw = answer.raw;
     if (answer.status === 404) return { ...result, error: `${answer.url}: not found (HTTP 404): no registration for ${query}` };
-    if (answer.json === null) return { ...result, error: fetched.error ?? `${answer.url}: HTTP ${answer.status}, no RDAP object` };
-    const cls = str(field(answer.json, 'objectClassName'));
-    if (cls !== null && cls.toLowerCase() !== objectClass) return { ...result, error: `${answer.url}: an RDAP "${cls}" object, not "${objectClass}"` };
-    return { ...result, ...readNetwork(answer.json) };
+    const decoded = answer.decoded;
+    if (decoded?.network == null) return { ...result, error: fetched.error ?? `${answer.url}: HTTP ${answer.status}, no RDAP object` };
+    const cls = decoded.objectClass;
+    if (cls !== null && cls !== objectClass) return { ...result, error: `${answer.url}: an RDAP "${cls}" object, not "${objectClass}"` };
+    return { ...result, ...decoded.network };
   }
 
   /** The lookup's deadline and the caller's abort, and when it started. */
@@ -217,7 +224,7 @@ export class RdapService {
    * GET with redirects (each a new request through `http`: resolved and checked by the target
    * policy again), every request reported in `hops`. Rejects only when the caller aborts.
    */
-  async #get(first: URL, run: { stop: AbortSignal; caller: AbortSignal | undefined; started: number }, hops: RdapHopReport[]): Promise<Fetched> {
+  async #get(first: URL, kind: AnswerKind, run: { stop: AbortSignal; caller: AbortSignal | undefined; started: number }, hops: RdapHopReport[]): Promise<Fetched> {
     let url = first;
     for (let redirects = 0; ; redirects++) {
       const t0 = performance.now();
@@ -257,15 +264,28 @@ export class RdapService {
         url = next;
         continue;
       }
-      let json: JsonObject | null = null;
+      let decoded: DecodedAnswer | null = null;
+      let raw: string;
       let error: string | null = null;
       if (res.status >= 200 && res.status < 300) {
-        const parsed = parseJsonText(res.body);
-        if ('error' in parsed) error = `${url.href}: ${parsed.error}`;
-        else if ((json = obj(parsed.value)) === null) error = `${url.href}: the answer is no JSON object`;
+        try {
+          decoded = await this.#decoder.decode(res.body, kind, run.stop);
+        } catch (err) {
+          run.caller?.throwIfAborted();
+          return { answer: null, error: hop(run.stop.aborted ? 'timeout' : 'failed', `${url.href}: ${run.stop.aborted ? 'the RDAP lookup ran out of time' : reasonOf(err)}`, res.bytes).error };
+        }
+        run.caller?.throwIfAborted();
+        raw = decoded.raw;
+        if (decoded.error !== null) {
+          error = `${url.href}: ${decoded.error}`;
+          decoded = null;
+        }
+      } else {
+        // An error page: its start, for `raw`; nothing in it is read.
+        raw = new TextDecoder('utf-8').decode(res.body.subarray(0, RDAP_MAX_RAW_CHARS));
       }
       hop(error === null ? 'ok' : 'failed', error, res.bytes);
-      return { answer: { url: url.href, status: res.status, text: res.body, json }, error };
+      return { answer: { url: url.href, status: res.status, raw, decoded }, error };
     }
   }
 }

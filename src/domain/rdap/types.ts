@@ -4,8 +4,8 @@ export interface RdapHttpResponse {
   status: number;
   /** The Location header of a redirect, as sent (resolved against the request URL by the caller). */
   location: string | null;
-  /** The body decoded as UTF-8, at most `maxBytes` of it. */
-  body: string;
+  /** The body's bytes, at most `maxBytes` of them. */
+  body: Uint8Array;
   bytes: number;
   /** More than `maxBytes` came: the body is cut and the connection was dropped. */
   truncated: boolean;

@@ -67,7 +67,7 @@ export class DialerRdapHttp implements RdapHttp {
             res.on('error', () => undefined);
             // Whatever the server sends after this is never read.
             socket.destroy();
-            resolve({ status, location, body: new TextDecoder('utf-8').decode(Buffer.concat(chunks)), bytes, truncated });
+            resolve({ status, location, body: Buffer.concat(chunks), bytes, truncated });
           });
         res.on('data', (chunk: Buffer) => {
           const room = opts.maxBytes - bytes;

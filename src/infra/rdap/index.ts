@@ -2,9 +2,11 @@ import { BootstrapRegistry, RdapService, type BootstrapKind, type RdapServiceOpt
 import type { Dialer } from '../net/dialer.js';
 import { DialerRdapHttp, type DialerRdapHttpOptions } from './fetch.js';
 import { bootstrapSource } from './source.js';
+import { WorkerRdapDecoder } from './worker-decoder.js';
 
 export { DialerRdapHttp } from './fetch.js';
 export { bootstrapSource, DirectoryBootstrapSource, UrlBootstrapSource } from './source.js';
+export { WorkerRdapDecoder } from './worker-decoder.js';
 
 /**
  * RDAP over the one dialer, the bootstrap files from NETDIAG_RDAP_BOOTSTRAP (a base URL or a
@@ -21,5 +23,6 @@ export function createRdap(
   const { ca, onBootstrapError, ...tuning } = opts;
   const http = new DialerRdapHttp(dialer, ca !== undefined ? { ca } : {});
   const bootstrap = new BootstrapRegistry({ source: bootstrapSource(config.rdapBootstrap, http), ...(onBootstrapError ? { onFetchError: onBootstrapError } : {}) });
-  return new RdapService({ ...tuning, http, bootstrap });
+  // Answers are parsed off the event loop; the thread is unref'd while idle, so it never holds the process open.
+  return new RdapService({ ...tuning, http, bootstrap, decoder: new WorkerRdapDecoder() });
 }

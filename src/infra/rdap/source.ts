@@ -18,7 +18,7 @@ export class UrlBootstrapSource implements BootstrapSource {
     const res = await this.#http.get(url, { timeoutMs: RDAP_BOOTSTRAP_TIMEOUT_MS, maxBytes: RDAP_BOOTSTRAP_MAX_BYTES, signal, accept: `application/json, ${RDAP_ACCEPT}` });
     if (res.truncated) throw new Error(`${url.href}: larger than ${RDAP_BOOTSTRAP_MAX_BYTES} bytes`);
     if (res.status !== 200) throw new Error(`${url.href}: HTTP ${res.status}`);
-    return res.body;
+    return new TextDecoder('utf-8').decode(res.body);
   }
 }
 
