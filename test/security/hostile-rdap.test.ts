@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, test, type TestContext } from 'node:test';
@@ -12,7 +13,8 @@ import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, tempDir, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
-import { bootstrapFile, startRdapServer, type RdapFixture } from '../fixtures/rdap-server.js';
+import { bootstrapFile } from '../fixtures/rdap-server.js';
+import { spawnRdapServer, type RdapPeer } from '../fixtures/rdap-server-process.js';
 import { registryDomain } from '../fixtures/rdap/objects.js';
 import { connectSpy, type ConnectSpy } from '../infra/net/fixtures/connect-spy.js';
 
@@ -31,7 +33,8 @@ const STALL_BOUND_MS = 20;
 const FORBIDDEN_HOST = 'metadata.rdap.test';
 
 let dns: DnsFixture;
-let rdap: RdapFixture;
+/** In a child process: its flood and its megabytes of brackets must not count as our event loop's work. */
+let rdap: RdapPeer;
 
 /** The largest answer the cap lets in: a real domain object padded with thousands of entities, name servers and statuses. */
 function largestAnswer(): string {
@@ -53,21 +56,24 @@ function largestAnswer(): string {
 }
 
 before(async () => {
-  [dns, rdap] = await Promise.all([startDnsServer(), startRdapServer()]);
+  dns = await startDnsServer();
   dns.add({ name: FORBIDDEN_HOST, type: 'A', ttl: 60, data: '169.254.169.254' });
-  rdap.reply('/com/v1/domain/huge.com', { flood: 16 * RDAP_MAX_RESPONSE_BYTES });
-  rdap.reply('/com/v1/domain/slow.com', { drip: true, everyMs: 20 });
-  rdap.reply('/com/v1/domain/deep.com', { nested: RDAP_MAX_RESPONSE_BYTES / 2 - 16 });
-  rdap.reply('/com/v1/domain/largest.com', { text: largestAnswer() });
-  rdap.reply('/com/v1/domain/redirect-private.com', { redirect: 'http://10.1.2.3/rdap/domain/redirect-private.com' });
-  rdap.reply('/com/v1/domain/redirect-metadata.com', { redirect: `http://${FORBIDDEN_HOST}:${rdap.port}/rdap/domain/x.com`, status: 307 });
-  rdap.reply('/com/v1/domain/link-private.com', { json: registryDomain('http://[fd00::7]/rdap/domain/link-private.com') });
-  rdap.reply('/com/v1/domain/loop.com', { redirect: '/com/v1/domain/loop.com' });
-  rdap.reply('/registry/ip/8.8.8.8', { redirect: 'http://192.168.1.1/ip/8.8.8.8', status: 301 });
+  rdap = await spawnRdapServer({
+    '/com/v1/domain/warm-up.com': { json: registryDomain('{ORIGIN}/never') },
+    '/com/v1/domain/huge.com': { flood: 16 * RDAP_MAX_RESPONSE_BYTES },
+    '/com/v1/domain/slow.com': { drip: true, everyMs: 20 },
+    '/com/v1/domain/deep.com': { nested: RDAP_MAX_RESPONSE_BYTES / 2 - 16 },
+    '/com/v1/domain/largest.com': { text: largestAnswer() },
+    '/com/v1/domain/redirect-private.com': { redirect: 'http://10.1.2.3/rdap/domain/redirect-private.com' },
+    '/com/v1/domain/redirect-metadata.com': { redirect: `http://${FORBIDDEN_HOST}:{PORT}/rdap/domain/x.com`, status: 307 },
+    '/com/v1/domain/link-private.com': { json: registryDomain('http://[fd00::7]/rdap/domain/link-private.com') },
+    '/com/v1/domain/loop.com': { redirect: '/com/v1/domain/loop.com' },
+    '/registry/ip/8.8.8.8': { redirect: 'http://192.168.1.1/ip/8.8.8.8', status: 301 },
+  });
 });
 after(() => Promise.all([dns.close(), rdap.close()]));
 
-async function app(t: TestContext): Promise<{ built: Built; spy: ConnectSpy }> {
+async function app(t: TestContext, requestTimeoutMs = 1_000): Promise<{ built: Built; spy: ConnectSpy }> {
   const dir = tempDir(t, 'netdiag-rdap-');
   writeFileSync(join(dir, 'dns.json'), bootstrapFile('dns', [[['com'], [`${rdap.origin}/com/v1/`]]]));
   writeFileSync(join(dir, 'ipv4.json'), bootstrapFile('ipv4', [[['8.0.0.0/8'], [`${rdap.origin}/registry/`]]]));
@@ -77,7 +83,7 @@ async function app(t: TestContext): Promise<{ built: Built; spy: ConnectSpy }> {
   const env = { NETDIAG_DNS_SERVERS: `127.0.0.1:${dns.port}`, NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_RDAP_BOOTSTRAP: dir };
   const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [dns.server] }, { connectFn: spy.fn });
   // Short timeouts: the drip must end by the request's deadline, well within the test's.
-  const built = await build(t, { env, deps: { dialer, rdapTuning: { requestTimeoutMs: 1_000, totalTimeoutMs: 2_000 } } });
+  const built = await build(t, { env, deps: { dialer, rdapTuning: { requestTimeoutMs, totalTimeoutMs: 2 * requestTimeoutMs } } });
   // The first calls compile the routes' validators and serializers and read the bootstrap files:
   // a one-off cost of any endpoint, not of what a hostile server sends, so it is paid before measuring.
   for (const [path, json] of [['/dns/whois', { domain: 'warm-up.com' }], ['/ip/whois', { ip: '8.8.4.4' }]] as const) {
@@ -102,10 +108,11 @@ async function measured<T>(built: Built, path: string, json: unknown): Promise<{
 
 /**
  * The bound holds for what the server does with the answer; a machine busy with other processes
- * can also pause the loop (the scheduler's, not ours). So the call is made up to STALL_TRIES
- * times and the calmest is judged: a stall the code causes shows in every try.
+ * can also pause the loop (the scheduler's, not ours: with a load average of 17 on 2 cores, a
+ * 3 ms burst of work takes 30 ms of wall time). So the call is made up to STALL_TRIES times and
+ * the calmest is judged: a stall the code causes shows in every try.
  */
-const STALL_TRIES = 5;
+const STALL_TRIES = 10;
 async function assertNoStall<T>(built: Built, path: string, json: unknown, what: string): Promise<T> {
   const stalls: number[] = [];
   let data!: T;
@@ -113,7 +120,7 @@ async function assertNoStall<T>(built: Built, path: string, json: unknown, what:
     ({ data } = await measured<T>(built, path, json).then((r) => (stalls.push(r.stallMs), r)));
     if (stalls.at(-1)! < STALL_BOUND_MS) break;
   }
-  assert.ok(Math.min(...stalls) < STALL_BOUND_MS, `${what}: the event loop stalled ${stalls.map((s) => s.toFixed(1)).join(', ')} ms (bound ${STALL_BOUND_MS} ms)`);
+  assert.ok(Math.min(...stalls) < STALL_BOUND_MS, `${what}: the event loop stalled ${stalls.map((s) => s.toFixed(1)).join(', ')} ms (bound ${STALL_BOUND_MS} ms; load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores)`);
   return data;
 }
 
@@ -124,16 +131,17 @@ test('a flood: cut at 1 MiB, reported truncated, the connection dropped, no stal
   assert.equal(data.registered, null);
   assert.deepEqual(data.hops.map((h) => [h.status, h.bytes]), [['truncated', RDAP_MAX_RESPONSE_BYTES]]);
   assert.match(data.error ?? '', /answer larger than 1048576 bytes, cut off$/);
-  const sent = rdap.floodBytesSent;
+  const sent = await rdap.floodBytesSent();
   await measured<DomainData>(built, '/dns/whois', { domain: 'huge.com' });
-  assert.ok(rdap.floodBytesSent - sent < 16 * RDAP_MAX_RESPONSE_BYTES, 'the server was cut off before its 16 MiB');
+  assert.ok((await rdap.floodBytesSent()) - sent < 16 * RDAP_MAX_RESPONSE_BYTES, 'the server was cut off before its 16 MiB');
 });
 
 test('a drip that never ends: a timeout by the request deadline, no stall', async (t) => {
-  const { built } = await app(t);
+  // A short deadline: the longer the window measured, the likelier a busy machine's own pause lands in it.
+  const { built } = await app(t, 300);
   const data = await assertNoStall<DomainData>(built, '/dns/whois', { domain: 'slow.com' }, 'drip');
   assert.deepEqual(data.hops.map((h) => h.status), ['timeout']);
-  assert.match(data.error ?? '', /no complete answer within 1000 ms$/);
+  assert.match(data.error ?? '', /no complete answer within 300 ms$/);
 });
 
 test('JSON nested half a million deep: refused before JSON.parse, no stall', async (t) => {
@@ -175,8 +183,7 @@ test('redirects and links to forbidden addresses: refused by the target policy, 
 
 test('a redirect loop: followed at most 3 times, then given up', async (t) => {
   const { built } = await app(t);
-  const before = rdap.requests.filter((p) => p === '/com/v1/domain/loop.com').length;
   const { data } = await measured<DomainData>(built, '/dns/whois', { domain: 'loop.com' });
   assert.match(data.error ?? '', /more than 3 redirects$/);
-  assert.equal(rdap.requests.filter((p) => p === '/com/v1/domain/loop.com').length - before, 4);
+  assert.deepEqual(data.hops.map((h) => [new URL(h.server).pathname, h.status]), Array.from({ length: 4 }, () => ['/com/v1/domain/loop.com', 'ok']));
 });

@@ -28,8 +28,10 @@ export class WorkerRdapDecoder implements RdapDecoder {
     signal?.throwIfAborted();
     const worker = this.#start();
     const id = this.#next++;
-    // A copy in an ArrayBuffer of its own: a Buffer may sit in Node's shared pool, which must not be detached.
-    const copy = new Uint8Array(body);
+    // Transferred, not cloned: the body's own ArrayBuffer when it has one to itself (Buffer.concat's
+    // of a large answer does), else a copy (a pooled Buffer's must never be detached).
+    const owned = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
+    const copy = owned ? body : new Uint8Array(body);
     return new Promise<DecodedAnswer>((resolve, reject) => {
       const onAbort = (): void => {
         if (this.#pending.delete(id)) this.#idle();
@@ -47,7 +49,7 @@ export class WorkerRdapDecoder implements RdapDecoder {
       });
       signal?.addEventListener('abort', onAbort, { once: true });
       worker.ref();
-      worker.postMessage({ id, body: copy, kind }, [copy.buffer]);
+      worker.postMessage({ id, body: copy, kind }, [copy.buffer as ArrayBuffer]);
     });
   }
 
