@@ -12,7 +12,7 @@ import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type 
 import { DAY_MS } from '../../lib/time.js';
 
 export { RESULT_IS_ITEMS, type JobOperation, type JobOperations } from './operations.js';
-export { JOB_ITEMS_PAGE, jobViewOf } from './views.js';
+export { JOB_ITEMS_PAGE, allItemBatches, jobViewOf } from './views.js';
 
 /**
  * The job service: creates, reads, lists and cancels an account's jobs, and runs one when the

@@ -3,8 +3,23 @@ import { resultTextOf } from './items.js';
 import type { JobOperations } from './operations.js';
 import type { JobError, JobView, WebhookAttemptView } from './types.js';
 
-/** Item batches fetched per query by streams and views (a job has at most 1000 items, so one read). */
+/**
+ * Item batches fetched per query by streams and views. A batch holds at least one item, so a job
+ * of up to this many items is one read; a bigger one (a 65535-port scan as a job) is read a page
+ * after another until a page comes back short (allItemBatches, and the streams' own loop).
+ */
 export const JOB_ITEMS_PAGE = 1000;
+
+/** Every item batch of a job, in seq order, JOB_ITEMS_PAGE batches a read. */
+export async function allItemBatches(repo: Pick<JobRepository, 'itemBatches'>, jobId: string): Promise<JobItemBatch[]> {
+  const all: JobItemBatch[] = [];
+  for (let after = 0; ; ) {
+    const page = await repo.itemBatches(jobId, after, JOB_ITEMS_PAGE);
+    all.push(...page);
+    if (page.length < JOB_ITEMS_PAGE) return all;
+    after = page[page.length - 1]!.last_seq;
+  }
+}
 
 /** A job row as the API shows it, with its `result` (parsed, or the items so far), without webhook attempts. */
 export function jobViewOf(row: JobRecord, result: unknown): JobView {
@@ -70,7 +85,7 @@ export class JobViews {
   async resultText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
     if (row.result !== null) return row.result;
     if (!this.hasItems(row.endpoint)) return 'null';
-    return resultTextOf(batches ?? (await this.#d.repo.itemBatches(row.id, 0, JOB_ITEMS_PAGE)));
+    return resultTextOf(batches ?? (await allItemBatches(this.#d.repo, row.id)));
   }
 
   async #view(row: JobRecord, result: unknown): Promise<JobView> {

@@ -7,7 +7,7 @@
  */
 import { ConflictError } from '../../errors.js';
 import type { Clock } from '../accounts/service.js';
-import { JOB_ITEMS_PAGE, jobViewOf } from '../jobs/service.js';
+import { allItemBatches, jobViewOf } from '../jobs/service.js';
 import { resultTextOf } from '../jobs/items.js';
 import type { JobEventType, JobView, JobWebhooks, WebhookAttemptView } from '../jobs/types.js';
 import type { JobRecord } from '../jobs/repository.js';
@@ -104,7 +104,7 @@ export function rowView(store: Store): (row: JobRecord) => Promise<JobView> {
   return async (row) => {
     let result: unknown = row.result === null ? null : JSON.parse(row.result);
     if (row.result === null) {
-      const batches = await store.jobs.itemBatches(row.id, 0, JOB_ITEMS_PAGE);
+      const batches = await allItemBatches(store.jobs, row.id);
       if (batches.length > 0) result = JSON.parse(resultTextOf(batches));
     }
     return jobViewOf(row, result);
