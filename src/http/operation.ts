@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { webhookUrlOf } from '../domain/webhooks/url.js';
-import { runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
+import { boundsText, runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';
 import { ok } from './reply.js';
@@ -43,9 +43,11 @@ export async function createJob(deps: RouteDeps, op: AnyOperation, accountId: nu
   const { webhook_url: rawWebhook, ...fields } = sent;
   const webhookUrl = webhookUrlOf(rawWebhook);
   const body = declaredFields(op, fields);
+  // A job takes up to the job's bound of items (a 400 beyond it, before anything is resolved).
+  const total = op.items?.(body, op.bounds?.job);
   await op.precheck?.(deps, body);
   if (webhookUrl !== null && deps.jobWebhooks) await deps.jobWebhooks.checkUrl(webhookUrl);
-  return deps.jobs.create({ accountId, endpoint: op.path, body, webhookUrl, total: op.items?.(body) }, answered);
+  return deps.jobs.create({ accountId, endpoint: op.path, body, webhookUrl, total }, answered);
 }
 
 /** A signal that never aborts: operations that ignore client hang-ups need no listener per request. */
@@ -69,6 +71,7 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
       schema: {
         operationId: operationIdOf(op.path),
         summary: op.summary,
+        ...(op.bounds ? { description: boundsText(op.bounds) } : {}),
         tags: op.tags,
         body: routeBodyOf(op),
         response: { ...responses(op.data), 202: JobAccepted },
@@ -82,7 +85,7 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
         reply.code(202).header('location', `/api/jobs/${job.id}`).header('preference-applied', 'respond-async');
         return ok(job, `job ${job.id} queued: ${op.path}`);
       }
-      const { data, message } = await runOperation(op, deps, request.body, { signal: op.probe ? clientGoneSignal(reply) : NEVER });
+      const { data, message } = await runOperation(op, deps, request.body, { signal: op.probe ? clientGoneSignal(reply) : NEVER, maxItems: op.bounds?.sync });
       return ok(data, message);
     },
   );

@@ -63,7 +63,9 @@ function descriptionOf(op: AnyOperation): string {
     const rule = required.has(name) ? 'required' : schema.default !== undefined ? `default ${JSON.stringify(schema.default)}` : 'optional';
     return `${name} (${boundsOf(schema)}; ${rule})`;
   });
-  return `${op.summary}. Fields: ${fields.join('; ')}. One call of POST /api${op.path}: counted against the plan's limits like any API call.`;
+  // A tool call is synchronous: the schema's array bound is a job's, the call takes `bounds.sync`.
+  const bound = op.bounds ? ` At most ${op.bounds.sync} ${op.bounds.noun} in one tool call.` : '';
+  return `${op.summary}. Fields: ${fields.join('; ')}.${bound} One call of POST /api${op.path}: counted against the plan's limits like any API call.`;
 }
 
 /** The output schema: the `data` schema, or `{items: data}` for an array. */

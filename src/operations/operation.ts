@@ -43,8 +43,27 @@ export interface OperationDeps {
 export interface RunContext {
   /** Aborted when the client goes away (synchronous) or the job is cancelled: sockets close at once. */
   signal: AbortSignal;
-  /** Bulk and range calls tell each item as it completes, with its place in `data`. */
+  /**
+   * Bulk and range calls tell each item as it completes, with its place in `data`. A run given
+   * it may answer `data: ITEMS_REPORTED` instead of building the array of what it reported.
+   */
   onItem?: ((index: number, item: unknown) => void) | undefined;
+  /** The most items this run may take (the operation's `bounds`: `sync`, or `job` in a job); undefined without bounds. */
+  maxItems?: number | undefined;
+}
+
+/**
+ * A run's `data` when it is exactly the items it told `onItem`, each once, in their places: a job
+ * then keeps them as its result (RESULT_IS_ITEMS) and no array of them is ever built.
+ */
+export const ITEMS_REPORTED: unique symbol = Symbol('data is the items reported through onItem');
+
+/** How many items a bulk or range call takes: `sync` in one call, `job` as a job (Prefer: respond-async). */
+export interface ItemBounds {
+  sync: number;
+  job: number;
+  /** What an item is, in the document's words: "ports". */
+  noun: string;
 }
 
 export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSchema> {
@@ -57,15 +76,29 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
   data: D;
   /** Probes the network: counts against the account's work in flight (API.md, "Rate limits"). */
   probe: boolean;
-  /** Bulk and range calls: the number of items `data` will hold (a job's progress total). */
-  items?: (body: Static<B>) => number;
+  /**
+   * Bulk and range calls: the number of items `data` will hold (a job's progress total), at most
+   * `max` (a ValidationError beyond it).
+   */
+  items?: (body: Static<B>, max?: number) => number;
+  /**
+   * When a job takes more items than a synchronous call: both bounds, in this one declaration.
+   * The body schema states the job's bound (it validates both); `run` and `items` are given the
+   * one that applies, and the route's description in the document says both.
+   */
+  bounds?: ItemBounds;
   /**
    * The synchronous call's 400s and 403s, for a job before its 202: bounds the schema cannot say,
    * and every target resolved and checked through the dialer (never connected).
    */
   precheck?: (deps: OperationDeps, body: Static<B>) => Promise<void> | void;
-  /** `data` is shaped by the `data` schema on the way out, as the serializer does. */
+  /** `data` is shaped by the `data` schema on the way out, as the serializer does (or ITEMS_REPORTED, given `onItem`). */
   run: (deps: OperationDeps, body: Static<B>, ctx: RunContext) => Promise<{ data: unknown; message: string }>;
+}
+
+/** "At most 1000 ports in one call; up to 65535 as a job (Prefer: respond-async)." for the document. */
+export function boundsText(bounds: ItemBounds): string {
+  return `At most ${bounds.sync} ${bounds.noun} in one call; up to ${bounds.job} as a job (\`Prefer: respond-async\`), its items streamed as they complete.`;
 }
 
 export type AnyOperation = Operation<TSchema, TSchema>;
@@ -118,27 +151,34 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
   let serializers: { data: (value: unknown) => string; item: ((value: unknown) => string) | undefined } | undefined;
   // Compiled on first use: a process that never runs this endpoint's jobs never compiles them.
   const serialize = () => (serializers ??= { data: serializerOf(op.data), item: itemSchema && serializerOf(itemSchema) });
+  // A job takes the job's bound.
+  const maxItems = op.bounds?.job;
   return {
-    items: op.items ? (body) => op.items!(body) : undefined,
+    items: op.items ? (body) => op.items!(body, maxItems) : undefined,
     async run(body, ctx) {
       const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;
-      if (!report || !writeItem) return writeData((await runOperation(op, deps, body, { signal: ctx.signal })).data);
+      if (!report || !writeItem) return writeData((await runOperation(op, deps, body, { signal: ctx.signal, maxItems })).data);
       // Each item is written once, when the job's next batch write asks for it: not as it
       // completes, in the middle of the probe's own callbacks, where it cost a 1000-port scan some
       // 8 ms of CPU more. When `data` holds exactly the items reported (the same objects, each
-      // reported once) the result is those items, already written; else `data` is written whole.
-      const reported: unknown[] = [];
+      // reported once), or is ITEMS_REPORTED, the result is those items, already written; else
+      // `data` is written whole. Which item went where is kept weakly: nothing here holds an item
+      // its run let go of (a 65535-port scan keeps none past its batch).
+      const reportedAt = new WeakMap<object, number>();
       let reports = 0;
       const { data } = await runOperation(op, deps, body, {
         signal: ctx.signal,
+        maxItems,
         onItem: (index, item) => {
-          reported[index] = item;
+          if (typeof item === 'object' && item !== null) reportedAt.set(item, index);
           reports++;
           report(index, () => writeItem(item));
         },
       });
-      const itemsOnly = Array.isArray(data) && data.length > 0 && data.length === reports && data.every((item, i) => item === reported[i]);
+      if (data === ITEMS_REPORTED) return RESULT_IS_ITEMS;
+      const itemsOnly =
+        Array.isArray(data) && data.length > 0 && data.length === reports && data.every((item, i) => typeof item === 'object' && item !== null && reportedAt.get(item) === i);
       return itemsOnly ? RESULT_IS_ITEMS : writeData(data);
     },
   };

@@ -1,6 +1,16 @@
 import { Type } from 'typebox';
-import { countStates, normalizePorts, PRESETS, RANGE_DEFAULT_TIMEOUT_S, SCAN_DEFAULT_TIMEOUT_S, type PortResult } from '../domain/ports/index.js';
-import { checkTarget, defineOperation, type OperationDeps } from './operation.js';
+import {
+  countStates,
+  MAX_PORTS_PER_JOB,
+  MAX_PORTS_PER_SCAN,
+  normalizePorts,
+  PRESETS,
+  RANGE_DEFAULT_TIMEOUT_S,
+  SCAN_DEFAULT_TIMEOUT_S,
+  type PortResult,
+  type ScanTally,
+} from '../domain/ports/index.js';
+import { checkTarget, defineOperation, ITEMS_REPORTED, type OperationDeps } from './operation.js';
 import { PortScanBody, PortScanCommonBody, PortScanItem, PortScanRangeBody } from '../http/schemas/ports.js';
 
 /** "example.com (93.184.216.34)", or why there is no address. Every result of a scan shares both. */
@@ -11,6 +21,11 @@ function target(first: PortResult): string {
 function rangeMessage(results: readonly PortResult[]): string {
   const first = results[0]!;
   return first.ip === null ? target(first) : `${results.length} ports of ${target(first)}: ${countStates(results)}`;
+}
+
+function tallyMessage(tally: ScanTally): string {
+  const first = tally.first!;
+  return first.ip === null ? target(first) : `${tally.ports} ports of ${target(first)}: ${tally.open} open, ${tally.closed} closed, ${tally.filtered} filtered`;
 }
 
 const checkHost = (deps: OperationDeps, host: string) => checkTarget(deps.dialer, host, { field: 'host' });
@@ -31,18 +46,22 @@ export const portOperations = [
   }),
   defineOperation({
     path: '/port/scan-range',
-    summary: 'TCP connect scan of up to 1000 ports',
+    summary: `TCP connect scan of up to ${MAX_PORTS_PER_SCAN} ports (${MAX_PORTS_PER_JOB} as a job)`,
     tags: ['ports'],
     body: PortScanRangeBody,
     data: Type.Array(PortScanItem),
     probe: true,
-    items: ({ ports }) => normalizePorts(ports).length,
-    async precheck(deps, { host, ports }) {
-      normalizePorts(ports);
-      await checkHost(deps, host);
-    },
-    async run(deps, { host, ports, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem }) {
-      const results = await deps.ports.scanPorts(host, ports, { timeoutMs: timeout * 1000, signal, onItem });
+    bounds: { sync: MAX_PORTS_PER_SCAN, job: MAX_PORTS_PER_JOB, noun: 'ports' },
+    items: ({ ports }, max) => normalizePorts(ports, 'ports', max).length,
+    precheck: (deps, { host }) => checkHost(deps, host),
+    async run(deps, { host, ports, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem, maxItems }) {
+      const opts = { timeoutMs: timeout * 1000, signal, maxPorts: maxItems };
+      if (onItem) {
+        // A job: every result goes to the job as it completes and none is kept here (up to 65535).
+        const tally = await deps.ports.scanPortsEach(host, ports, { ...opts, onItem });
+        return { data: ITEMS_REPORTED, message: tallyMessage(tally) };
+      }
+      const results = await deps.ports.scanPorts(host, ports, opts);
       return { data: results, message: rangeMessage(results) };
     },
   }),

@@ -75,7 +75,8 @@ test('/port/scan-range takes ports as an nmap-style string, under the same bound
   assert.deepEqual(body.data.map((i) => i.port), [22, 8000, 8001, 8002]);
 
   const cases: Array<[unknown, string]> = [
-    ['1-2000', 'ports: at most 1000 ports, "1-2000" expands to 2000'],
+    ['1-2000', 'ports: at most 1000 ports, "1-2000" expands to 2000; a job (Prefer: respond-async) takes up to 65535'],
+    [Array.from({ length: 1001 }, (_, i) => i + 1), 'ports: at most 1000 entries; a job (Prefer: respond-async) takes up to 65535'],
     ['22,80x', 'ports: "80x" is not a port or a range like 22 or 8000-8100'],
     ['', 'ports: must name at least one port, like "22,80,8000-8100"'],
     [[80, 0], 'ports[1]: must be between 1 and 65535'],

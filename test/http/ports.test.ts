@@ -209,7 +209,7 @@ describe('bad input is a 400 naming the field and the rule; nothing is dialled',
   const common = (extra: Record<string, unknown>) => ({ path: '/api/port/scan-common', json: { host: '127.0.0.1', preset: 'web', ...extra } });
   const cases: Array<[string, { path: string; json: unknown }, string, string]> = [
     ['no ports', range({ ports: [] }), 'ports', 'ports: at least 1 entry'],
-    ['1001 ports', range({ ports: Array.from({ length: 1001 }, (_, i) => i + 1) }), 'ports', 'ports: at most 1000 entries'],
+    ['1001 ports', range({ ports: Array.from({ length: 1001 }, (_, i) => i + 1) }), 'ports', 'ports: at most 1000 entries; a job (Prefer: respond-async) takes up to 65535'],
     ['port 0 in ports', range({ ports: [80, 0] }), 'ports[1]', 'ports[1]: must be between 1 and 65535'],
     ['port 65536 in ports', range({ ports: [65536] }), 'ports[0]', 'ports[0]: must be between 1 and 65535'],
     ['a string port in ports', range({ ports: ['80'] }), 'ports[0]', 'ports[0]: must be an integer'],

@@ -1,17 +1,18 @@
 import { ValidationError } from '../../errors.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
-import { MAX_PORTS_PER_SCAN, PORT_SPEC_ECHO_MAX_CHARS, PORT_SPEC_MAX_CHARS } from './defaults.js';
+import { MAX_PORTS_PER_JOB, MAX_PORTS_PER_SCAN, PORT_SPEC_ECHO_MAX_CHARS, PORT_SPEC_MAX_CHARS } from './defaults.js';
 
 /**
  * The nmap-style `ports` string of API.md ("22,80,8000-8100"): comma-separated ports and
  * ranges, spaces and tabs tolerated around every number, expanded to the list the array form
- * would give (duplicates removed, sorted) under the same bound of MAX_PORTS_PER_SCAN.
+ * would give (duplicates removed, sorted) under the same bound: `max`, MAX_PORTS_PER_SCAN for a
+ * synchronous call, MAX_PORTS_PER_JOB for a job.
  *
  * One pass over the characters and no regular expression: the input is the client's, and the
  * work stays linear in its length however it is built. The bound is checked on merged ranges
  * before a single port is listed, so "1-65535" repeated a thousand times costs no more than once.
  */
-export function parsePortSpec(spec: string, field = 'ports'): number[] {
+export function parsePortSpec(spec: string, field = 'ports', max = MAX_PORTS_PER_SCAN): number[] {
   if (spec.length > PORT_SPEC_MAX_CHARS) throw new ValidationError(field, `at most ${PORT_SPEC_MAX_CHARS} characters`);
   const ranges: Array<[number, number]> = [];
   for (const raw of spec.split(',')) {
@@ -29,8 +30,13 @@ export function parsePortSpec(spec: string, field = 'ports'): number[] {
     else merged.push([from, to]);
   }
   const count = merged.reduce((n, [from, to]) => n + (to - from + 1), 0);
-  if (count > MAX_PORTS_PER_SCAN) throw new ValidationError(field, `at most ${MAX_PORTS_PER_SCAN} ports, ${quote(spec)} expands to ${count}`);
+  if (count > max) throw new ValidationError(field, `at most ${max} ports, ${quote(spec)} expands to ${count}${asJob(max)}`);
   return merged.flatMap(([from, to]) => Array.from({ length: to - from + 1 }, (_, i) => from + i));
+}
+
+/** What to do about too many ports when a job would take them. */
+export function asJob(max: number): string {
+  return max < MAX_PORTS_PER_JOB ? `; a job (Prefer: respond-async) takes up to ${MAX_PORTS_PER_JOB}` : '';
 }
 
 /** "80" or "8000-8100" (blanks allowed around the dash) as [from, to]. */

@@ -5,7 +5,7 @@ import type { CheckedAddress, Dialer } from '../dialer.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S } from './defaults.js';
 import { serviceName } from './services.js';
-import { parsePortSpec } from './port-spec.js';
+import { asJob, parsePortSpec } from './port-spec.js';
 
 /**
  * A TCP connect scan (nmap -sT) over the policy dialer: a port is `open` when the handshake
@@ -46,6 +46,19 @@ export interface ScanOptions {
   signal?: AbortSignal;
   /** Told each port's result as it completes, with its position in the sorted result (jobs stream these). */
   onItem?: (index: number, result: PortResult) => void;
+  /** The most ports the scan takes: MAX_PORTS_PER_SCAN (a synchronous call) unless given. */
+  maxPorts?: number;
+}
+
+/** What scanPortsEach tells of a scan whose results it did not keep. */
+export interface ScanTally {
+  ports: number;
+  /** The result of the lowest port: its host and address, or why the host did not resolve. */
+  first: PortResult | null;
+  open: number;
+  closed: number;
+  filtered: number;
+  unresolved: number;
 }
 
 export type ScanDialer = Pick<Dialer, 'resolve' | 'probe' | 'socketBudget'>;
@@ -76,12 +89,15 @@ function dnsAnswer(err: ResolveError): string {
 /** No answer, or an answer that says the port cannot be reached: nmap calls all of these filtered. */
 const FILTERED = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EACCES', 'EPERM']);
 
-/** Validates `ports` and returns them without duplicates, in ascending order. */
-export function normalizePorts(ports: readonly number[] | string, field = 'ports'): number[] {
-  if (typeof ports === 'string') return parsePortSpec(ports, field);
+/**
+ * Validates `ports` and returns them without duplicates, in ascending order: at most `max`,
+ * MAX_PORTS_PER_SCAN for a synchronous call, MAX_PORTS_PER_JOB for a job.
+ */
+export function normalizePorts(ports: readonly number[] | string, field = 'ports', max = MAX_PORTS_PER_SCAN): number[] {
+  if (typeof ports === 'string') return parsePortSpec(ports, field, max);
   if (!Array.isArray(ports)) throw new ValidationError(field, 'must be an array');
   if (ports.length === 0) throw new ValidationError(field, 'at least 1 entry');
-  if (ports.length > MAX_PORTS_PER_SCAN) throw new ValidationError(field, `at most ${MAX_PORTS_PER_SCAN} entries`);
+  if (ports.length > max) throw new ValidationError(field, `at most ${max} entries${asJob(max)}`);
   ports.forEach((port, i) => {
     if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
       throw new ValidationError(`${field}[${i}]`, `must be an integer between ${MIN_PORT} and ${MAX_PORT}`);
@@ -129,7 +145,8 @@ export class PortScanner {
     if (!Number.isInteger(port) || port < MIN_PORT || port > MAX_PORT) {
       throw new ValidationError('port', `must be an integer between ${MIN_PORT} and ${MAX_PORT}`);
     }
-    const [result] = await this.#scan(host, [port], opts);
+    let result: PortResult | undefined;
+    await this.#scan(host, [port], opts, (_i, r) => (result = r));
     return result!;
   }
 
@@ -138,10 +155,35 @@ export class PortScanner {
    * Throws ValidationError (400) and TargetForbiddenError (403) before any connect.
    */
   async scanPorts(host: string, ports: readonly number[] | string, opts: ScanOptions): Promise<PortResult[]> {
-    return this.#scan(host, normalizePorts(ports), opts);
+    const list = normalizePorts(ports, 'ports', opts.maxPorts);
+    const results = new Array<PortResult>(list.length);
+    const onItem = opts.onItem;
+    await this.#scan(host, list, opts, (i, r) => {
+      results[i] = r;
+      onItem?.(i, r);
+    });
+    return results;
   }
 
-  async #scan(host: string, ports: number[], opts: ScanOptions): Promise<PortResult[]> {
+  /**
+   * scanPorts for a job's range (up to every port): each result goes to `onItem` as it completes
+   * and is kept nowhere here, so a 65535-port scan holds only the ports in flight. Returns the
+   * count of each state and the first result (its host and address, or why it did not resolve).
+   */
+  async scanPortsEach(host: string, ports: readonly number[] | string, opts: ScanOptions & { onItem: (index: number, result: PortResult) => void }): Promise<ScanTally> {
+    const list = normalizePorts(ports, 'ports', opts.maxPorts);
+    const tally: ScanTally = { ports: list.length, first: null, open: 0, closed: 0, filtered: 0, unresolved: 0 };
+    const onItem = opts.onItem;
+    await this.#scan(host, list, opts, (i, r) => {
+      tally[r.state]++;
+      if (i === 0) tally.first = r;
+      onItem(i, r);
+    });
+    return tally;
+  }
+
+  /** Probes `ports` (validated, sorted) on the host's one address, telling `each` every result as it completes. */
+  async #scan(host: string, ports: readonly number[], opts: ScanOptions, each: (index: number, result: PortResult) => void): Promise<void> {
     checkTimeout(opts.timeoutMs);
     let target;
     try {
@@ -152,36 +194,54 @@ export class PortScanner {
       if (!(err instanceof ResolveError)) throw err;
       const shown = host.trim();
       const answer = dnsAnswer(err);
-      const results = ports.map((port) => portResult(shown, null, port, 'unresolved', null, err.message, null, answer));
-      if (opts.onItem) results.forEach((r, i) => opts.onItem!(i, r));
-      return results;
+      for (let i = 0; i < ports.length; i++) each(i, portResult(shown, null, ports[i]!, 'unresolved', null, err.message, null, answer));
+      return;
     }
     // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
     const ip = target.addresses[0]!;
     const perScan = this.#maxSockets === undefined ? this.#dialer.socketBudget() : this.#dialer.socketBudget(this.#maxSockets);
-    // Without a caller's signal, none at all: an abort listener per queued port and per dial
-    // cost a 1000-port loopback scan some 10 ms of its 60 here.
-    const onItem = opts.onItem;
-    const probe = onItem
-      ? (port: number, i: number, o: ScanOptions) =>
-          this.#probe(target.target, ip, port, perScan, o).then((r) => {
-            onItem(i, r);
-            return r;
-          })
-      : (port: number, _i: number, o: ScanOptions) => this.#probe(target.target, ip, port, perScan, o);
-    if (!opts.signal) return Promise.all(ports.map((port, i) => probe(port, i, opts)));
-
-    // With one, every queued port listens to a signal of our own, so the caller's does not
-    // collect a thousand listeners (and Node's leak warning) per scan.
+    // As many workers as the scan may hold sockets, each taking the next port when its last one
+    // answered: the ports waiting for a socket are an index, not a promise and a closure each
+    // (65535 of them held a job's full-range scan at some 60 MB). A failure stops them all.
+    let next = 0;
+    let failed = false;
+    const run = async (o: ScanOptions): Promise<void> => {
+      try {
+        while (next < ports.length && !failed) {
+          const i = next++;
+          each(i, await this.#probe(target.target, ip, ports[i]!, perScan, o));
+        }
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    };
+    const workers = Math.min(ports.length, perScan.capacity);
+    // Without a caller's signal, none at all: an abort listener per dial costs a loopback scan.
     const outer = opts.signal;
+    if (!outer) {
+      await Promise.all(Array.from({ length: workers }, () => run(opts)));
+      return;
+    }
+
+    // With one, each worker listens to a signal of its own, which the caller's aborts through
+    // one of ours: a dial adds and removes its listener on a signal that has no other (Node's
+    // EventTarget walks a signal's listeners on each add; with every dial on one signal, the
+    // 512 in flight cost a 65535-port scan most of a second), and the caller's does not collect
+    // hundreds of listeners (and Node's leak warning) per scan.
     const inner = new AbortController();
     setMaxListeners(0, inner.signal);
     const forward = (): void => inner.abort(outer.reason);
     if (outer.aborted) forward();
     else outer.addEventListener('abort', forward, { once: true });
+    const own = (): ScanOptions => {
+      const mine = new AbortController();
+      if (inner.signal.aborted) mine.abort(inner.signal.reason);
+      else inner.signal.addEventListener('abort', () => mine.abort(inner.signal.reason), { once: true });
+      return { ...opts, signal: mine.signal };
+    };
     try {
-      const inOpts = { ...opts, signal: inner.signal };
-      return await Promise.all(ports.map((port, i) => probe(port, i, inOpts)));
+      await Promise.all(Array.from({ length: workers }, () => run(own())));
     } finally {
       outer.removeEventListener('abort', forward);
     }

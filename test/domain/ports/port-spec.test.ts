@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_PORTS_PER_SCAN, PORT_SPEC_MAX_CHARS, normalizePorts, parsePortSpec } from '../../../src/domain/ports/index.js';
+import { MAX_PORTS_PER_JOB, MAX_PORTS_PER_SCAN, PORT_SPEC_MAX_CHARS, normalizePorts, parsePortSpec } from '../../../src/domain/ports/index.js';
 
 test('an nmap-style string expands to the list the array form gives: deduplicated, sorted', () => {
   assert.deepEqual(parsePortSpec('22,80,8000-8003'), [22, 80, 8000, 8001, 8002, 8003]);
@@ -13,11 +13,16 @@ test('an nmap-style string expands to the list the array form gives: deduplicate
 
 test('the bound counts ports after expansion and merging, and the message names it', () => {
   assert.equal(parsePortSpec('1-1000,1-1000,500-600').length, MAX_PORTS_PER_SCAN);
-  assert.throws(() => parsePortSpec('1-2000'), /^ValidationError: ports: at most 1000 ports, "1-2000" expands to 2000$/);
-  assert.throws(() => parsePortSpec('1-1000,1001'), /expands to 1001$/);
+  assert.throws(() => parsePortSpec('1-2000'), /^ValidationError: ports: at most 1000 ports, "1-2000" expands to 2000; a job \(Prefer: respond-async\) takes up to 65535$/);
+  assert.throws(() => parsePortSpec('1-1000,1001'), /expands to 1001;/);
   // repeated huge ranges cost nothing extra: merged before anything is listed
   const huge = Array.from({ length: 1000 }, () => '1-65535').join(',');
-  assert.throws(() => parsePortSpec(huge), /expands to 65535$/);
+  assert.throws(() => parsePortSpec(huge), /expands to 65535;/);
+  // A job's bound: every port, and not one more entry of the array form.
+  assert.equal(parsePortSpec(huge, 'ports', MAX_PORTS_PER_JOB).length, 65535);
+  assert.equal(normalizePorts('1-65535', 'ports', MAX_PORTS_PER_JOB).at(-1), 65535);
+  assert.throws(() => normalizePorts(Array.from({ length: MAX_PORTS_PER_JOB + 1 }, () => 80), 'ports', MAX_PORTS_PER_JOB), /^ValidationError: ports: at most 65535 entries$/);
+  assert.throws(() => normalizePorts(Array.from({ length: 1001 }, () => 80)), /^ValidationError: ports: at most 1000 entries; a job \(Prefer: respond-async\) takes up to 65535$/);
 });
 
 test('bad syntax is a 400 naming the offending entry', () => {

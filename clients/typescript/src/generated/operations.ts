@@ -67,7 +67,7 @@ export interface Operations {
   proxyCheckBulk(body: ProxyCheckBulkOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<ProxyCheckBulkOp['responses'][200]['content']['application/json']['data']>>;
   /** TCP connect scan of one port (POST /api/port/scan) */
   portScan(body: PortScanOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanOp['responses'][200]['content']['application/json']['data']>>;
-  /** TCP connect scan of up to 1000 ports (POST /api/port/scan-range) */
+  /** TCP connect scan of up to 1000 ports (65535 as a job) (POST /api/port/scan-range) */
   portScanRange(body: PortScanRangeOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanRangeOp['responses'][200]['content']['application/json']['data']>>;
   /** TCP connect scan of a preset port group (POST /api/port/scan-common) */
   portScanCommon(body: PortScanCommonOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanCommonOp['responses'][200]['content']['application/json']['data']>>;

@@ -300,7 +300,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** TCP connect scan of up to 1000 ports */
+        /**
+         * TCP connect scan of up to 1000 ports (65535 as a job)
+         * @description At most 1000 ports in one call; up to 65535 as a job (`Prefer: respond-async`), its items streamed as they complete.
+         */
         post: operations["portScanRange"];
         delete?: never;
         options?: never;
