@@ -85,7 +85,8 @@ export function operationCaller(deps: {
     }
     const release = op.probe ? await takeSlot(deps.slots, account, receivedAt, () => deps.access.refundCall(account, receivedAt)) : null;
     try {
-      const run = () => runOperation(op, deps.routeDeps, body, { signal: op.probe ? caller.signal : NEVER });
+      // A synchronous call (a tool call): the synchronous bound of items.
+      const run = () => runOperation(op, deps.routeDeps, body, { signal: op.probe ? caller.signal : NEVER, maxItems: op.bounds?.sync });
       const { data, message } = release ? await runAsOwner(accountKey(account.id), run) : await run();
       return { status: 200, body: ok(JSON.parse(write(data)) as unknown, message) };
     } finally {

@@ -157,6 +157,16 @@ test('numbers are validated as the API validates them: a tool error naming the f
     assert.equal(text(result), message);
     assert.equal((result._meta as Record<string, { status: number; details: { field: string } }>)['netdiag/error']!.status, 400);
   }
+  // A tool call is synchronous: the range scan's bound is the synchronous call's, not a job's.
+  for (const [args, message] of [
+    [{ host: 'example.com', ports: '1-1001' }, 'ports: at most 1000 ports, "1-1001" expands to 1001; a job (Prefer: respond-async) takes up to 65535'],
+    [{ host: 'example.com', ports: Array.from({ length: 1001 }, (_, i) => i + 1) }, 'ports: at most 1000 entries; a job (Prefer: respond-async) takes up to 65535'],
+  ] as const) {
+    const result = (await client.callTool({ name: 'port_scan_range', arguments: args })) as CallToolResult;
+    assert.equal(result.isError, true, JSON.stringify(args));
+    assert.equal(text(result), message);
+    assert.equal((result._meta as Record<string, { status: number; details: { field: string } }>)['netdiag/error']!.status, 400);
+  }
 });
 
 test('a 429 is a tool error with the API\'s message and its Retry-After', async (t) => {
