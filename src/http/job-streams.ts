@@ -73,8 +73,11 @@ async function* streamLines(
         if (batches.length < JOB_ITEMS_PAGE || signal.aborted) break;
       }
       if (finished) {
-        const job = await jobs.viewText(row, read);
-        yield kind === 'sse' ? `event: job\ndata: ${job}\n\n` : `${job}\n`;
+        const [head, result, tail] = await jobs.viewText(row, read);
+        // The result goes out as it is: a full-range scan's is 13 MB, not copied into one line first.
+        yield kind === 'sse' ? `event: job\ndata: ${head}` : head;
+        yield result;
+        yield kind === 'sse' ? `${tail}\n\n` : `${tail}\n`;
         return;
       }
       await changed;

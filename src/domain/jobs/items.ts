@@ -130,8 +130,14 @@ export function itemsOf(batches: readonly JobItemBatch[], afterSeq = 0): JobItem
  * exactly its items (JobService.run keeps no second copy of it then).
  */
 export function resultTextOf(batches: readonly JobItemBatch[]): string {
-  const items = itemsOf(batches).sort((a, b) => a.index - b.index);
-  return `[${items.map((i) => i.item).join(',')}]`;
+  // Placed by index, not sorted: no record per item kept (65535 of them for a full-range scan).
+  const texts: string[] = [];
+  for (const b of batches) for (const line of linesAfter(b, 0)) {
+    const { index, item } = parseLine(line);
+    texts[index] = item;
+  }
+  // A running job's items so far leave holes, which filter skips.
+  return `[${texts.filter(() => true).join(',')}]`;
 }
 
 /** The items as one batch (tests and tools that write items directly); seqs must run on without a gap. */

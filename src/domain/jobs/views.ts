@@ -65,12 +65,14 @@ export class JobViews {
   /**
    * `view` as JSON text, for a stream's last line: a finished job's result goes in as stored
    * (the synchronous answer's text, or its items' texts), not parsed to be written again.
-   * `batches`: all of the job's items, when the stream has just read them.
+   * `batches`: all of the job's items, when the stream has just read them. In three pieces to be
+   * written one after the other: a 65535-port result is 13 MB of text, and joined to the rest it
+   * was copied once more on its way out.
    */
-  async viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
+  async viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<[string, string, string]> {
     const result = await this.resultText(row, batches);
     const { result: _none, ...rest } = await this.#view(row, null);
-    return `${JSON.stringify(rest).slice(0, -1)},"result":${result}}`;
+    return [`${JSON.stringify(rest).slice(0, -1)},"result":`, result, '}'];
   }
 
   /** Whether jobs of `endpoint` are bulk or range calls, whose result is their items. */
