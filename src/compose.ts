@@ -7,6 +7,7 @@ import { LoginService } from './domain/accounts/logins.js';
 import type { PasswordHasher } from './domain/accounts/passwords.js';
 import { inFlightLimit } from './domain/accounts/plans.js';
 import { AccountService, type Clock } from './domain/accounts/service.js';
+import { Checker } from './domain/checks/index.js';
 import { DnsLookupService } from './domain/dns/index.js';
 import { JobService } from './domain/jobs/service.js';
 import { JobViews } from './domain/jobs/views.js';
@@ -182,6 +183,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
       ...(opts.proxyTimeouts ? { timeouts: opts.proxyTimeouts } : {}),
     }),
     ip: { geo, dns: dnsClient, dnsblZones: config.dnsblZones },
+    checks: new Checker({ dialer, extraCaPem: config.extraCaCerts }),
   };
   const operations = jobOperations(probes);
 

@@ -29,6 +29,10 @@ export interface Config {
   /** NETDIAG_JUDGE_SECRET: the judge's signing key; unset, one made once and kept in the database. */
   judgeSecret: string | undefined;
   sslCheckTarget: HostPort;
+  /** NETDIAG_EXTRA_CA_CERTS: the path of a PEM file whose certificates the HTTP and TLS checks trust besides Node's roots. */
+  extraCaCertsFile: string | undefined;
+  /** That file's PEM text, read and checked at boot. */
+  extraCaCerts: string | undefined;
   dnsblZones: readonly string[];
   geoipCityDb: string | undefined;
   geoipAsnDb: string | undefined;
@@ -169,6 +173,20 @@ function parseCidrs(variable: string, raw: string | undefined): string[] {
 }
 
 /** `host[:port]`, `ip[:port]` or `[ipv6]:port`. */
+/** A PEM file of CA certificates: read once at boot, and refused unless it holds at least one certificate. */
+function readCaFile(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('NETDIAG_EXTRA_CA_CERTS', `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, path);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ConfigError('NETDIAG_EXTRA_CA_CERTS', 'must be a PEM file of CA certificates (-----BEGIN CERTIFICATE-----)', path);
+  }
+  return text;
+}
+
 export function parseHostPort(variable: string, raw: string, defaultPort: number): HostPort {
   const value = raw.trim();
   let host: string;
@@ -334,6 +352,8 @@ export function loadConfig(env: Env = process.env): Config {
     }
     if (!ok) throw new ConfigError('NETDIAG_RDAP_BOOTSTRAP', 'must be an http:// or https:// base URL, or a directory holding dns.json, ipv4.json, ipv6.json and asn.json', rdapBootstrap);
   }
+  const extraCaCertsFile = env.NETDIAG_EXTRA_CA_CERTS?.trim() || undefined;
+  const extraCaCerts = extraCaCertsFile === undefined ? undefined : readCaFile(extraCaCertsFile);
 
   const adminEmail = env.NETDIAG_ADMIN_EMAIL?.trim().toLowerCase() || DEFAULTS.adminEmail;
   if (adminEmail.length > EMAIL_MAX_CHARS || !EMAIL_PATTERN.test(adminEmail)) {
@@ -360,6 +380,8 @@ export function loadConfig(env: Env = process.env): Config {
       env.NETDIAG_SSL_CHECK_TARGET?.trim() || DEFAULTS.sslCheckTarget,
       443,
     ),
+    extraCaCertsFile,
+    extraCaCerts,
     dnsblZones: Object.freeze(dnsblZones),
     geoipCityDb: env.NETDIAG_GEOIP_CITY_DB?.trim() || undefined,
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,

@@ -1,4 +1,5 @@
 import type { JobOperations } from '../domain/jobs/operations.js';
+import { checkOperations } from './checks.js';
 import { dnsOperations } from './dns.js';
 import { ipOperations } from './ip.js';
 import { ipv6Operations } from './ipv6.js';
@@ -10,7 +11,7 @@ import { proxyOperations } from './proxy.js';
 export { checkTarget, defineOperation, jobOperation, type AnyOperation, type Operation, type OperationDeps, type RunContext } from './operation.js';
 
 /** Every POST endpoint that may run as a job, by its path under /api. */
-export const OPERATIONS: readonly AnyOperation[] = [...ipv6Operations, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations];
+export const OPERATIONS: readonly AnyOperation[] = [...ipv6Operations, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations, ...checkOperations];
 
 /** The job service's view of the operations: what it runs for an endpoint. */
 export function jobOperations(deps: OperationDeps): JobOperations {

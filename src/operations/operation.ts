@@ -1,5 +1,6 @@
 import fastJson from 'fast-json-stringify';
 import type { Static, TSchema } from 'typebox';
+import type { Checker } from '../domain/checks/index.js';
 import type { IpLookupDeps } from '../domain/ip/index.js';
 import type { DnsLookupService } from '../domain/dns/index.js';
 import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/operations.js';
@@ -38,6 +39,8 @@ export interface OperationDeps {
   ip: IpLookupDeps;
   /** Told of every run (netdiag_probes_total); NO_METRICS when /metrics is off. */
   metrics: Metrics;
+  /** The HTTP and TLS checks (their trust store: Node's roots and NETDIAG_EXTRA_CA_CERTS). */
+  checks: Checker;
 }
 
 export interface RunContext {

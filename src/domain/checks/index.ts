@@ -1,0 +1,38 @@
+import type tls from 'node:tls';
+import type { Dialer } from '../dialer.js';
+import { checkHttp, type HttpCheckInput, type HttpCheckResult } from './http-check.js';
+import { checkTls, type TlsCheckInput, type TlsCheckResult } from './tls-check.js';
+import { trustContext } from './trust.js';
+
+export * from './defaults.js';
+export { parseCheckUrl, type HttpCheckInput, type HttpCheckResult } from './http-check.js';
+export type { TlsCheckInput, TlsCheckResult } from './tls-check.js';
+export type { CertificateInfo, ChainEntry } from './certificate.js';
+
+export interface CheckerOptions {
+  dialer: Pick<Dialer, 'resolve' | 'dial'>;
+  /** PEM text of CA certificates trusted besides Node's roots (NETDIAG_EXTRA_CA_CERTS). */
+  extraCaPem?: string | undefined;
+  now?: () => number;
+}
+
+/** The HTTP and TLS checks of one process: one dialer, one trust store. */
+export class Checker {
+  readonly #dialer: CheckerOptions['dialer'];
+  readonly #context: tls.SecureContext;
+  readonly #now: () => number;
+
+  constructor(opts: CheckerOptions) {
+    this.#dialer = opts.dialer;
+    this.#context = trustContext(opts.extraCaPem);
+    this.#now = opts.now ?? Date.now;
+  }
+
+  http(input: HttpCheckInput, signal: AbortSignal): Promise<HttpCheckResult> {
+    return checkHttp({ dialer: this.#dialer, context: this.#context }, input, signal);
+  }
+
+  tls(input: TlsCheckInput, signal: AbortSignal): Promise<TlsCheckResult> {
+    return checkTls({ dialer: this.#dialer, context: this.#context, now: this.#now }, input, signal);
+  }
+}

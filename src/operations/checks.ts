@@ -1,0 +1,40 @@
+import { parseCheckUrl } from '../domain/checks/index.js';
+import { checkTarget, defineOperation } from './operation.js';
+import { HttpCheckBody, HttpCheckResult, TlsCheckBody, TlsCheckResult } from '../http/schemas/checks.js';
+
+/** The host of a URL as the dialer takes it: an IPv6 literal without its brackets. */
+const hostOf = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
+
+export const checkOperations = [
+  defineOperation({
+    path: '/http/check',
+    summary: 'HTTP(S) request with redirects, timings, headers and a body digest',
+    tags: ['checks'],
+    body: HttpCheckBody,
+    data: HttpCheckResult,
+    probe: true,
+    // The first hop's target: a forbidden one is a 403 before anything is sent (redirects are judged as they come).
+    precheck: (deps, { url }) => checkTarget(deps.dialer, hostOf(parseCheckUrl(url)), { field: 'url' }),
+    async run(deps, body, { signal }) {
+      const r = await deps.checks.http(body, signal);
+      const hops = r.redirects.length > 0 ? ` after ${r.redirects.length} redirect${r.redirects.length === 1 ? '' : 's'}` : '';
+      return { data: r, message: r.error !== null ? `${r.final_url}: ${r.error}` : `${r.final_url}: HTTP ${r.status}${hops}` };
+    },
+  }),
+  defineOperation({
+    path: '/tls/check',
+    summary: 'TLS handshake and certificate of a host',
+    tags: ['checks'],
+    body: TlsCheckBody,
+    data: TlsCheckResult,
+    probe: true,
+    precheck: (deps, { host }) => checkTarget(deps.dialer, host, { field: 'host' }),
+    async run(deps, body, { signal }) {
+      const r = await deps.checks.tls(body, signal);
+      const where = `${r.host}:${r.port}`;
+      if (r.error !== null) return { data: r, message: `${where}: ${r.error}` };
+      const verdict = r.authorized ? 'certificate trusted' : `certificate not trusted (${r.authorization_error})`;
+      return { data: r, message: `${where}: ${r.protocol}, ${verdict}` };
+    },
+  }),
+];
