@@ -4,7 +4,7 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type tls from 'node:tls';
 import type { Dialer } from '../dialer.js';
-import { DialError, ResolveError, TargetForbiddenError, ValidationError } from '../../errors.js';
+import { AppError, DialError, ResolveError, TargetForbiddenError, ValidationError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
 import { connectFirst, handshake, handshakeFailure, sniFor } from './connect.js';
 import { CHECK_DEFAULT_TIMEOUT_S, HTTP_MAX_BODY_BYTES, HTTP_MAX_HEADER_BYTES, HTTP_MAX_REDIRECTS, HTTP_MAX_URL_CHARS, HTTP_USER_AGENT } from './defaults.js';
@@ -147,7 +147,7 @@ export async function checkHttp(deps: HttpCheckDeps, input: HttpCheckInput, sign
   let hop: Hop;
   let error: string | null = null;
   for (;;) {
-    hopStart = performance.now();
+    hopStart = redirects.length === 0 ? started : performance.now();
     hop = await requestOnce(deps, url, method, redirects.length === 0, deadline, both, follow, timeoutS);
     signal.throwIfAborted();
     error = hop.error;
@@ -277,6 +277,7 @@ async function requestOnce(
     const body = await readBody(res, signal, `timed out after ${timeoutS} s ${stage}`);
     return { ...hop, bodyBytes: body.bytes, sha256: body.sha256, truncated: body.truncated, error: body.error };
   } catch (err) {
+    if (err instanceof AppError) throw err;
     // The deadline (the caller's own abort is rethrown by checkHttp).
     if (signal.aborted) return { ...hop, error: `timed out after ${timeoutS} s ${stage}` };
     if (err instanceof DialError) return { ...hop, error: err.message };
