@@ -18,6 +18,7 @@ import { operationCaller } from './http/calls.js';
 import { metricsRoute, registerMetrics, type HttpMetrics } from './http/plugins/metrics.js';
 import { RouteIndex } from './http/route-index.js';
 import type { RouteDeps } from './http/routes/deps.js';
+import { checkRoutes } from './http/routes/checks.js';
 import { dnsRoutes } from './http/routes/dns.js';
 import { healthRoutes } from './http/routes/health.js';
 import { ipRoutes } from './http/routes/ip.js';
@@ -135,6 +136,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await proxyRoutes(api, deps);
     await portRoutes(api, deps);
     await pingRoutes(api, deps);
+    await checkRoutes(api, deps);
     await jobRoutes(api, deps, streams);
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });

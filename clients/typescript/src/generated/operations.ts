@@ -24,6 +24,8 @@ type PortScanOp = paths['/api/port/scan']['post'];
 type PortScanRangeOp = paths['/api/port/scan-range']['post'];
 type PortScanCommonOp = paths['/api/port/scan-common']['post'];
 type PingTcpOp = paths['/api/ping/tcp']['post'];
+type HttpCheckOp = paths['/api/http/check']['post'];
+type TlsCheckOp = paths['/api/tls/check']['post'];
 type GetJobOp = paths['/api/jobs/{id}']['get'];
 type CancelJobOp = paths['/api/jobs/{id}']['delete'];
 type ListJobsOp = paths['/api/jobs']['get'];
@@ -73,6 +75,10 @@ export interface Operations {
   portScanCommon(body: PortScanCommonOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanCommonOp['responses'][200]['content']['application/json']['data']>>;
   /** TCP ping: handshake times of a few connects to one port, as ping reports them (POST /api/ping/tcp) */
   pingTcp(body: PingTcpOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PingTcpOp['responses'][200]['content']['application/json']['data']>>;
+  /** HTTP(S) request with redirects, timings, headers and a body digest (POST /api/http/check) */
+  httpCheck(body: HttpCheckOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<HttpCheckOp['responses'][200]['content']['application/json']['data']>>;
+  /** TLS handshake and certificate of a host (POST /api/tls/check) */
+  tlsCheck(body: TlsCheckOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<TlsCheckOp['responses'][200]['content']['application/json']['data']>>;
   /** A job: its status, progress and result; NDJSON or SSE stream of its items with Accept (GET /api/jobs/{id}) */
   getJob(id: GetJobOp['parameters']['path']['id'], options?: CallOptions): Promise<Answer<GetJobOp['responses'][200]['content']['application/json']['data']>>;
   /** Cancel a queued or running job (its sockets close at once) (DELETE /api/jobs/{id}) */
@@ -110,6 +116,8 @@ export function operations(send: Send): Operations {
     portScanRange: (body, options) => send('POST', '/api/port/scan-range', { ...options, body }),
     portScanCommon: (body, options) => send('POST', '/api/port/scan-common', { ...options, body }),
     pingTcp: (body, options) => send('POST', '/api/ping/tcp', { ...options, body }),
+    httpCheck: (body, options) => send('POST', '/api/http/check', { ...options, body }),
+    tlsCheck: (body, options) => send('POST', '/api/tls/check', { ...options, body }),
     getJob: (id, options) => send('GET', '/api/jobs/{id}', { ...options, path: { id } }),
     cancelJob: (id, options) => send('DELETE', '/api/jobs/{id}', { ...options, path: { id } }),
     listJobs: (query, options) => send('GET', '/api/jobs', { ...options, query }),

@@ -345,6 +345,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/http/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** HTTP(S) request with redirects, timings, headers and a body digest */
+        post: operations["httpCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tls/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** TLS handshake and certificate of a host */
+        post: operations["tlsCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{id}": {
         parameters: {
             query?: never;
@@ -3245,6 +3279,267 @@ export interface operations {
                             samples: (number | null)[];
                             /** @description what each probe met, in the same order */
                             outcomes: ("connected" | "refused" | "timeout" | "unreachable")[];
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    httpCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an http:// or https:// URL, without user name or password */
+                    url: string;
+                    /** @description default GET */
+                    method?: "GET" | "HEAD";
+                    /** @description default true; at most 10 redirects, each target checked by the target policy */
+                    follow_redirects?: boolean;
+                    /** @description seconds for the whole check (default 10) */
+                    timeout?: number;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            url: string;
+                            /** @description the URL of the last request made */
+                            final_url: string;
+                            ip: string | null;
+                            status: number | null;
+                            http_version: string | null;
+                            /** @description the redirects followed, in order */
+                            redirects: {
+                                url: string;
+                                status: number;
+                                /** @description the absolute URL followed */
+                                location: string;
+                            }[];
+                            /** @description milliseconds */
+                            timings: {
+                                dns: number | null;
+                                connect: number | null;
+                                tls: number | null;
+                                ttfb: number | null;
+                                /** @description the whole check, redirects included, ms (curl time_total) */
+                                total: number;
+                                /** @description the redirects before the last request, ms (curl time_redirect) */
+                                redirect: number;
+                            };
+                            /** @description the last answer’s headers, names lowercased, repeated ones joined with ", " */
+                            headers: {
+                                [key: string]: string;
+                            };
+                            /** @description body bytes read, at most 1 MiB; the body is never kept */
+                            body_bytes: number;
+                            body_sha256: string | null;
+                            /** @description the body went on past 1 MiB and was not read further */
+                            body_truncated: boolean;
+                            tls: {
+                                protocol: string | null;
+                                cipher: string | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    tlsCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a host name or IP address */
+                    host: string;
+                    /** @description default 443 */
+                    port?: number;
+                    /** @description SNI and the name the certificate is checked against (default the host) */
+                    servername?: string;
+                    /** @description seconds for the whole check (default 10) */
+                    timeout?: number;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            host: string;
+                            port: number;
+                            ip: string | null;
+                            servername: string | null;
+                            protocol: string | null;
+                            cipher: string | null;
+                            alpn: string | null;
+                            /** @description the chain is trusted (Node’s roots and NETDIAG_EXTRA_CA_CERTS) and the certificate names the host */
+                            authorized: boolean;
+                            authorization_error: string | null;
+                            hostname_match: boolean;
+                            certificate: {
+                                /** @description RFC 2253 (openssl x509 -nameopt RFC2253) */
+                                subject: string;
+                                /** @description RFC 2253 (openssl x509 -nameopt RFC2253) */
+                                issuer: string;
+                                /** @description hex */
+                                serial: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** @description negative once expired */
+                                days_left: number;
+                                /** @description DNS:…, IP Address:…, as openssl lists them */
+                                san: string[];
+                                fingerprint_sha256: string;
+                                key: {
+                                    /** @description RSA, EC, Ed25519, … */
+                                    type: string;
+                                    bits: number | null;
+                                };
+                            } | null;
+                            /** @description leaf first: what the server sent, completed from the trust store */
+                            chain: {
+                                /** @description RFC 2253 (openssl x509 -nameopt RFC2253) */
+                                subject: string;
+                                /** @description RFC 2253 (openssl x509 -nameopt RFC2253) */
+                                issuer: string;
+                                /** Format: date-time */
+                                not_after: string;
+                            }[];
                             error: string | null;
                         };
                         message: string;
