@@ -70,3 +70,19 @@ test('NETDIAG_METRICS_TOKEN: unset, /metrics is off; 16 to 1024 characters; a ba
     );
   }
 });
+
+test('NETDIAG_EXTRA_CA_CERTS: a PEM file read at start; missing or without a certificate it stops the start', async (t) => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'netdiag-ca-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  writeFileSync(join(dir, 'ca.pem'), pem);
+  writeFileSync(join(dir, 'key.pem'), '-----BEGIN PRIVATE KEY-----\n');
+  const config = loadConfig({ NETDIAG_EXTRA_CA_CERTS: join(dir, 'ca.pem') });
+  assert.equal(config.extraCaCerts, pem);
+  assert.equal(configSummary(config).extraCaCerts, join(dir, 'ca.pem'));
+  assert.equal(loadConfig({}).extraCaCerts, undefined);
+  assert.throws(() => loadConfig({ NETDIAG_EXTRA_CA_CERTS: join(dir, 'missing.pem') }), (err) => err instanceof ConfigError && /NETDIAG_EXTRA_CA_CERTS.*cannot be read \(ENOENT\)/.test(err.message));
+  assert.throws(() => loadConfig({ NETDIAG_EXTRA_CA_CERTS: join(dir, 'key.pem') }), (err) => err instanceof ConfigError && /must be a PEM file of CA certificates/.test(err.message));
+});

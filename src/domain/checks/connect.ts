@@ -32,6 +32,8 @@ export async function connectFirst(
     try {
       const r = await dialer.dial(address, port, { timeoutMs, signal });
       r.socket.on('error', () => undefined);
+      // A request and a handshake are small writes that wait on no ACK: as curl, no Nagle.
+      r.socket.setNoDelay(true);
       return { socket: r.socket, address, queuedMs: queuedMs + r.queuedMs };
     } catch (err) {
       if (!(err instanceof DialError) || err.code === 'ABORT_ERR') throw err;
