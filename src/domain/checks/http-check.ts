@@ -141,7 +141,7 @@ export async function checkHttp(deps: HttpCheckDeps, input: HttpCheckInput, sign
   const both = AbortSignal.any([signal, expired]);
 
   const redirects: HttpCheckResult['redirects'] = [];
-  let method: HttpMethod = input.method ?? 'GET';
+  const method: HttpMethod = input.method ?? 'GET';
   let url = first;
   let hopStart = started;
   let hop: Hop;
@@ -169,8 +169,7 @@ export async function checkHttp(deps: HttpCheckDeps, input: HttpCheckInput, sign
       break;
     }
     redirects.push({ url: url.href, status: hop.status, location: next.href });
-    // RFC 9110 15.4: a 303 (and, as browsers do, a 301/302 of a POST) turns into a GET; HEAD stays HEAD.
-    if (hop.status === 303 && method !== 'HEAD') method = 'GET';
+    // The method stays: only GET and HEAD are sent, and RFC 9110 15.4 keeps both on every redirect (a 303 included).
     next.hash = '';
     url = next;
   }
