@@ -132,9 +132,12 @@ function prepare(command: ApiCommand, rest: string[], io: CliIo): Request {
     const webhookUrl = values['webhook-url'] as string | undefined;
     if (async && !command.operation) throw new UsageError(`--async runs a tool as a job; ${command.words.join(' ')} is not one`);
     if (webhookUrl !== undefined && !async) throw new UsageError('--webhook-url goes with --async (a webhook is sent when a job finishes)');
-    const url = (values.url as string | undefined) ?? io.env.NETDIAG_URL;
-    const token = (values.token as string | undefined) ?? io.env.NETDIAG_TOKEN;
-    if (!url) throw new UsageError('no server: set NETDIAG_URL or pass --url (e.g. http://localhost:8080)');
+    // A command whose body has a field of a global flag's name (/http/check's `url`) takes the
+    // flag as that field; the server then comes from the environment only.
+    const global = (name: 'url' | 'token') => (name in own ? undefined : (values[name] as string | undefined));
+    const url = global('url') ?? io.env.NETDIAG_URL;
+    const token = global('token') ?? io.env.NETDIAG_TOKEN;
+    if (!url) throw new UsageError('url' in own ? 'no server: set NETDIAG_URL (here --url is the URL to check)' : 'no server: set NETDIAG_URL or pass --url (e.g. http://localhost:8080)');
     if (!/^https?:\/\/[^/]/i.test(url)) throw new UsageError(`--url: must be an http or https URL, not "${url}"`);
     if (!token) throw new UsageError('no token: set NETDIAG_TOKEN or pass --token (netdiag token create on the server makes one)');
     const path = command.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(pathValues[name])));

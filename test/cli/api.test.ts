@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { createServer, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { runCli, type CliIo } from '../../src/cli.js';
@@ -184,4 +184,21 @@ test('netdiag: a command for every operation of the OpenAPI document; help lists
   const command = await cli(null, ['help', 'ip', 'lookup']);
   assert.match(command.out, /--security-check, --no-security-check +add Tor exit.*\(default false\)/);
   assert.match((await cli(null, ['port', 'scan', '--help'])).out, /--timeout <integer 1-30> +connect timeout of the port, seconds \(default 5\)/);
+});
+
+test('netdiag http check --url: the flag is the URL to check, the server comes from NETDIAG_URL', async (t) => {
+  const target = createServer((socket) => socket.resume().end('HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n'));
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  t.after(() => target.close());
+  const checked = `http://127.0.0.1:${(target.address() as AddressInfo).port}/`;
+  const built = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+  for (const argv of [['http', 'check', '--url', checked, '--json'], ['http', 'check', checked, '--json']]) {
+    const r = await cli(built, argv);
+    assert.equal(r.code, 0, r.err);
+    const data = JSON.parse(r.out) as { url: string; status: number };
+    assert.deepEqual([data.url, data.status], [checked, 204], argv.join(' '));
+  }
+  const noServer = await cli(null, ['http', 'check', '--url', checked]);
+  assert.equal(noServer.code, 2);
+  assert.match(noServer.err, /no server: set NETDIAG_URL \(here --url is the URL to check\)/);
 });
