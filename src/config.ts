@@ -284,6 +284,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== undefined && (metricsToken.length < METRICS_TOKEN_MIN_LENGTH || metricsToken.length > METRICS_TOKEN_MAX_LENGTH)) {
     throw new ConfigError('NETDIAG_METRICS_TOKEN', `must be ${METRICS_TOKEN_MIN_LENGTH} to ${METRICS_TOKEN_MAX_LENGTH} characters (got ${metricsToken.length}); e.g. openssl rand -hex 32`, '***');
   }
+  // It is sent as `Authorization: Bearer <token>`, one word: a token with a space could never match.
+  if (metricsToken !== undefined && /\s/.test(metricsToken)) {
+    throw new ConfigError('NETDIAG_METRICS_TOKEN', 'must be one word, with no spaces; e.g. openssl rand -hex 32', '***');
+  }
+
   const logLevel = env.LOG_LEVEL?.trim() || DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);

@@ -63,7 +63,7 @@ test('NETDIAG_METRICS_TOKEN: unset, /metrics is off; 16 to 1024 characters; a ba
   assert.equal(loadConfig({}).metricsToken, undefined);
   assert.equal(configSummary(loadConfig({})).metrics, 'off');
   assert.equal(loadConfig({ NETDIAG_METRICS_TOKEN: ' 0123456789abcdef ' }).metricsToken, '0123456789abcdef');
-  for (const bad of ['short-secret', 'x'.repeat(1025)]) {
+  for (const bad of ['short-secret', 'x'.repeat(1025), 'two words of secret text']) {
     assert.throws(
       () => loadConfig({ NETDIAG_METRICS_TOKEN: bad }),
       (err: unknown) => err instanceof ConfigError && /^NETDIAG_METRICS_TOKEN=/.test(err.message) && !err.message.includes(bad),

@@ -41,12 +41,19 @@ export interface Authenticated {
  * spelling of one token (`Bearer` and any number of spaces, the scheme in any case) gives the
  * same token: memos on the request path are keyed by it, never by the header as sent.
  */
+/**
+ * The credential of an `Authorization: Bearer <credential>` header, or null when the header is
+ * something else. RFC 9110: the scheme word is case-insensitive and 1*SP separates it.
+ */
+export function bearerCredential(authorization: string | undefined): string | null {
+  if (!authorization) return null;
+  return /^bearer +(\S+)$/i.exec(authorization)?.[1] ?? null;
+}
+
 export function bearerToken(authorization: string | undefined): string {
   if (!authorization) throw new UnauthorizedError();
-  // RFC 9110: the scheme word is case-insensitive and 1*SP separates it from the token.
-  const match = /^bearer +(\S+)$/i.exec(authorization);
-  if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
-  const token = match[1]!;
+  const token = bearerCredential(authorization);
+  if (token === null) throw new UnauthorizedError('the Authorization header must be "Bearer <token>" with a single token');
   if (!TOKEN_PATTERN.test(token)) throw new UnauthorizedError('the API token is malformed: tokens look like nd_ followed by 40 letters and digits');
   return token;
 }

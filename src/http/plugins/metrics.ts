@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitError, UnauthorizedError } from '../../errors.js';
+import { bearerCredential } from '../../domain/accounts/service.js';
 
 /** Where the operator's metrics are served: outside /api, not an API call, not in the document. */
 export const METRICS_PATH = '/metrics';
@@ -18,14 +19,13 @@ export interface HttpMetrics {
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 /**
- * `Authorization: Bearer <token>` (scheme in any case) compared with the metrics token in
- * constant time: both sides are hashed first, so neither the length nor the content of the
+ * `Authorization: Bearer <token>` (read as the API's tokens are) compared with the metrics token
+ * in constant time: both sides are hashed first, so neither the length nor the content of the
  * token shows in the time taken.
  */
 function bearerMatches(header: string | undefined, expected: Buffer): boolean {
-  if (typeof header !== 'string' || header.length > 4096) return false;
-  if (header.slice(0, 7).toLowerCase() !== 'bearer ') return false;
-  return timingSafeEqual(digest(header.slice(7).trim()), expected);
+  const credential = bearerCredential(header);
+  return credential !== null && timingSafeEqual(digest(credential), expected);
 }
 
 /**
