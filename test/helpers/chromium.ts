@@ -1,8 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's chromium package; CHROMIUM_PATH points elsewhere (or at nothing, to see the skip). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -72,4 +74,25 @@ export async function newContext(browser: Browser, options: { viewport?: { width
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
   return context;
+}
+
+/** The accessibility rules every page must pass: WCAG 2.1 A and AA. */
+export const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+/**
+ * The page in the light and the dark scheme, each a full-page screenshot `<dir><name>[-dark].png`
+ * and axe-core's verdict, asserted to find no WCAG 2.1 A/AA violation; left in the light scheme.
+ * Calls `seen` with each scheme's number of violations (for tests that count what they checked).
+ */
+export async function auditSchemes(page: Page, dir: string, name: string, seen?: (scheme: 'light' | 'dark', violations: number) => void): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.screenshot({ path: `${dir}${name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
+    const { violations } = await new AxeBuilder({ page }).withTags(WCAG).analyze();
+    const report = violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    assert.deepEqual(report, [], `${name} (${scheme}): WCAG 2.1 A/AA violations`);
+    seen?.(scheme, violations.length);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
 }

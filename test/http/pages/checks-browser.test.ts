@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { AxeBuilder } from '@axe-core/playwright';
 import { loadConfig } from '../../../src/config.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { build } from '../../helpers/build.js';
-import { TEST_HOST, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
+import { TEST_HOST, auditSchemes, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
 import { startDnsServer } from '../../fixtures/dns-server.js';
 import { PASSWORD, namedListeners, setPassword } from './browserless.js';
 
@@ -23,20 +21,11 @@ import { PASSWORD, namedListeners, setPassword } from './browserless.js';
 
 const OUTPUT = fileURLToPath(new URL('../../../test-output/checks/', import.meta.url));
 const noChromium = chromiumMissing("the Checks pages' browser test was");
-const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 const EMAIL = 'tester@example.com';
 
 /** Axe in both schemes, a screenshot of each, and nothing cut off at this width. */
 async function step(page: Page, name: string): Promise<void> {
-  mkdirSync(OUTPUT, { recursive: true });
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.screenshot({ path: `${OUTPUT}${name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
-    const { violations } = await new AxeBuilder({ page }).withTags(WCAG).analyze();
-    const report = violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    assert.deepEqual(report, [], `${name} (${scheme}): WCAG 2.1 A/AA violations`);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
+  await auditSchemes(page, OUTPUT, name);
   const cut = await page.evaluate(() => {
     const width = document.documentElement.clientWidth;
     const out: string[] = [];

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { AxeBuilder } from '@axe-core/playwright';
 import { build, type Built } from '../../helpers/build.js';
-import { TEST_HOST, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
+import { TEST_HOST, auditSchemes, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
 import { PASSWORD, setPassword } from './browserless.js';
 
 /**
@@ -19,7 +17,6 @@ import { PASSWORD, setPassword } from './browserless.js';
 const HOST = TEST_HOST;
 const OUTPUT = fileURLToPath(new URL('../../../test-output/dashboard/', import.meta.url));
 const noChromium = chromiumMissing("the dashboard's browser tests were");
-const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 const ADMIN = 'tester@example.com';
 
 /** A person of their own (a fresh context) in the test's one browser. */
@@ -43,17 +40,8 @@ function watch(page: Page, origin: string): { foreign: string[]; console: string
 
 /** A screenshot of the step, and axe-core's verdict on the page in both colour schemes. */
 async function step(page: Page, name: string, checked: Map<string, number>): Promise<void> {
-  mkdirSync(OUTPUT, { recursive: true });
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.screenshot({ path: `${OUTPUT}${name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
-    const { violations } = await new AxeBuilder({ page }).withTags(WCAG).analyze();
-    const report = violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    assert.deepEqual(report, [], `${name} (${scheme}): WCAG 2.1 A/AA violations`);
-    // By step: after post/redirect/get several states share a path (/admin after a plan change, a suspension, an invitation).
-    checked.set(`${name} ${new URL(page.url()).pathname} ${scheme}`, violations.length);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
+  // By step: after post/redirect/get several states share a path (/admin after a plan change, a suspension, an invitation).
+  await auditSchemes(page, OUTPUT, name, (scheme, violations) => checked.set(`${name} ${new URL(page.url()).pathname} ${scheme}`, violations));
 }
 
 /** Clicks a form's button and waits for the page the form answers with (its own load event, not the current page's). */
