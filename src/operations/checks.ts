@@ -1,9 +1,7 @@
 import { parseCheckUrl } from '../domain/checks/index.js';
+import { hostOf } from '../lib/url.js';
 import { checkTarget, defineOperation } from './operation.js';
 import { HttpCheckBody, HttpCheckResult, TlsCheckBody, TlsCheckResult } from '../http/schemas/checks.js';
-
-/** The host of a URL as the dialer takes it: an IPv6 literal without its brackets. */
-const hostOf = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
 
 export const checkOperations = [
   defineOperation({

@@ -6,6 +6,7 @@ import type tls from 'node:tls';
 import type { Dialer } from '../dialer.js';
 import { AppError, DialError, ResolveError, TargetForbiddenError, ValidationError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
+import { hostOf, portOf } from '../../lib/url.js';
 import { connectFirst, handshake, handshakeFailure, sniFor } from './connect.js';
 import { CHECK_DEFAULT_TIMEOUT_S, HTTP_MAX_BODY_BYTES, HTTP_MAX_HEADER_BYTES, HTTP_MAX_REDIRECTS, HTTP_MAX_URL_CHARS, HTTP_USER_AGENT } from './defaults.js';
 
@@ -63,15 +64,6 @@ export interface HttpCheckDeps {
 }
 
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
-
-/** The host of a URL as the dialer takes it: an IPv6 literal without its brackets. */
-function hostOf(url: URL): string {
-  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-}
-
-function portOf(url: URL): number {
-  return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-}
 
 /** Why a URL is not one the check requests, or null. */
 function urlProblem(url: URL): string | null {

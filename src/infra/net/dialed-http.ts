@@ -10,17 +10,11 @@ import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import { DialError } from '../../errors.js';
+import { hostOf, portOf } from '../../lib/url.js';
 import type { CheckedAddress } from '../../domain/dialer.js';
 import type { Dialer } from './dialer.js';
 
-/** The host of a URL as the dialer takes it: an IPv6 literal without its brackets. */
-export function hostOf(url: URL): string {
-  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-}
-
-export function portOf(url: URL): number {
-  return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-}
+export { hostOf, portOf };
 
 export interface DialedConnectOptions {
   timeoutMs: number;
