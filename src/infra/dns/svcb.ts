@@ -6,6 +6,8 @@
  * can be compared; the surrounding quotes are left out.
  */
 
+import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
+
 /** The SvcParamKeys dig names (RFC 9460 14.3.2, and dohpath of RFC 9461, ohttp of RFC 9540). */
 const KEY_NAMES: readonly string[] = ['mandatory', 'alpn', 'no-default-alpn', 'port', 'ipv4hint', 'ech', 'ipv6hint', 'dohpath', 'ohttp'];
 
@@ -64,9 +66,11 @@ function readName(buf: Buffer, offset: number): { name: string; next: number } |
     const len = buf[o++]!;
     if (len === 0) break;
     // A compression pointer or a reserved label type.
-    if (len > 63 || o + len > buf.length) return null;
+    if (len > DNS_MAX_LABEL_LENGTH || o + len > buf.length) return null;
     total += len + 1;
-    if (total > 254) return null;
+    // Length-prefixed labels of a name at most DNS_MAX_NAME_LENGTH characters as text (one more
+    // octet on the wire than the text, the root's zero byte aside).
+    if (total > DNS_MAX_NAME_LENGTH + 1) return null;
     labels.push(escapeLabel(buf.subarray(o, o + len)));
     o += len;
   }
