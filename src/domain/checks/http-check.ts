@@ -89,7 +89,6 @@ export function parseCheckUrl(text: string, field = 'url'): URL {
 
 /** One request and its answer. Times are ms from the hop's start, slot waits left out. */
 interface Hop {
-  url: URL;
   ip: string | null;
   status: number | null;
   httpVersion: string | null;
@@ -208,7 +207,6 @@ async function requestOnce(
   let start = performance.now();
   const since = (): number => round2(performance.now() - start);
   const hop: Hop = {
-    url,
     ip: null,
     status: null,
     httpVersion: null,
