@@ -1,15 +1,24 @@
 import { Type } from 'typebox';
-import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
-import { CHECK_MAX_TIMEOUT_S, CHECK_MIN_TIMEOUT_S, HTTP_MAX_URL_CHARS } from '../../domain/checks/defaults.js';
+import { DNS_MAX_NAME_LENGTH, MAX_PORT, MIN_PORT } from '../../net/bounds.js';
+import {
+  CHECK_DEFAULT_TIMEOUT_S,
+  CHECK_MAX_TIMEOUT_S,
+  CHECK_MIN_TIMEOUT_S,
+  HTTP_MAX_BODY_BYTES,
+  HTTP_MAX_REDIRECTS,
+  HTTP_MAX_URL_CHARS,
+} from '../../domain/checks/defaults.js';
 import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
 
-const Timeout = Type.Integer({ minimum: CHECK_MIN_TIMEOUT_S, maximum: CHECK_MAX_TIMEOUT_S, description: 'seconds for the whole check (default 10)' });
+const Timeout = Type.Integer({ minimum: CHECK_MIN_TIMEOUT_S, maximum: CHECK_MAX_TIMEOUT_S, description: `seconds for the whole check (default ${CHECK_DEFAULT_TIMEOUT_S})` });
+/** HTTP_MAX_BODY_BYTES in words, as the descriptions say it. */
+const MAX_BODY = `${HTTP_MAX_BODY_BYTES / (1024 * 1024)} MiB`;
 const Ms = (description: string) => Type.Number({ description });
 
 export const HttpCheckBody = Type.Object({
   url: Type.String({ minLength: 1, maxLength: HTTP_MAX_URL_CHARS, description: 'an http:// or https:// URL, without user name or password' }),
   method: Type.Optional(Type.Union([Type.Literal('GET'), Type.Literal('HEAD')], { description: 'default GET' })),
-  follow_redirects: Type.Optional(Type.Boolean({ description: 'default true; at most 10 redirects, each target checked by the target policy' })),
+  follow_redirects: Type.Optional(Type.Boolean({ description: `default true; at most ${HTTP_MAX_REDIRECTS} redirects, each target checked by the target policy` })),
   timeout: Type.Optional(Timeout),
 });
 
@@ -35,9 +44,9 @@ export const HttpCheckResult = Type.Object({
     { description: 'milliseconds' },
   ),
   headers: Type.Record(Type.String(), Type.String(), { description: 'the last answer’s headers, names lowercased, repeated ones joined with ", "' }),
-  body_bytes: Type.Integer({ description: 'body bytes read, at most 1 MiB; the body is never kept' }),
+  body_bytes: Type.Integer({ description: `body bytes read, at most ${MAX_BODY}; the body is never kept` }),
   body_sha256: Nullable(Type.String({ description: 'SHA-256 (hex) of the bytes read' })),
-  body_truncated: Type.Boolean({ description: 'the body went on past 1 MiB and was not read further' }),
+  body_truncated: Type.Boolean({ description: `the body went on past ${MAX_BODY} and was not read further` }),
   tls: Nullable(Type.Object({ protocol: Nullable(Type.String()), cipher: Nullable(Type.String()) })),
   error: Nullable(Type.String({ description: 'why the check ended without a full answer: DNS, connect, TLS, timeout, a refused or looping redirect' })),
 });
@@ -46,7 +55,7 @@ export const TlsCheckBody = Type.Object({
   host: Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a host name or IP address' }),
   port: Type.Optional(Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT, description: 'default 443' })),
   servername: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9_.:-]+$', description: 'SNI and the name the certificate is checked against (default the host)' }),
+    Type.String({ minLength: 1, maxLength: DNS_MAX_NAME_LENGTH, pattern: '^[A-Za-z0-9_.:-]+$', description: 'SNI and the name the certificate is checked against (default the host)' }),
   ),
   timeout: Type.Optional(Timeout),
 });
