@@ -23,6 +23,8 @@ export interface CallAnswer {
   body: unknown;
   /** Its headers (rate limits, Retry-After), lowercase names. */
   headers: Record<string, string>;
+  /** The error the answer was made from, when it is a refusal or a failure: a page shows it in its own words. */
+  error?: unknown;
 }
 
 /** Who calls, and when the request that carries the call arrived. */
@@ -99,9 +101,11 @@ export function operationCaller(deps: {
     const headers: Record<string, string> = {};
     let status: number;
     let envelope: unknown;
+    let error: unknown;
     try {
       ({ status, body: envelope } = await answer(caller, op, body, headers, opts.job === true));
     } catch (err) {
+      error = err;
       if (err instanceof ClientGoneError) {
         status = CLIENT_GONE_STATUS;
         envelope = null;
@@ -114,6 +118,6 @@ export function operationCaller(deps: {
       }
     }
     await deps.record?.({ accountId: caller.account.id, endpoint: op.path, status, durationMs: performance.now() - started, at: caller.receivedAt });
-    return { status, body: envelope, headers };
+    return { status, body: envelope, headers, ...(error === undefined ? {} : { error }) };
   };
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import type { Account } from '../../domain/accounts/repositories.js';
-import { AppError, ConflictError, ERROR_CODES, type ErrorCode } from '../../errors.js';
+import { ConflictError } from '../../errors.js';
 import { OPERATIONS, type AnyOperation } from '../../operations/index.js';
 import type { CallOperation } from '../calls.js';
 import { NEVER } from '../operation.js';
@@ -21,32 +21,16 @@ export const JOB_PAGE_REFRESH_S = 3;
 /** The Checks page lists these groups (operations' first tags) first, in this order. */
 const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'ipv6'];
 
-/** What the pages' POST /api call answered. */
-interface ApiAnswer {
-  status: number;
-  body: { success?: boolean; data?: JobView; error?: string; message?: string };
-  headers: Record<string, string>;
-}
-
-/** The API's refusal as the AppError it was (its code gives the status), for the page to show in the API's words. */
-function refusalOf(answer: ApiAnswer): AppError {
-  const code = (answer.body.error ?? '') in ERROR_CODES ? (answer.body.error as ErrorCode) : 'bad_request';
-  const retry = answer.headers['retry-after'];
-  return new AppError(code, answer.body.message ?? `the API answered ${answer.status}`, undefined, typeof retry === 'string' ? { 'retry-after': retry } : undefined);
-}
-
 /**
  * A check of the signed-in account, run as a job: the operation called through its route's
  * steps (src/http/calls.ts: its windows, validation, precheck and target policy, usage under its
- * endpoint) as `POST /api<path>` with `Prefer: respond-async` would be. The job, or the API's
- * refusal in its words.
+ * endpoint) as `POST /api<path>` with `Prefer: respond-async` would be. The job, or the error
+ * the API's refusal was made from (its status, message and headers), thrown as it was.
  */
 async function startJob(calls: CallOperation, request: FastifyRequest, account: Account, op: AnyOperation, body: Record<string, unknown>): Promise<JobView> {
   const res = await calls({ account, receivedAt: request.receivedAt, signal: NEVER, log: request.log }, op, body, { job: true });
-  const answer: ApiAnswer = { status: res.status, body: res.body as ApiAnswer['body'], headers: res.headers };
-  if (res.status === 202 && answer.body.data) return answer.body.data;
-  if (res.status >= 500) throw new Error(`${op.path} as a job answered ${res.status}: ${answer.body.message ?? ''}`);
-  throw refusalOf(answer);
+  if (res.error !== undefined) throw res.error;
+  return (res.body as { data: JobView }).data;
 }
 
 /** CSV cells that a spreadsheet would run as a formula start with one of these (OWASP: CSV injection). */
