@@ -1,4 +1,5 @@
 import { createClient, NetdiagConnectionError, NetdiagError, type NetdiagClient } from '../../clients/typescript/src/index.js';
+import { FINISHED_STATUSES, type JobStatus } from '../domain/jobs/types.js';
 import { UsageError } from '../errors.js';
 import { API_COMMANDS, API_GROUPS, findCommand, type ApiCommand } from './api-commands.js';
 import { checkFields, fieldsOf, flagHelp, flagsOf, flagType, parseFlags, parseOptions, type Flag } from './flags.js';
@@ -186,7 +187,7 @@ async function runJob(client: NetdiagClient, io: CliIo, req: Request, touch: Tou
       const line = itemLine(event.item, touch);
       progress.item(line, () => (req.json ? io.stderr : io.stdout)(`${line}\n`));
     }
-    if (!['succeeded', 'failed', 'cancelled'].includes(finished.status)) finished = await client.wait(job.id);
+    if (!FINISHED_STATUSES.has(finished.status as JobStatus)) finished = await client.wait(job.id);
   } finally {
     // An error ends the stream too: its message goes on a line of its own, not after the bar.
     progress.done();
