@@ -151,9 +151,17 @@ export interface ReloadableGeoReader extends LoadableGeoReader {
 }
 
 /** What identifies one version of a file on disk: replaced (a new inode) or rewritten in place. */
-async function signatureOf(path: string): Promise<string> {
-  const s = await stat(path);
-  return `${s.ino}:${s.size}:${s.mtimeMs}`;
+const signature = (s: { ino: number; size: number; mtimeMs: number }): string => `${s.ino}:${s.size}:${s.mtimeMs}`;
+
+/** The signature of the file at `path` now, '' when it cannot be stat'ed (then any file seen later differs). */
+const signatureOf = (path: string): Promise<string> => stat(path).then(signature, () => '');
+
+function signatureOfSync(path: string): string {
+  try {
+    return signature(statSync(path));
+  } catch {
+    return '';
+  }
 }
 
 /**
@@ -176,7 +184,7 @@ export function createGeoReader(options: GeoReaderOptions = {}): ReloadableGeoRe
   const noteSignatures = async (): Promise<void> => {
     for (const part of ['city', 'asn'] as const) {
       const path = files[part];
-      if (path) readAs[part] = await signatureOf(path).catch(() => '');
+      if (path) readAs[part] = await signatureOf(path);
     }
   };
 
@@ -221,13 +229,7 @@ export function createGeoReader(options: GeoReaderOptions = {}): ReloadableGeoRe
   function loadSync(): Loaded {
     for (const part of ['city', 'asn'] as const) {
       const path = files[part];
-      if (!path) continue;
-      try {
-        const st = statSync(path);
-        readAs[part] = `${st.ino}:${st.size}:${st.mtimeMs}`;
-      } catch {
-        readAs[part] = '';
-      }
+      if (path) readAs[part] = signatureOfSync(path);
     }
     const { data, cityPath, asnPath } = sources();
     let city: MmdbCityReader | null = null;
@@ -276,10 +278,10 @@ export function createGeoReader(options: GeoReaderOptions = {}): ReloadableGeoRe
       await reader.load();
       return { buildDate: part === 'city' ? reader.info.cityBuildDate : reader.info.asnBuildDate };
     }
-    const signature = await signatureOf(path).catch(() => '');
-    if (!force && signature === readAs[part]) return null;
+    const now = await signatureOf(path);
+    if (!force && now === readAs[part]) return null;
     const opened = await openPart(part, path);
-    readAs[part] = signature;
+    readAs[part] = now;
     const before = loaded;
     // The swap: one assignment of a new Loaded, the other part's reader kept as it was.
     loaded =
