@@ -110,16 +110,13 @@ export function defineOperation<B extends TSchema, D extends TSchema>(op: Operat
   return op as unknown as AnyOperation;
 }
 
-/** Each operation's tool name (`port_scan_range`), the `tool` label of its runs. */
-const TOOL_NAMES = new Map<AnyOperation, string>();
-
 /**
  * Runs an operation as both its route and its job do, and tells `deps.metrics` how the run ended:
  * `ok`, `cancelled` (the client left or the job was cancelled), or the error's code.
  */
 export async function runOperation(op: AnyOperation, deps: OperationDeps, body: unknown, ctx: RunContext): Promise<{ data: unknown; message: string }> {
-  let tool = TOOL_NAMES.get(op);
-  if (tool === undefined) TOOL_NAMES.set(op, (tool = toolNameOf(op.path)));
+  // The `tool` label: the operation's MCP tool name (`port_scan_range`).
+  const tool = toolNameOf(op.path);
   try {
     const answer = await op.run(deps, body, ctx);
     deps.metrics.probe(tool, 'ok');
