@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import {
-  countStates,
   MAX_PORTS_PER_JOB,
   MAX_PORTS_PER_SCAN,
   normalizePorts,
@@ -8,6 +7,7 @@ import {
   RANGE_DEFAULT_TIMEOUT_S,
   SCAN_DEFAULT_TIMEOUT_S,
   type PortResult,
+  tallyOf,
   type ScanTally,
 } from '../domain/ports/index.js';
 import { checkTarget, defineOperation, ITEMS_REPORTED, type OperationDeps } from './operation.js';
@@ -18,11 +18,7 @@ function target(first: PortResult): string {
   return first.ip === null ? `${first.host} did not resolve: ${first.reason}` : `${first.host} (${first.ip})`;
 }
 
-function rangeMessage(results: readonly PortResult[]): string {
-  const first = results[0]!;
-  return first.ip === null ? target(first) : `${results.length} ports of ${target(first)}: ${countStates(results)}`;
-}
-
+/** "1000 ports of example.com (93.184.216.34): 3 open, 995 closed, 2 filtered". */
 function tallyMessage(tally: ScanTally): string {
   const first = tally.first!;
   return first.ip === null ? target(first) : `${tally.ports} ports of ${target(first)}: ${tally.open} open, ${tally.closed} closed, ${tally.filtered} filtered`;
@@ -62,7 +58,7 @@ export const portOperations = [
         return { data: ITEMS_REPORTED, message: tallyMessage(tally) };
       }
       const results = await deps.ports.scanPorts(host, ports, opts);
-      return { data: results, message: rangeMessage(results) };
+      return { data: results, message: tallyMessage(tallyOf(results)) };
     },
   }),
   defineOperation({
@@ -76,7 +72,7 @@ export const portOperations = [
     precheck: (deps, { host }) => checkHost(deps, host),
     async run(deps, { host, preset, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem }) {
       const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal, onItem });
-      return { data: results, message: `${preset}: ${rangeMessage(results)}` };
+      return { data: results, message: `${preset}: ${tallyMessage(tallyOf(results))}` };
     },
   }),
 ];

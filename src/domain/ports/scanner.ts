@@ -172,11 +172,10 @@ export class PortScanner {
    */
   async scanPortsEach(host: string, ports: readonly number[] | string, opts: ScanOptions & { onItem: (index: number, result: PortResult) => void }): Promise<ScanTally> {
     const list = normalizePorts(ports, 'ports', opts.maxPorts);
-    const tally: ScanTally = { ports: list.length, first: null, open: 0, closed: 0, filtered: 0, unresolved: 0 };
+    const tally = emptyTally(list.length);
     const onItem = opts.onItem;
     await this.#scan(host, list, opts, (i, r) => {
-      tally[r.state]++;
-      if (i === 0) tally.first = r;
+      countIn(tally, i, r);
       onItem(i, r);
     });
     return tally;
@@ -268,8 +267,18 @@ export class PortScanner {
   }
 }
 
-/** "3 open, 995 closed, 2 filtered". */
-export function countStates(results: readonly PortResult[]): string {
-  const count = (s: PortState): number => results.filter((r) => r.state === s).length;
-  return `${count('open')} open, ${count('closed')} closed, ${count('filtered')} filtered`;
+function emptyTally(ports: number): ScanTally {
+  return { ports, first: null, open: 0, closed: 0, filtered: 0, unresolved: 0 };
+}
+
+function countIn(tally: ScanTally, index: number, result: PortResult): void {
+  tally[result.state]++;
+  if (index === 0) tally.first = result;
+}
+
+/** The ScanTally of results a scan kept (scanPorts), as scanPortsEach counts them. */
+export function tallyOf(results: readonly PortResult[]): ScanTally {
+  const tally = emptyTally(results.length);
+  results.forEach((r, i) => countIn(tally, i, r));
+  return tally;
 }
