@@ -10,11 +10,10 @@ import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import { DialError } from '../../errors.js';
+import { unlessAborted } from '../../lib/deadline.js';
 import { hostOf, portOf } from '../../lib/url.js';
 import type { CheckedAddress } from '../../domain/dialer.js';
 import type { Dialer } from './dialer.js';
-
-export { hostOf, portOf };
 
 export interface DialedConnectOptions {
   timeoutMs: number;
@@ -25,7 +24,7 @@ export interface DialedConnectOptions {
 }
 
 /** The first checked address that accepts, in the dialer's order (IPv4 first); an error listener is attached. */
-export async function connectFirst(dialer: Dialer, addresses: readonly CheckedAddress[], port: number, opts: DialedConnectOptions): Promise<net.Socket> {
+async function connectFirst(dialer: Dialer, addresses: readonly CheckedAddress[], port: number, opts: DialedConnectOptions): Promise<net.Socket> {
   let last: unknown = new Error('no address');
   for (const address of addresses) {
     try {
@@ -46,7 +45,7 @@ export async function connectFirst(dialer: Dialer, addresses: readonly CheckedAd
  * certificate for DNS:localhost passed for https://127.0.0.2/. An IP is never sent as SNI
  * (RFC 6066 3): the certificate must name the address itself.
  */
-export function startTls(raw: net.Socket, host: string, opts: { signal: AbortSignal; aborted: () => Error; ca?: string | Buffer | undefined }): Promise<net.Socket> {
+function startTls(raw: net.Socket, host: string, opts: { signal: AbortSignal; aborted: () => Error; ca?: string | Buffer | undefined }): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const secure = tls.connect({
       socket: raw,
@@ -83,7 +82,8 @@ export function startTls(raw: net.Socket, host: string, opts: { signal: AbortSig
  */
 export async function openDialed(dialer: Dialer, url: URL, opts: DialedConnectOptions & { field: string; ca?: string | Buffer | undefined }): Promise<net.Socket> {
   const host = hostOf(url);
-  const target = await dialer.resolve(host, { field: opts.field });
+  // The resolver takes no signal: an abort must not wait for a slow DNS answer.
+  const target = await unlessAborted(dialer.resolve(host, { field: opts.field }), opts.signal, opts.aborted);
   let socket = await connectFirst(dialer, target.addresses, portOf(url), opts);
   if (url.protocol === 'https:') {
     try {

@@ -10,11 +10,10 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { AppError, DialError, ResolveError, ValidationError, WebhookAbortedError } from '../../errors.js';
 import { round2 } from '../../lib/round.js';
-import { unlessAborted } from '../../lib/deadline.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
-import type { ResolvedTarget } from '../../domain/dialer.js';
 import type { Dialer } from '../net/dialer.js';
-import { connectFirst, hostOf, portOf, requestOn, startTls } from '../net/dialed-http.js';
+import { hostOf } from '../../lib/url.js';
+import { openDialed, requestOn } from '../net/dialed-http.js';
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */
 export const MAX_RESPONSE_BYTES = 4_096;
@@ -60,10 +59,14 @@ export class DialerWebhookTransport implements WebhookTransport {
     try {
       const url = new URL(req.url);
       // Checked again at every attempt: the name may point somewhere else by now.
-      const target: ResolvedTarget = await unlessAborted(this.#dialer.resolve(hostOf(url), { field: 'webhook_url' }), signal, () => new WebhookAbortedError());
-      const aborted = (): Error => new WebhookAbortedError();
-      socket = await connectFirst(this.#dialer, target.addresses, portOf(url), { timeoutMs: req.timeoutMs, signal, owner: req.owner, aborted });
-      if (url.protocol === 'https:') socket = await startTls(socket, target.hostname ?? hostOf(url), { signal, aborted, ca: this.#ca });
+      socket = await openDialed(this.#dialer, url, {
+        field: 'webhook_url',
+        timeoutMs: req.timeoutMs,
+        signal,
+        owner: req.owner,
+        aborted: () => new WebhookAbortedError(),
+        ca: this.#ca,
+      });
       const status = await this.#post(socket, url, req, signal);
       if (status >= 200 && status < 300) return done(status, null);
       if (status >= 300 && status < 400) return done(status, `redirect (${status}) not followed`);
