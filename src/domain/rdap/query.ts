@@ -1,6 +1,6 @@
-import ipaddr from 'ipaddr.js';
+import type ipaddr from 'ipaddr.js';
 import { ValidationError } from '../../errors.js';
-import { parseIpStrict } from '../../net/ip-text.js';
+import { parseLookupIp } from '../ip/lookup.js';
 
 export const ASN_RULE = 'must be an AS number 0-4294967295, as a number (15169) or a string ("15169", "AS15169")';
 export const IP_RULE = 'must be an IPv4 or IPv6 address (e.g. 8.8.8.8, 2001:4860::8888)';
@@ -18,15 +18,10 @@ export function parseAsn(input: unknown, field = 'asn'): number {
   return n;
 }
 
-/** An address (an IPv4-mapped IPv6 one as its IPv4), the zone id dropped; ValidationError otherwise. */
+/** An address (an IPv4-mapped IPv6 one as its IPv4, the zone id dropped, as /ip/lookup reads it); ValidationError otherwise. */
 export function parseIpQuery(input: string, field = 'ip'): ipaddr.IPv4 | ipaddr.IPv6 {
-  const addr = parseIpStrict(input.trim());
+  const addr = parseLookupIp(input);
   if (addr === null) throw new ValidationError(field, IP_RULE);
-  if (addr.kind() === 'ipv6') {
-    const v6 = addr as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
-    return new ipaddr.IPv6(v6.parts);
-  }
   return addr;
 }
 
