@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
 import { field, list, obj, parseJsonText, str } from './json.js';
-import { RDAP_BOOTSTRAP_MAX_ENTRIES, RDAP_BOOTSTRAP_MAX_SERVICES, RDAP_BOOTSTRAP_RETRY_MS, RDAP_BOOTSTRAP_TIMEOUT_MS, RDAP_BOOTSTRAP_TTL_MS } from './defaults.js';
+import { RDAP_BOOTSTRAP_MAX_ENTRIES, RDAP_BOOTSTRAP_MAX_JSON_DEPTH, RDAP_BOOTSTRAP_MAX_SERVICES, RDAP_BOOTSTRAP_RETRY_MS, RDAP_BOOTSTRAP_TIMEOUT_MS, RDAP_BOOTSTRAP_TTL_MS } from './defaults.js';
 import { unlessAborted, withDeadline } from '../../lib/deadline.js';
 import type { BootstrapKind, BootstrapSource } from './types.js';
 
@@ -50,7 +50,7 @@ const AS_RANGE = /^(\d{1,10})(?:-(\d{1,10}))?$/;
 
 /** Parses one bootstrap file; throws an Error (with why) when it is no bootstrap file at all. */
 export function parseBootstrap(kind: BootstrapKind, text: string, origin: string): BootstrapFile {
-  const parsed = parseJsonText(text, 8);
+  const parsed = parseJsonText(text, RDAP_BOOTSTRAP_MAX_JSON_DEPTH);
   if ('error' in parsed) throw new Error(`${kind}.json: ${parsed.error}`);
   const root = obj(parsed.value);
   const services = field(root, 'services');

@@ -18,6 +18,9 @@ export const RDAP_BOOTSTRAP_MAX_BYTES = 1024 * 1024;
  */
 export const RDAP_MAX_JSON_DEPTH = 32;
 
+/** Nesting a bootstrap file may have: `{"services": [[[entries], [urls]]]}` is 4 levels deep. */
+export const RDAP_BOOTSTRAP_MAX_JSON_DEPTH = 8;
+
 /** Redirects followed per request (an RIR answering for another's space redirects once). */
 export const RDAP_MAX_REDIRECTS = 3;
 
