@@ -274,6 +274,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
       (closing ??= closeInTurn([
         () => geoWatch?.close(),
         () => jobs.close(),
+        () => rdap.close(),
         () => slots.close(),
         () => recorder?.drain(),
         () => ownLimiter?.close(),

@@ -21,6 +21,8 @@ export interface DecodedAnswer {
  */
 export interface RdapDecoder {
   decode(body: Uint8Array, kind: AnswerKind, signal?: AbortSignal): Promise<DecodedAnswer>;
+  /** Lets go of what it holds (a thread), at shutdown. */
+  close?(): Promise<void>;
 }
 
 export function decodeAnswer(body: Uint8Array, kind: AnswerKind): DecodedAnswer {

@@ -112,6 +112,11 @@ export class RdapService {
     this.#maxRedirects = opts.maxRedirects ?? RDAP_MAX_REDIRECTS;
   }
 
+  /** Shutdown: the decoder's thread, if it has one, ends (answers being decoded fail). */
+  async close(): Promise<void> {
+    await this.#decoder.close?.();
+  }
+
   /** The registry's RDAP base URL for a domain (normalised), or null when its TLD has no RDAP service. */
   async serverFor(domain: string, signal?: AbortSignal): Promise<string | null> {
     const urls = urlsForDomain(await this.bootstrap.file('dns', signal), domain);
