@@ -113,7 +113,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, jsonBodyParser(app.getDefaultJsonParser('error', 'error')));
 
   registerObservability(app);
-  registerMetrics(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
+  registerMetrics(app, deps.httpMetrics);
   // Before access: a request refused while shutting down spends no rate budget and is no call.
   registerDraining(app);
   const routes = new RouteIndex(app);
@@ -142,7 +142,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   }, { prefix: API_PREFIX });
   // MCP tools, each call made inside the /mcp request through its operation's steps.
   // Calls made inside another request (MCP tool calls, dashboard checks), through their route's steps.
-  const calls = operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.config.metricsToken === undefined ? null : deps.httpMetrics });
+  const calls = operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.httpMetrics });
   await mcpRoutes(app, calls);
   await healthRoutes(app, deps.store, limiter, deps.geo);
   await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });

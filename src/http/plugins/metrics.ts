@@ -31,13 +31,12 @@ function bearerMatches(header: string | undefined, expected: Buffer): boolean {
 /**
  * What GET /metrics (API.md, "Operations") counts: every answered request by its route TEMPLATE
  * (never the raw path, so junk paths add no series), its duration, and every 429 by window.
- * Scrapes themselves are not counted. With no token configured nothing is registered: no hook
+ * Scrapes themselves are not counted. Without metrics (no token configured, AppDeps.httpMetrics null) nothing is registered: no hook
  * runs, and /metrics is the ordinary 404 of a path that does not exist. Register early (the
  * hooks see every route); metricsRoute adds the route itself among the other non-API routes.
  */
-export function registerMetrics(app: FastifyInstance, opts: { metrics: HttpMetrics | null; token: string | undefined }): void {
-  const { metrics, token } = opts;
-  if (!metrics || token === undefined) return;
+export function registerMetrics(app: FastifyInstance, metrics: HttpMetrics | null): void {
+  if (!metrics) return;
 
   // A plain hook: nothing here waits.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
