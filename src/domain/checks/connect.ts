@@ -62,6 +62,8 @@ export interface Handshake {
   /** Why not: OpenSSL's code for the chain (CERT_HAS_EXPIRED, ...) or ERR_TLS_CERT_ALTNAME_INVALID. */
   authorizationError: string | null;
   hostnameMatch: boolean;
+  /** performance.now() when the handshake completed. */
+  at: number;
 }
 
 /** Whether `cert` names `name` (RFC 6125, as Node's checkServerIdentity decides). */
@@ -104,13 +106,14 @@ export function handshake(raw: net.Socket, opts: HandshakeOptions): Promise<Hand
       reject(err);
     };
     const onSecure = (): void => {
+      const at = performance.now();
       cleanup();
       const cert = secure.getPeerCertificate();
       const hostnameMatch = cert !== null && Object.keys(cert).length > 0 && namesHost(opts.name, cert);
       // Node sets authorizationError for the chain, else for the name (checkServerIdentity).
       const chainError = secure.authorizationError ? String(secure.authorizationError) : null;
       const authorizationError = chainError ?? (hostnameMatch ? null : 'ERR_TLS_CERT_ALTNAME_INVALID');
-      resolve({ secure, authorized: authorizationError === null, authorizationError, hostnameMatch });
+      resolve({ secure, authorized: authorizationError === null, authorizationError, hostnameMatch, at });
     };
     if (opts.signal.aborted) return onAbort();
     opts.signal.addEventListener('abort', onAbort, { once: true });

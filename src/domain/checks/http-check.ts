@@ -100,6 +100,8 @@ interface Hop {
   tls: { protocol: string | null; cipher: string | null } | null;
   marks: { dns: number | null; connect: number | null; tls: number | null; ttfb: number | null };
   error: string | null;
+  /** performance.now() when the hop's answer was complete (the body's last byte, the head of a followed redirect); the socket's teardown comes after. */
+  doneAt?: number;
 }
 
 /** Response headers, names lowercased, repeated ones joined as RFC 9110 5.3 allows. */
@@ -164,7 +166,8 @@ export async function checkHttp(deps: HttpCheckDeps, input: HttpCheckInput, sign
     next.hash = '';
     url = next;
   }
-  const ended = performance.now();
+  // curl's time_total: the end of the transfer, not of closing the connection.
+  const ended = hop.doneAt ?? performance.now();
   return {
     url: first.href,
     final_url: url.href,
@@ -245,7 +248,8 @@ async function requestOnce(
       const name = resolved.hostname ?? connected.address;
       const shake = await handshake(raw, { name, servername: sniFor(name), context: deps.context, alpn: ['http/1.1'], signal });
       socket = shake.secure;
-      hop.marks.tls = since();
+      // The handshake's end, before the certificate was read (curl's time_appconnect).
+      hop.marks.tls = round2(shake.at - start);
       hop.tls = { protocol: shake.secure.getProtocol(), cipher: shake.secure.getCipher()?.name ?? null };
       if (!shake.authorized) return { ...hop, error: `TLS certificate not accepted (${shake.authorizationError})` };
     }
@@ -259,12 +263,13 @@ async function requestOnce(
     hop.location = typeof res.headers.location === 'string' ? res.headers.location : null;
     if (follow && hop.status !== null && REDIRECTS.has(hop.status) && hop.location !== null) {
       // Its body is of no interest: the next hop is.
+      hop.doneAt = performance.now();
       res.destroy();
       return hop;
     }
     stage = 'reading the body';
     const body = await readBody(res, signal, `timed out after ${timeoutS} s ${stage}`);
-    return { ...hop, bodyBytes: body.bytes, sha256: body.sha256, truncated: body.truncated, error: body.error };
+    return { ...hop, bodyBytes: body.bytes, sha256: body.sha256, truncated: body.truncated, error: body.error, doneAt: body.endedAt };
   } catch (err) {
     if (err instanceof AppError) throw err;
     // The deadline (the caller's own abort is rethrown by checkHttp).
@@ -313,7 +318,7 @@ function send(socket: net.Socket, url: URL, method: HttpMethod, signal: AbortSig
 }
 
 /** Counts and hashes the body up to HTTP_MAX_BODY_BYTES; never keeps it. */
-function readBody(res: http.IncomingMessage, signal: AbortSignal, timedOut: string): Promise<{ bytes: number; sha256: string; truncated: boolean; error: string | null }> {
+function readBody(res: http.IncomingMessage, signal: AbortSignal, timedOut: string): Promise<{ bytes: number; sha256: string; truncated: boolean; error: string | null; endedAt: number }> {
   return new Promise((resolve) => {
     const hash = createHash('sha256');
     let bytes = 0;
@@ -321,10 +326,11 @@ function readBody(res: http.IncomingMessage, signal: AbortSignal, timedOut: stri
     const finish = (truncated: boolean, error: string | null): void => {
       if (done) return;
       done = true;
+      const endedAt = performance.now();
       signal.removeEventListener('abort', onAbort);
       res.removeAllListeners('data');
       res.destroy();
-      resolve({ bytes, sha256: hash.digest('hex'), truncated, error });
+      resolve({ bytes, sha256: hash.digest('hex'), truncated, error, endedAt });
     };
     const onAbort = (): void => finish(false, timedOut);
     res.on('data', (chunk: Buffer) => {

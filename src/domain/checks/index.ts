@@ -19,13 +19,19 @@ export interface CheckerOptions {
 /** The HTTP and TLS checks of one process: one dialer, one trust store. */
 export class Checker {
   readonly #dialer: CheckerOptions['dialer'];
-  readonly #context: tls.SecureContext;
+  readonly #extraCaPem: string | undefined;
+  #trust: tls.SecureContext | undefined;
   readonly #now: () => number;
 
   constructor(opts: CheckerOptions) {
     this.#dialer = opts.dialer;
-    this.#context = trustContext(opts.extraCaPem);
+    this.#extraCaPem = opts.extraCaPem;
     this.#now = opts.now ?? Date.now;
+  }
+
+  /** Built at the first check, not with the app: loading the CA store costs some 45 ms of CPU, which an app that is never asked a check (a worker, a test) need not pay. */
+  get #context(): tls.SecureContext {
+    return (this.#trust ??= trustContext(this.#extraCaPem));
   }
 
   http(input: HttpCheckInput, signal: AbortSignal): Promise<HttpCheckResult> {
