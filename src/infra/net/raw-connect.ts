@@ -64,48 +64,79 @@ function codeOf(status: number): string {
   }
 }
 
+/**
+ * One connect in flight: its handle, its timer and its listener, one object rather than a closure
+ * each (a full-range scan makes 65535 of them; under tsx every closure is also named at creation).
+ * The connect request calls `oncomplete` with itself as `this`, so it carries its probe.
+ */
+class Probe {
+  readonly handle: TcpHandle;
+  readonly started = performance.now();
+  readonly resolve: (r: RawConnectResult) => void;
+  readonly reject: (reason: unknown) => void;
+  readonly signal: AbortSignal | undefined;
+  timer: NodeJS.Timeout | undefined;
+  settled = false;
+
+  constructor(handle: TcpHandle, resolve: (r: RawConnectResult) => void, reject: (reason: unknown) => void, signal: AbortSignal | undefined) {
+    this.handle = handle;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.signal = signal;
+  }
+
+  finish(code: string | null, localPort: number | null = null, localAddress: string | null = null): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this);
+    // An established connection is reset rather than closed: no TIME_WAIT per open port,
+    // and the far end drops it at once instead of waiting for us to talk.
+    const reset = code === null && typeof this.handle.reset === 'function' && this.handle.reset(ignore) === 0;
+    if (!reset) this.handle.close();
+    this.resolve({ code, elapsedMs: round2(performance.now() - this.started), localPort, localAddress });
+  }
+
+  /** The signal's abort (the probe is its EventListener object). */
+  handleEvent(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.handle.close();
+    this.reject(this.signal?.reason);
+  }
+}
+
+function ignore(): void {}
+
+function onTimeout(probe: Probe): void {
+  if (!probe.settled) probe.finish('ETIMEDOUT');
+}
+
+function onComplete(this: ConnectReq & { probe: Probe }, status: number): void {
+  const { probe } = this;
+  // Closing a handle mid-connect completes the request with ECANCELED; it is already answered.
+  if (probe.settled) return;
+  if (status !== 0) return probe.finish(codeOf(status));
+  const local: { address?: string; port?: number } = {};
+  probe.handle.getsockname(local);
+  probe.finish(null, local.port ?? null, local.address ?? null);
+}
+
 function makeRawConnect(binding: TcpWrapBinding): RawConnect {
   const { TCP, TCPConnectWrap, constants } = binding;
   return (host, family, port, timeoutMs, signal) =>
     new Promise<RawConnectResult>((resolve, reject) => {
-      const handle = new TCP(constants.SOCKET);
-      const started = performance.now();
-      let settled = false;
-      const finish = (code: string | null, localPort: number | null = null, localAddress: string | null = null): void => {
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        // An established connection is reset rather than closed: no TIME_WAIT per open port,
-        // and the far end drops it at once instead of waiting for us to talk.
-        const reset = code === null && typeof handle.reset === 'function' && handle.reset(() => undefined) === 0;
-        if (!reset) handle.close();
-        resolve({ code, elapsedMs: round2(performance.now() - started), localPort, localAddress });
-      };
-      const onAbort = (): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        handle.close();
-        reject(signal?.reason);
-      };
-      const req = new TCPConnectWrap();
+      const probe = new Probe(new TCP(constants.SOCKET), resolve, reject, signal);
+      const req = new TCPConnectWrap() as ConnectReq & { probe: Probe };
       req.address = host;
       req.port = port;
-      req.oncomplete = (status: number) => {
-        // Closing a handle mid-connect completes the request with ECANCELED; it is already answered.
-        if (settled) return;
-        if (status !== 0) return finish(codeOf(status));
-        const local: { address?: string; port?: number } = {};
-        handle.getsockname(local);
-        finish(null, local.port ?? null, local.address ?? null);
-      };
-      const timer = setTimeout(() => {
-        if (!settled) finish('ETIMEDOUT');
-      }, timeoutMs);
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const err = family === 4 ? handle.connect(req, host, port) : handle.connect6(req, host, port);
-      if (err !== 0) finish(codeOf(err));
+      req.probe = probe;
+      req.oncomplete = onComplete;
+      probe.timer = setTimeout(onTimeout, timeoutMs, probe);
+      if (signal?.aborted) return probe.handleEvent();
+      signal?.addEventListener('abort', probe, { once: true });
+      const err = family === 4 ? probe.handle.connect(req, host, port) : probe.handle.connect6(req, host, port);
+      if (err !== 0) probe.finish(codeOf(err));
     });
 }
 
