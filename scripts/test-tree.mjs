@@ -9,8 +9,8 @@
 // here is a build step for users: `npm start` and `bin/netdiag.js` still run the sources
 // through tsx; bin/netdiag.js prefers compiled JavaScript only when it sits beside the sources.
 // Plain JavaScript, run with no loader.
-import { cpSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,3 +25,43 @@ symlinkSync(join('..', 'node_modules'), join(TREE, 'node_modules'));
 for (const entry of COPIED) {
   cpSync(join(ROOT, entry), join(TREE, entry), { recursive: true, filter: (src) => !src.includes(`${join('clients', 'typescript', 'node_modules')}`) });
 }
+
+// The list `npm test` hands to `node --test`. Node 20 starts a process per file, and a process
+// that builds the app first loads some 1,100 modules and compiles every route's schemas: 2-3 s
+// of CPU, most of a small test file's cost. So test files share processes, SHARED_PROCESSES of
+// them, each a file that imports its share (round robin over the sorted paths) one after the
+// other; their tests run in that order, as they would in their own processes. A file keeps a
+// process of its own when its tests need one: it says so in a comment (`own process:` and why:
+// Chromium, child servers it kills, timings over a minute), or it has hooks at the top level
+// (`before(...)`, `after(...)`), which node:test runs for the whole process, not for the file.
+const SHARED_PROCESSES = 8;
+const OWN_PROCESS = /^\s*\/\/.*\bown process:/m;
+const TOP_LEVEL_HOOK = /^(before|after|beforeEach|afterEach)\(/m;
+
+function testFiles(dir) {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return testFiles(path);
+    return entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const own = [];
+const shared = [];
+for (const file of testFiles('test').sort()) {
+  const source = readFileSync(join(ROOT, file), 'utf8');
+  (OWN_PROCESS.test(source) || TOP_LEVEL_HOOK.test(source) ? own : shared).push(file.replace(/\.ts$/, '.js'));
+}
+const SHARED_DIR = join(TREE, 'test', 'shared-processes');
+mkdirSync(SHARED_DIR);
+const groups = Array.from({ length: SHARED_PROCESSES }, () => []);
+shared.forEach((file, i) => groups[i % SHARED_PROCESSES].push(file));
+const groupFiles = groups
+  .filter((files) => files.length > 0)
+  .map((files, i) => {
+    const path = join(SHARED_DIR, `${i + 1}.test.js`);
+    writeFileSync(path, files.map((file) => `await import(${JSON.stringify(`../../${file}`)});\n`).join(''));
+    return path;
+  });
+// The files with their own processes first: they are the longest.
+writeFileSync(join(TREE, 'test-files.txt'), [...own.map((file) => join(TREE, file)), ...groupFiles].map((p) => relative(ROOT, p)).join('\n') + '\n');

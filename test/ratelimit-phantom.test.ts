@@ -13,6 +13,8 @@ import { REDIS_KEY_PREFIX } from '../src/infra/ratelimit/redis.js';
 import { openPostgresStore } from '../src/infra/store/postgres.js';
 import { eventually } from './helpers/eventually.js';
 
+// own process: servers it kills (scripts/test-tree.mjs).
+
 /**
  * API.md, Rate limits: "A call an instance admitted but never answered (the instance was killed)
  * does not stay spent: windows are reconciled with the recorded usage, so `api_calls_used` =

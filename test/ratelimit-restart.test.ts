@@ -7,6 +7,8 @@ import { serve, type Served } from './helpers/serve.js';
 import { schemaDatabaseUrl } from './helpers/pg-schema.js';
 import { PLANS } from '../src/domain/accounts/plans.js';
 
+// own process: servers it kills, waits for an early second of the minute (scripts/test-tree.mjs).
+
 /**
  * A restarted server (SIGTERM, or kill -9) rebuilds every rate window from the recorded usage:
  * across the restarts no minute admits more than the plan's figure. Run on SQLite and, with

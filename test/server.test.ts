@@ -7,6 +7,8 @@ import { once } from 'node:events';
 import { tempDir } from './helpers/build.js';
 import { serve } from './helpers/serve.js';
 
+// own process: servers it starts and signals (scripts/test-tree.mjs).
+
 // Each test starts servers of its own on a database of its own: they run at once.
 describe('netdiag serve', { concurrency: true }, () => {
   test('npm start on an empty database: serves, prints a token once, shuts down gracefully on SIGTERM', async (t) => {

@@ -5,6 +5,8 @@ import { tempDir } from './helpers/build.js';
 import { serve } from './helpers/serve.js';
 import { openSqliteStore } from '../src/infra/store/sqlite.js';
 
+// own process: servers it kills with calls in flight (scripts/test-tree.mjs).
+
 /** The account a first start on an empty database creates (src/server.ts). */
 const FIRST_ACCOUNT_EMAIL = 'admin@localhost';
 

@@ -16,6 +16,8 @@ import { hasRedisServer, startRedisServer } from './helpers/redis-server.js';
 import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
 import { eventually } from './helpers/eventually.js';
 
+// own process: workers it starts and kills (scripts/test-tree.mjs).
+
 /**
  * Issue 24: README's "several machines" block as written. API instances with NETDIAG_WORKERS=0
  * accept proxy jobs; `netdiag worker` processes (no HTTP server, so no judge of their own) run

@@ -15,6 +15,8 @@ import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
 import { startReceiver } from './infra/webhooks/receiver.js';
 import { eventually } from './helpers/eventually.js';
 
+// own process: workers it starts and kills, a minute of waiting (scripts/test-tree.mjs).
+
 /**
  * Issue 18: two `netdiag worker` processes on one PostgreSQL and one Redis (a redis-server of
  * this test's own, so no other test's queue is ever seen), an API instance with

@@ -9,6 +9,8 @@ import { build } from '../helpers/build.js';
 import { TEST_HOST, chromiumMissing, launchChromium } from '../helpers/chromium.js';
 import { listenUntilTestEnds } from '../helpers/listen.js';
 
+// own process: Chromium (scripts/test-tree.mjs).
+
 /**
  * The API reference as a new user meets it: Debian's Chromium opens it by a host name that is not
  * localhost (mapped to 127.0.0.1 inside the browser, nothing else resolves), over plain HTTP and

@@ -7,6 +7,8 @@ import { build } from '../helpers/build.js';
 import { startListener } from '../infra/net/fixtures/connect-spy.js';
 import { blackholeUnavailable, runInBlackhole } from '../domain/ports/fixtures/blackhole.js';
 
+// own process: 65535-port scans in a network namespace (scripts/test-tree.mjs).
+
 /**
  * Issue 27: a scan of every port (`"1-65535"`) as a job, through the API. It runs in a fresh
  * network namespace (this file runs itself there), where nothing listens but this test's own

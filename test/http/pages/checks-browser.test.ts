@@ -10,6 +10,8 @@ import { TEST_HOST, auditSchemes, chromiumMissing, launchBrowser, newContext } f
 import { startDnsServer } from '../../fixtures/dns-server.js';
 import { PASSWORD, namedListeners, setPassword } from './browserless.js';
 
+// own process: Chromium, a minute of pages (scripts/test-tree.mjs).
+
 /**
  * The Checks section in Debian's Chromium, at 1280 px and at 375 px: a port scan of loopback
  * listeners (their services named in the result), a DNS lookup and an IP lookup, each followed
