@@ -34,7 +34,7 @@ for (const entry of COPIED) {
 // process of its own when its tests need one: it says so in a comment (`own process:` and why:
 // Chromium, child servers it kills, timings over a minute), or it has hooks at the top level
 // (`before(...)`, `after(...)`), which node:test runs for the whole process, not for the file.
-const SHARED_PROCESSES = 8;
+const SHARED_PROCESSES = 10;
 const OWN_PROCESS = /^\s*\/\/.*\bown process:/m;
 const TOP_LEVEL_HOOK = /^(before|after|beforeEach|afterEach)\(/m;
 
@@ -46,11 +46,12 @@ function testFiles(dir) {
   });
 }
 
-const own = [];
+const long = [];
+const hooked = [];
 const shared = [];
 for (const file of testFiles('test').sort()) {
   const source = readFileSync(join(ROOT, file), 'utf8');
-  (OWN_PROCESS.test(source) || TOP_LEVEL_HOOK.test(source) ? own : shared).push(file.replace(/\.ts$/, '.js'));
+  (OWN_PROCESS.test(source) ? long : TOP_LEVEL_HOOK.test(source) ? hooked : shared).push(file.replace(/\.ts$/, '.js'));
 }
 const SHARED_DIR = join(TREE, 'test', 'shared-processes');
 mkdirSync(SHARED_DIR);
@@ -63,5 +64,9 @@ const groupFiles = groups
     writeFileSync(path, files.map((file) => `await import(${JSON.stringify(`../../${file}`)});\n`).join(''));
     return path;
   });
-// The files with their own processes first: they are the longest.
-writeFileSync(join(TREE, 'test-files.txt'), [...own.map((file) => join(TREE, file)), ...groupFiles].map((p) => relative(ROOT, p)).join('\n') + '\n');
+// Longest first, so that no long one starts last: the files that asked for their own process
+// and the shared processes, taking turns, then the files with top-level hooks (short, mostly).
+const inTree = (files) => files.map((file) => join(TREE, file));
+const first = [];
+for (let i = 0; i < Math.max(long.length, groupFiles.length); i++) first.push(...inTree(long.slice(i, i + 1)), ...groupFiles.slice(i, i + 1));
+writeFileSync(join(TREE, 'test-files.txt'), [...first, ...inTree(hooked)].map((p) => relative(ROOT, p)).join('\n') + '\n');
