@@ -108,7 +108,17 @@ class Probe {
 
 function ignore(): void {}
 
+/**
+ * A port is filtered only when no answer came within the timeout, however long the event loop's
+ * turns: timers run before the poll phase, where an answer that arrived during a long turn (a
+ * busy machine, thousands of answers at once) is still waiting to be read. The verdict is given
+ * after that phase (setImmediate), so such an answer wins.
+ */
 function onTimeout(probe: Probe): void {
+  if (!probe.settled) setImmediate(expire, probe);
+}
+
+function expire(probe: Probe): void {
   if (!probe.settled) probe.finish('ETIMEDOUT');
 }
 

@@ -59,3 +59,22 @@ test('a black-holed port and a self-connect: the bare handle answers as net.conn
   assert.deepEqual(selfConnect.raw, selfConnect.socket, 'self-connect: the same answer both ways');
   assert.deepEqual(selfConnect.raw, { code: null, selfConnect: true, state: 'closed', reason: 'connection refused (nothing listening)' });
 });
+
+test('an answer that arrived while the event loop was busy past the timeout wins over the timeout', async () => {
+  const listener = await startListener('127.0.0.1');
+  const closed = await closedPort('127.0.0.1');
+  try {
+    const timeoutMs = 50;
+    const open = rawConnect!('127.0.0.1', 4, listener.port, timeoutMs);
+    const refused = rawConnect!('127.0.0.1', 4, closed, timeoutMs);
+    // One long turn: both handshakes end in the kernel at once, but neither answer is read before
+    // the timers are due (timers run before the poll phase that reads them).
+    const until = performance.now() + 4 * timeoutMs;
+    while (performance.now() < until);
+    assert.equal((await open).code, null, 'open, not filtered');
+    assert.equal((await refused).code, 'ECONNREFUSED', 'closed, not filtered');
+  } finally {
+    await listener.close();
+  }
+});
+
