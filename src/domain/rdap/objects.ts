@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { field, list, obj, str, strings, type JsonObject } from './json.js';
 import { RDAP_MAX_CIDRS, RDAP_MAX_ENTITIES, RDAP_MAX_ENTITY_DEPTH } from './defaults.js';
+import type { WhoisFields } from '../whois/types.js';
 
 /**
  * Fields of RDAP objects (RFC 9083): domains (5.3), IP networks (5.4), autonomous systems (5.5)
@@ -125,18 +126,11 @@ export function linkHref(root: JsonObject, rel: string, type?: string): string |
   return null;
 }
 
-export interface DomainFields {
-  /** The domain the answer names (ldhName), lowercase. */
-  domain: string | null;
-  registrar: string | null;
-  registrar_url: string | null;
-  whois_server: string | null;
-  creation_date: string | null;
-  updated_date: string | null;
-  expiration_date: string | null;
-  name_servers: string[];
-  status: string[];
-  dnssec: boolean | null;
+/**
+ * A domain object's fields: the WHOIS fields (one /dns/whois answer, whichever protocol gave it;
+ * `registered` is the lookup's to say, not the object's), and what RDAP adds.
+ */
+export interface DomainFields extends Omit<WhoisFields, 'registered'> {
   /** The registrant's organisation (or name) when the registry publishes it. */
   registrant: string | null;
   /** The abuse contact's e-mail (ICANN registries: the registrar's). */

@@ -1,5 +1,7 @@
 /** What the RDAP client needs from the outside world; src/infra/rdap implements both over the one dialer. */
 
+import type { WhoisHopReport } from '../whois/types.js';
+
 export interface RdapHttpResponse {
   status: number;
   /** The Location header of a redirect, as sent (resolved against the request URL by the caller). */
@@ -31,11 +33,5 @@ export interface BootstrapSource {
   fetch(kind: BootstrapKind, signal: AbortSignal): Promise<string>;
 }
 
-/** One request of a lookup, as reported in `hops` (the WHOIS hops' shape, `server` the URL). */
-export interface RdapHopReport {
-  server: string;
-  status: 'ok' | 'truncated' | 'timeout' | 'failed';
-  error: string | null;
-  bytes: number;
-  response_time: number;
-}
+/** One request of a lookup, as reported in `hops`: the WHOIS hops' shape, `server` the URL. */
+export type RdapHopReport = WhoisHopReport;
