@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type tls from 'node:tls';
 import type { Dialer } from '../dialer.js';
 import { AppError, DialError, ResolveError, TargetForbiddenError, ValidationError } from '../../errors.js';
+import { unlessAborted } from '../../lib/deadline.js';
 import { round2 } from '../../lib/round.js';
 import { hostOf, portOf } from '../../lib/url.js';
 import { connectFirst, handshake, handshakeFailure, sniFor } from './connect.js';
@@ -228,7 +229,8 @@ async function requestOnce(
   try {
     let resolved;
     try {
-      resolved = await deps.dialer.resolve(hostOf(url), { field: 'url' });
+      // The resolver takes no signal: the deadline (or the caller's abort) must not wait for a slow DNS answer.
+      resolved = await unlessAborted(deps.dialer.resolve(hostOf(url), { field: 'url' }), signal);
     } catch (err) {
       if (err instanceof ResolveError) return { ...hop, error: err.message };
       // A redirect somewhere forbidden is the answer of the check, not a 403 of the request.

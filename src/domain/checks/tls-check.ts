@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type tls from 'node:tls';
 import type { Dialer } from '../dialer.js';
 import { DialError, ResolveError } from '../../errors.js';
+import { unlessAborted } from '../../lib/deadline.js';
 import { chainOf, describeCertificate, type CertificateInfo, type ChainEntry } from './certificate.js';
 import { connectFirst, handshake, handshakeFailure, sniFor } from './connect.js';
 import { CHECK_DEFAULT_TIMEOUT_S, TLS_ALPN_OFFER } from './defaults.js';
@@ -74,7 +75,8 @@ export async function checkTls(deps: TlsCheckDeps, input: TlsCheckInput, signal:
   try {
     let resolved;
     try {
-      resolved = await deps.dialer.resolve(input.host, { field: 'host' });
+      // The resolver takes no signal: the deadline (or the caller's abort) must not wait for a slow DNS answer.
+      resolved = await unlessAborted(deps.dialer.resolve(input.host, { field: 'host' }), both);
     } catch (err) {
       if (err instanceof ResolveError) return { ...result, error: err.message };
       throw err;

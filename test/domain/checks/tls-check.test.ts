@@ -161,3 +161,19 @@ test('a host name is resolved through the dialer, connected to at its checked ad
   assert.deepEqual(spy.hosts(), ['127.0.0.1']);
   assert.deepEqual(servers.sni.good.slice(before), ['good.test']);
 });
+
+test('a resolver that never answers: the deadline still ends the check, and the caller can abort it', async () => {
+  const dialer = { resolve: () => new Promise<never>(() => undefined), dial: () => assert.fail('nothing resolved, nothing to dial') };
+  const c = new Checker({ dialer });
+  const started = performance.now();
+  const r = await c.tls({ host: 'slow-dns.test', timeout: 1 }, never);
+  assert.equal(r.error, 'no TLS handshake within 1 s');
+  assert.equal(r.ip, null);
+  assert.ok(performance.now() - started < 3000, 'ended by its own 1 s deadline');
+
+  const ac = new AbortController();
+  const pending = c.tls({ host: 'slow-dns.test', timeout: 30 }, ac.signal);
+  const reason = new Error('client went away');
+  setImmediate(() => ac.abort(reason));
+  await assert.rejects(pending, (err) => err === reason);
+});
