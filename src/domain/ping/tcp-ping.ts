@@ -170,7 +170,8 @@ export class TcpPinger {
     if (REFUSED.has(code)) return { sample: null, outcome: 'refused' };
     if (code === 'ETIMEDOUT') return { sample: null, outcome: 'timeout' };
     if (UNREACHABLE.has(code)) return { sample: null, outcome: 'unreachable' };
-    // EADDRNOTAVAIL and the like are this machine's trouble, not the target's: a 500, as in a scan.
+    // EADDRNOTAVAIL and the like are this machine's trouble, not the target's: thrown, as in a scan
+    // (the error handler answers EADDRNOTAVAIL 503, anything else 500).
     throw new DialError(code, ip, port, elapsedMs);
   }
 }

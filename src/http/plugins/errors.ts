@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ClientGoneError, DatabaseUnavailableError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
+import { AppError, ClientGoneError, DatabaseUnavailableError, DialError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
 import { BODY_LIMIT_BYTES } from '../limits.js';
 import type { JobError } from '../../domain/jobs/types.js';
 import { validationErrorFromAjv } from '../validation.js';
@@ -12,6 +12,15 @@ export const DATABASE_UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
 
 /** What a client is told while the database cannot be reached. */
 export const DATABASE_UNAVAILABLE_MESSAGE = 'the database cannot be reached just now; send the request again after Retry-After seconds';
+
+/**
+ * A connect that failed with EADDRNOTAVAIL (this machine had no local port or address free for it:
+ * ephemeral ports used up, an address gone) says nothing of the target, so the scan and the ping
+ * rethrow it rather than report a wrong state. It is a passing state of this server: a 503 with
+ * Retry-After (a few seconds, for sockets to close), not a 500.
+ */
+export const LOCAL_ADDRESS_RETRY_AFTER_S = 5;
+export const LOCAL_ADDRESS_UNAVAILABLE_MESSAGE = 'this server has no local port free for the connection just now; send the request again after Retry-After seconds';
 
 /** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
 export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
@@ -34,6 +43,9 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     const appError = toAppError(error);
     if (appError instanceof InternalError) {
       request.log.error({ err: error }, 'unhandled error');
+    } else if (error instanceof DialError) {
+      // The operator should see a machine out of ports, as the 500 it was showed it.
+      request.log.warn({ err: error }, 'a connect found no local address free: answered 503');
     } else if (appError instanceof ServiceUnavailableError && !(error instanceof AppError)) {
       const now = Date.now();
       if (now - unavailableLoggedAt >= DATABASE_UNAVAILABLE_LOG_INTERVAL_MS) {
@@ -79,6 +91,7 @@ export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
   // Not logged here, per request: the error handler logs an outage once (see DATABASE_UNAVAILABLE_LOG_INTERVAL_MS).
   if (error instanceof DatabaseUnavailableError) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
+  if (error instanceof DialError && error.code === 'EADDRNOTAVAIL') return new ServiceUnavailableError(LOCAL_ADDRESS_UNAVAILABLE_MESSAGE, LOCAL_ADDRESS_RETRY_AFTER_S);
   if (error.validation) return validationErrorFromAjv(error.validation, error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
