@@ -19,6 +19,9 @@ export const HTTP_MAX_URL_CHARS = 2048;
 
 export const HTTP_USER_AGENT = 'netdiag-http-check/1';
 
+/** The port the TLS check connects to when the caller names none. */
+export const TLS_DEFAULT_PORT = 443;
+
 /** Certificates listed in `chain` at most: a server sending more is cut short, not believed. */
 export const TLS_MAX_CHAIN = 10;
 

@@ -5,7 +5,7 @@ import { DialError, ResolveError } from '../../errors.js';
 import { unlessAborted } from '../../lib/deadline.js';
 import { chainOf, describeCertificate, type CertificateInfo, type ChainEntry } from './certificate.js';
 import { connectFirst, handshake, handshakeFailure, sniFor } from './connect.js';
-import { CHECK_DEFAULT_TIMEOUT_S, TLS_ALPN_OFFER } from './defaults.js';
+import { CHECK_DEFAULT_TIMEOUT_S, TLS_ALPN_OFFER, TLS_DEFAULT_PORT } from './defaults.js';
 
 export interface TlsCheckInput {
   host: string;
@@ -50,7 +50,7 @@ export interface TlsCheckDeps {
  * `error`. TargetForbiddenError and ValidationError are thrown; the caller's abort rethrown.
  */
 export async function checkTls(deps: TlsCheckDeps, input: TlsCheckInput, signal: AbortSignal): Promise<TlsCheckResult> {
-  const port = input.port ?? 443;
+  const port = input.port ?? TLS_DEFAULT_PORT;
   const timeoutS = input.timeout ?? CHECK_DEFAULT_TIMEOUT_S;
   const deadline = performance.now() + timeoutS * 1000;
   const expired = AbortSignal.timeout(timeoutS * 1000);

@@ -7,6 +7,7 @@ import {
   HTTP_MAX_BODY_BYTES,
   HTTP_MAX_REDIRECTS,
   HTTP_MAX_URL_CHARS,
+  TLS_DEFAULT_PORT,
 } from '../../domain/checks/defaults.js';
 import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
 
@@ -53,7 +54,7 @@ export const HttpCheckResult = Type.Object({
 
 export const TlsCheckBody = Type.Object({
   host: Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a host name or IP address' }),
-  port: Type.Optional(Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT, description: 'default 443' })),
+  port: Type.Optional(Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT, description: `default ${TLS_DEFAULT_PORT}` })),
   servername: Type.Optional(
     Type.String({ minLength: 1, maxLength: DNS_MAX_NAME_LENGTH, pattern: '^[A-Za-z0-9_.:-]+$', description: 'SNI and the name the certificate is checked against (default the host)' }),
   ),
