@@ -13,7 +13,7 @@ export interface GeoWatchOptions {
 }
 
 export interface GeoWatch {
-  /** Reads every operator file again now, changed or not (SIGHUP); never rejects, the outcome is logged. */
+  /** Reads every operator file again now, changed or not (SIGHUP); never rejects, the outcome is logged; nothing once closed. */
   reloadAll(): Promise<void>;
   close(): void;
 }
@@ -38,6 +38,8 @@ export function watchGeoFiles(reader: ReloadableGeoReader, opts: GeoWatchOptions
   let closed = false;
 
   const reload = async (part: GeoPart, force: boolean): Promise<void> => {
+    // Closed: a timer that already fired, or a SIGHUP after shutdown began, reads nothing.
+    if (closed) return;
     const path = reader.files[part]!;
     try {
       const swapped = await reader.reload(part, force);

@@ -135,3 +135,16 @@ test('reloadAll (SIGHUP) reads every operator file again; nothing is re-read whe
   await watch.reloadAll();
   assert.equal(reader.city(IP)?.city, SECOND.city);
 });
+
+test('a closed watch reads nothing: a SIGHUP after shutdown began leaves the data as it was', async (t) => {
+  const f = files(t);
+  const reader = createGeoReader({ cityDb: f.city, asnDb: f.asn, bundled: NO_BUNDLE });
+  await reader.load();
+  const infos: string[] = [];
+  const watch = watchGeoFiles(reader, { log: { info: (_o, m) => infos.push(m), warn: () => undefined }, useFsWatch: false, pollMs: 60_000 });
+  watch.close();
+  replace(f.city, cityDb(SECOND));
+  await watch.reloadAll();
+  assert.deepEqual(infos, []);
+  assert.equal(reader.city(IP)?.city, FIRST.city);
+});
