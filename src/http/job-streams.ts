@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { planLimits } from '../domain/accounts/plans.js';
 import { ndjsonAfter, sseAfter } from '../domain/jobs/items.js';
 import { JOB_ITEMS_PAGE, type JobService } from '../domain/jobs/service.js';
-import type { JobItemBatch } from '../domain/jobs/repository.js';
+import type { JobItemBatch, JobRecord } from '../domain/jobs/repository.js';
 import { FINISHED_STATUSES } from '../domain/jobs/types.js';
 import { utcTimestamp } from '../domain/usage/service.js';
 import { RateLimitError } from '../errors.js';
@@ -43,19 +43,24 @@ export function resumeAfter(header: string | undefined): number {
 async function* streamLines(
   jobs: JobService,
   accountId: number,
-  id: string,
+  job: JobRecord,
   after: number,
   kind: StreamKind,
   signal: AbortSignal,
   log: FastifyBaseLogger,
 ): AsyncGenerator<string> {
   if (kind === 'sse') yield 'retry: 1000\n\n';
+  const { id } = job;
+  // The first turn uses the row the route found the job by (a change since wakes the next turn
+  // by the poll at the latest); later turns read it again.
+  let known: JobRecord | undefined = job;
   try {
     while (!signal.aborted) {
       // Listening before reading: a change made while we read wakes the next turn at once.
       const changed = jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
       // The job's status first: when it is finished, every item is already written.
-      const row = await jobs.find(accountId, id);
+      const row = known ?? (await jobs.find(accountId, id));
+      known = undefined;
       if (!row) return;
       const finished = FINISHED_STATUSES.has(row.status);
       // Once it has finished, the read starts at the first item: the same batches give the items
@@ -100,7 +105,8 @@ async function* streamLines(
  * are counted together wherever it opened them, and all of them end when the server closes.
  */
 export interface JobStreams {
-  open(reply: FastifyReply, accountId: number, plan: string, id: string, after: number, kind: StreamKind): FastifyReply;
+  /** Streams `job`, which the caller found as the account's (JobService.find). */
+  open(reply: FastifyReply, accountId: number, plan: string, job: JobRecord, after: number, kind: StreamKind): FastifyReply;
 }
 
 export function jobStreams(app: FastifyInstance, jobs: JobService): JobStreams {
@@ -118,7 +124,7 @@ export function jobStreams(app: FastifyInstance, jobs: JobService): JobStreams {
   });
 
   const openStreams = new Map<number, number>();
-  const open = (reply: FastifyReply, accountId: number, plan: string, id: string, after: number, kind: StreamKind): FastifyReply => {
+  const open = (reply: FastifyReply, accountId: number, plan: string, job: JobRecord, after: number, kind: StreamKind): FastifyReply => {
     const already = openStreams.get(accountId) ?? 0;
     if (already >= JOB_STREAMS_PER_ACCOUNT) {
       throw new RateLimitError(
@@ -155,7 +161,7 @@ export function jobStreams(app: FastifyInstance, jobs: JobService): JobStreams {
     };
     reply.raw.writeHead(200, headers);
     reply.raw.flushHeaders();
-    pipeline(Readable.from(streamLines(jobs, accountId, id, after, kind, abort.signal, reply.log), { objectMode: false }), reply.raw).then(end, end);
+    pipeline(Readable.from(streamLines(jobs, accountId, job, after, kind, abort.signal, reply.log), { objectMode: false }), reply.raw).then(end, end);
     return reply;
   };
   return { open };

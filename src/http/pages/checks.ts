@@ -179,11 +179,12 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
   app.get('/jobs/:id/events', async (request, reply) => {
     const { id } = request.params as { id: string };
     const account = request.viewer!.account;
-    if (!deps.streams || !(await jobs.find(account.id, id))) return noJob(request, reply);
+    const job = deps.streams && (await jobs.find(account.id, id));
+    if (!deps.streams || !job) return noJob(request, reply);
     // Where the page left off (the items it was rendered with), or where a reconnecting EventSource did.
     const lastEventId = request.headers['last-event-id'];
     const after = typeof lastEventId === 'string' ? lastEventId : (request.query as { after?: unknown }).after;
-    return deps.streams.open(reply, account.id, account.plan, id, resumeAfter(typeof after === 'string' ? after : undefined), 'sse');
+    return deps.streams.open(reply, account.id, account.plan, job, resumeAfter(typeof after === 'string' ? after : undefined), 'sse');
   });
 
   app.get('/jobs/:id/json', async (request, reply) => {

@@ -100,9 +100,10 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: 
       readAllowed(account.id, id, account.plan);
       const kind = streamKind(request.headers.accept);
       if (kind !== null) {
-        if (!(await jobs.find(account.id, id))) throw new JobNotFoundError();
+        const job = await jobs.find(account.id, id);
+        if (!job) throw new JobNotFoundError();
         const lastEventId = request.headers['last-event-id'];
-        return streams.open(reply, account.id, account.plan, id, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
+        return streams.open(reply, account.id, account.plan, job, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
       }
       const view = await jobs.get(account.id, id);
       if (!view) throw new JobNotFoundError();
