@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test, type TestContext } from 'node:test';
 import type { JobView } from '../../src/domain/jobs/types.js';
+import { PrometheusMetrics } from '../../src/infra/metrics/prometheus.js';
 import { build } from '../helpers/build.js';
 import { eventually } from '../helpers/eventually.js';
 import { finishedJob } from '../helpers/jobs.js';
@@ -163,4 +164,12 @@ test('1000 requests to random paths leave the label sets bounded: one "unmatched
   assert.ok(series.length <= 12, `${series.length} series: ${JSON.stringify(series.map((s) => s.labels))}`);
   const histogram = samples.filter((s) => s.name === 'netdiag_http_request_duration_seconds_count' && s.labels.route === 'unmatched');
   assert.ok(histogram.length <= 2, `${histogram.length} duration series`);
+});
+
+test('a 429 is counted under each window the error schema names, anything else as other', async () => {
+  const metrics = new PrometheusMetrics({ countJobs: () => Promise.reject(new Error('not asked here')) });
+  for (const w of ['minute', 'hour', 'day', 'concurrent', 'job_reads', 'made-up', undefined]) metrics.rateLimited(w);
+  const samples = samplesOf((await metrics.exposition()).body);
+  for (const w of ['minute', 'hour', 'day', 'concurrent', 'job_reads']) assert.equal(valueOf(samples, 'netdiag_rate_limited_total', { window: w }), 1, w);
+  assert.equal(valueOf(samples, 'netdiag_rate_limited_total', { window: 'other' }), 2);
 });

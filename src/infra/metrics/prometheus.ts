@@ -21,8 +21,8 @@ export const DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
  */
 export const JOBS_COUNT_CAP = 10_000;
 
-/** The windows a 429 names (details.window); anything else is counted as `other`. */
-const WINDOWS = new Set(['minute', 'hour', 'day', 'concurrent']);
+/** The windows a 429 names (details.window, ErrorBody's schema); anything else is counted as `other`. */
+const WINDOWS = new Set(['minute', 'hour', 'day', 'concurrent', 'job_reads']);
 
 let processRegistry: Registry | undefined;
 
@@ -79,7 +79,7 @@ export class PrometheusMetrics implements Metrics {
     });
     this.#rateLimited = new Counter({
       name: 'netdiag_rate_limited_total',
-      help: 'Requests refused with 429, by the window that was full (minute, hour, day, concurrent).',
+      help: 'Requests refused with 429, by the window that was full (minute, hour, day, concurrent, job_reads).',
       labelNames: ['window'],
       registers,
     });
