@@ -4,6 +4,7 @@ import { JobService, type JobOperation } from '../../../src/domain/jobs/service.
 import type { JobError } from '../../../src/domain/jobs/types.js';
 import type { JobQueue } from '../../../src/domain/jobs/queue.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
+import { eventually } from '../../helpers/eventually.js';
 
 /**
  * JobService.run on a real SQLite store, with an operation of the test's own: what a run leaves
@@ -32,12 +33,14 @@ async function setup(t: TestContext, op: JobOperation) {
 }
 
 test('an item its serializer refuses fails the job with the error body (as the synchronous call answers 500), instead of leaving it running to be run again', async (t) => {
+  // The store and job, once set up: the run waits on the store for the first write.
+  const ran: { store?: Awaited<ReturnType<typeof setup>>['store']; jobId?: string } = {};
   const op: JobOperation = {
     items: () => 3,
     async run(_body, ctx) {
       ctx.onItem!(0, () => '{"n":0}');
       // The first write goes alone: the next items complete after it.
-      await new Promise((r) => setTimeout(r, 60));
+      await eventually(async () => (await ran.store!.jobs.find(ran.jobId!))!.progress_done === 1, { what: 'the first item written' });
       ctx.onItem!(1, () => {
         throw new Error('"port" is required!');
       });
@@ -46,6 +49,7 @@ test('an item its serializer refuses fails the job with the error body (as the s
     },
   };
   const { store, jobs, job } = await setup(t, op);
+  Object.assign(ran, { store, jobId: job.id });
   await jobs.run(job, 'me', new AbortController().signal);
   const row = (await store.jobs.find(job.id))!;
   assert.equal(row.status, 'failed');
