@@ -172,7 +172,6 @@ function parseCidrs(variable: string, raw: string | undefined): string[] {
   });
 }
 
-/** `host[:port]`, `ip[:port]` or `[ipv6]:port`. */
 /** A PEM file of CA certificates: read once at boot, and refused unless it holds at least one certificate. */
 function readCaFile(path: string): string {
   let text: string;
@@ -187,6 +186,7 @@ function readCaFile(path: string): string {
   return text;
 }
 
+/** `host[:port]`, `ip[:port]` or `[ipv6]:port`. */
 export function parseHostPort(variable: string, raw: string, defaultPort: number): HostPort {
   const value = raw.trim();
   let host: string;
