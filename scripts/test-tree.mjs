@@ -46,12 +46,12 @@ function testFiles(dir) {
   });
 }
 
-const long = [];
+const own = [];
 const hooked = [];
 const shared = [];
 for (const file of testFiles('test').sort()) {
   const source = readFileSync(join(ROOT, file), 'utf8');
-  (OWN_PROCESS.test(source) ? long : TOP_LEVEL_HOOK.test(source) ? hooked : shared).push(file.replace(/\.ts$/, '.js'));
+  (OWN_PROCESS.test(source) ? own : TOP_LEVEL_HOOK.test(source) ? hooked : shared).push(file.replace(/\.ts$/, '.js'));
 }
 const SHARED_DIR = join(TREE, 'test', 'shared-processes');
 mkdirSync(SHARED_DIR);
@@ -67,6 +67,10 @@ const groupFiles = groups
 // Longest first, so that no long one starts last: the files that asked for their own process
 // and the shared processes, taking turns, then the files with top-level hooks (short, mostly).
 const inTree = (files) => files.map((file) => join(TREE, file));
+const owned = inTree(own);
 const first = [];
-for (let i = 0; i < Math.max(long.length, groupFiles.length); i++) first.push(...inTree(long.slice(i, i + 1)), ...groupFiles.slice(i, i + 1));
+for (let i = 0; i < Math.max(owned.length, groupFiles.length); i++) {
+  if (i < owned.length) first.push(owned[i]);
+  if (i < groupFiles.length) first.push(groupFiles[i]);
+}
 writeFileSync(join(TREE, 'test-files.txt'), [...first, ...inTree(hooked)].map((p) => relative(ROOT, p)).join('\n') + '\n');
