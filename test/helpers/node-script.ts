@@ -6,6 +6,8 @@ import { existsSync } from 'node:fs';
  * tsx (a test file run by hand). `node ...loader [flags] file`.
  */
 export function runnable(script: string): { loader: string[]; file: string } {
+  // Already JavaScript: a module of the compiled tree naming itself (import.meta.url).
+  if (script.endsWith('.js')) return { loader: [], file: script };
   const compiled = script.replace(/\.ts$/, '.js');
-  return compiled !== script && existsSync(compiled) ? { loader: [], file: compiled } : { loader: ['--import', 'tsx'], file: script };
+  return existsSync(compiled) ? { loader: [], file: compiled } : { loader: ['--import', 'tsx'], file: script };
 }
