@@ -1,6 +1,7 @@
 // Prepares `.test-build/`, the tree `npm test` runs: a copy of the package's files that tests
-// read (sources, fixtures, docs, package.json), into which `tsc` then writes the compiled
-// JavaScript beside each .ts file (see package.json "test").
+// read (sources, fixtures, docs, package.json), into which scripts/test.mjs then writes the
+// compiled JavaScript beside each .ts file, and the files that group the test files into
+// processes (below).
 //
 // Why: under Node 20 a TypeScript loader (tsx) runs its module hooks on a separate thread, and
 // every import of every test process and every `netdiag` a test spawns, node_modules included,
@@ -26,17 +27,19 @@ for (const entry of COPIED) {
   cpSync(join(ROOT, entry), join(TREE, entry), { recursive: true, filter: (src) => !src.includes(`${join('clients', 'typescript', 'node_modules')}`) });
 }
 
-// The list `npm test` hands to `node --test`. Node 20 starts a process per file, and a process
-// that builds the app first loads some 1,100 modules and compiles every route's schemas: 2-3 s
-// of CPU, most of a small test file's cost. So test files share processes, SHARED_PROCESSES of
-// them, each a file that imports its share (round robin over the sorted paths) one after the
-// other; their tests run in that order, as they would in their own processes. A file keeps a
-// process of its own when its tests need one: it says so in a comment (`own process:` and why:
-// Chromium, child servers it kills, timings over a minute), or it has hooks at the top level
-// (`before(...)`, `after(...)`), which node:test runs for the whole process, not for the file.
-const SHARED_PROCESSES = 10;
+// The processes `npm test` runs. Node 20 starts a process per file, and a process that builds
+// the app first loads some 1,100 modules and compiles every route's schemas: 2-3 s of CPU, most
+// of a small test file's cost. So test files share processes, SHARED_PROCESSES of them, each
+// importing its share (round robin over the sorted paths) one after the other. Each file is
+// imported inside a `describe` named by its path, so that its tests, and any hooks it declares
+// at its top level, belong to it alone and run in its order, as they would in a process of its
+// own. A file keeps a process of its own when its tests need one, and says so in a comment
+// (`own process:` and why: child servers it kills, timings over a minute). The files that
+// drive Chromium (`Chromium process:`) share one process, so that one browser runs at a time:
+// three at once on two cores took 157 s of their processes' time against 52 s one after another.
+const SHARED_PROCESSES = 12;
 const OWN_PROCESS = /^\s*\/\/.*\bown process:/m;
-const TOP_LEVEL_HOOK = /^(before|after|beforeEach|afterEach)\(/m;
+const CHROMIUM_PROCESS = /^\s*\/\/.*\bChromium process:/m;
 
 function testFiles(dir) {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -46,31 +49,29 @@ function testFiles(dir) {
   });
 }
 
+const chromium = [];
 const own = [];
-const hooked = [];
 const shared = [];
 for (const file of testFiles('test').sort()) {
   const source = readFileSync(join(ROOT, file), 'utf8');
-  (OWN_PROCESS.test(source) ? own : TOP_LEVEL_HOOK.test(source) ? hooked : shared).push(file.replace(/\.ts$/, '.js'));
+  (CHROMIUM_PROCESS.test(source) ? chromium : OWN_PROCESS.test(source) ? own : shared).push(file);
 }
-const SHARED_DIR = join(TREE, 'test', 'shared-processes');
-mkdirSync(SHARED_DIR);
 const groups = Array.from({ length: SHARED_PROCESSES }, () => []);
 shared.forEach((file, i) => groups[i % SHARED_PROCESSES].push(file));
-const groupFiles = groups
-  .filter((files) => files.length > 0)
-  .map((files, i) => {
-    const path = join(SHARED_DIR, `${i + 1}.test.js`);
-    writeFileSync(path, files.map((file) => `await import(${JSON.stringify(`../../${file}`)});\n`).join(''));
-    return path;
-  });
-// Longest first, so that no long one starts last: the files that asked for their own process
-// and the shared processes, taking turns, then the files with top-level hooks (short, mostly).
-const inTree = (files) => files.map((file) => join(TREE, file));
-const owned = inTree(own);
-const first = [];
-for (let i = 0; i < Math.max(owned.length, groupFiles.length); i++) {
-  if (i < owned.length) first.push(owned[i]);
-  if (i < groupFiles.length) first.push(groupFiles[i]);
-}
-writeFileSync(join(TREE, 'test-files.txt'), [...first, ...inTree(hooked)].map((p) => relative(ROOT, p)).join('\n') + '\n');
+
+// Longest first, so that no long one starts last: the Chromium process, the files that asked for
+// their own process (mostly waiting on child processes and clocks), then the shared processes.
+// Node's runner starts the files it is given in the sorted order of their paths, so each process
+// is a file `test/processes/NN.test.js` whose number is its place in this order.
+const processes = [chromium, ...own.map((file) => [file]), ...groups].filter((files) => files.length > 0);
+const PROCESS_DIR = join(TREE, 'test', 'processes');
+mkdirSync(PROCESS_DIR);
+const width = String(processes.length).length;
+const importInSuite = (file) =>
+  `describe(${JSON.stringify(file)}, async () => {\n  await import(${JSON.stringify(`../../${file.replace(/\.ts$/, '.js')}`)});\n});\n`;
+const list = processes.map((files, i) => {
+  const path = join(PROCESS_DIR, `${String(i + 1).padStart(width, '0')}.test.js`);
+  writeFileSync(path, `import { describe } from 'node:test';\n${files.map(importInSuite).join('')}`);
+  return relative(ROOT, path);
+});
+writeFileSync(join(TREE, 'test-files.txt'), list.join('\n') + '\n');

@@ -9,7 +9,7 @@ import { build } from '../helpers/build.js';
 import { TEST_HOST, chromiumMissing, launchChromium } from '../helpers/chromium.js';
 import { listenUntilTestEnds } from '../helpers/listen.js';
 
-// own process: Chromium (scripts/test-tree.mjs).
+// Chromium process: one browser at a time (scripts/test-tree.mjs).
 
 /**
  * The API reference as a new user meets it: Debian's Chromium opens it by a host name that is not

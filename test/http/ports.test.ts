@@ -14,6 +14,8 @@ import { startDnsServer, type TestDnsServer } from '../infra/net/fixtures/dns-se
 import { blackholeUnavailable, runInBlackhole } from '../domain/ports/fixtures/blackhole.js';
 import { openFds, quietLowPorts } from '../domain/ports/fixtures/quiet-ports.js';
 
+// own process: counts the process's open file descriptors (scripts/test-tree.mjs).
+
 const LOOPBACK_ENV = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128' };
 
 interface Item {

@@ -10,7 +10,7 @@ import { TEST_HOST, auditSchemes, chromiumMissing, launchBrowser, newContext } f
 import { startDnsServer } from '../../fixtures/dns-server.js';
 import { PASSWORD, namedListeners, setPassword } from './browserless.js';
 
-// own process: Chromium, a minute of pages (scripts/test-tree.mjs).
+// Chromium process: one browser at a time (scripts/test-tree.mjs).
 
 /**
  * The Checks section in Debian's Chromium, at 1280 px and at 375 px: a port scan of loopback

@@ -6,7 +6,7 @@ import { build, type Built } from '../../helpers/build.js';
 import { TEST_HOST, auditSchemes, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
 import { PASSWORD, setPassword } from './browserless.js';
 
-// own process: Chromium, a minute of pages (scripts/test-tree.mjs).
+// Chromium process: one browser at a time (scripts/test-tree.mjs).
 
 /**
  * The dashboard as people use it, in Debian's Chromium: a new user signs up, makes a token, calls
