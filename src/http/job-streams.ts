@@ -79,9 +79,9 @@ async function* streamLines(
       }
       if (finished) {
         const [head, result, tail] = await jobs.viewText(row, read);
-        // The result goes out as it is: a full-range scan's is 13 MB, not copied into one line first.
+        // The result goes out as it is, piece by piece: a full-range scan's is 13 MB, never one string.
         yield kind === 'sse' ? `event: job\ndata: ${head}` : head;
-        yield result;
+        yield* result;
         yield kind === 'sse' ? `${tail}\n\n` : `${tail}\n`;
         return;
       }

@@ -124,20 +124,43 @@ export function itemsOf(batches: readonly JobItemBatch[], afterSeq = 0): JobItem
   return items;
 }
 
+/** Items of a result written in one piece of resultPiecesOf: some 200 KB of a port scan's. */
+export const RESULT_PIECE_ITEMS = 1000;
+
 /**
  * The items in input order as a JSON array, their texts as stored (not parsed and written again):
  * a running bulk or range call's result so far, and a succeeded one's whole result when that is
  * exactly its items (JobService.run keeps no second copy of it then).
  */
 export function resultTextOf(batches: readonly JobItemBatch[]): string {
+  return [...resultPiecesOf(batches)].join('');
+}
+
+/**
+ * resultTextOf's text in pieces of at most RESULT_PIECE_ITEMS items, for a stream to write one
+ * after the other: a full-range scan's result is 13 MB, which as one string (and one buffer on
+ * its way to the socket) held some 26 MB more at the end of the job's stream.
+ */
+export function* resultPiecesOf(batches: readonly JobItemBatch[]): Generator<string> {
   // Placed by index, not sorted: no record per item kept (65535 of them for a full-range scan).
   const texts: string[] = [];
   for (const b of batches) for (const line of linesAfter(b, 0)) {
     const { index, item } = parseLine(line);
     texts[index] = item;
   }
-  // A running job's items so far leave holes, which filter skips.
-  return `[${texts.filter(() => true).join(',')}]`;
+  let piece: string[] = [];
+  let opening = '[';
+  // A running job's items so far leave holes, which are skipped.
+  for (const text of texts) {
+    if (text === undefined) continue;
+    piece.push(text);
+    if (piece.length === RESULT_PIECE_ITEMS) {
+      yield opening + piece.join(',');
+      opening = ',';
+      piece = [];
+    }
+  }
+  yield `${piece.length > 0 || opening === '[' ? opening : ''}${piece.join(',')}]`;
 }
 
 /** The items as one batch (tests and tools that write items directly); seqs must run on without a gap. */

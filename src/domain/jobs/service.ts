@@ -231,7 +231,7 @@ export class JobService implements JobRunner {
   }
 
   /** `view` as JSON text, for a stream's last line (JobViews.viewText). */
-  viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<[string, string, string]> {
+  viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<[string, Iterable<string>, string]> {
     return this.#views.viewText(row, batches);
   }
 

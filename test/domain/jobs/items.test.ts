@@ -4,7 +4,7 @@ import { JOB_ITEMS_PAGE, RESULT_IS_ITEMS, allItemBatches, type JobOperation } fr
 import { JobViews } from '../../../src/domain/jobs/views.js';
 import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
-import { ItemBatcher, batchOf, itemLine, itemsOf, ndjsonAfter, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
+import { ItemBatcher, RESULT_PIECE_ITEMS, batchOf, itemLine, itemsOf, ndjsonAfter, resultPiecesOf, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
 
 /** Items 1-5 completed out of input order, written in two batches (1-3, 4-5). */
 const ITEMS = [
@@ -38,6 +38,19 @@ test('NDJSON and SSE after any seq: whole batches as stored, a straddled batch f
 test('the result so far is the items in input order, their texts as stored', () => {
   assert.equal(resultTextOf(BATCHES), '[{"p":1},[2],"three",null,{"p":5}]');
   assert.equal(resultTextOf([]), '[]');
+});
+
+test('a long result comes in pieces of at most RESULT_PIECE_ITEMS items that join into the one array', () => {
+  assert.deepEqual([...resultPiecesOf(BATCHES)], ['[{"p":1},[2],"three",null,{"p":5}]']);
+  assert.deepEqual([...resultPiecesOf([])], ['[]']);
+  for (const n of [RESULT_PIECE_ITEMS, 2 * RESULT_PIECE_ITEMS + 1]) {
+    // Written in reverse input order, with index 7 left out (a hole, as a running job leaves).
+    const values = Array.from({ length: n }, (_, i) => n - i).filter((v) => v !== 7);
+    const pieces = [...resultPiecesOf([batchOf(values.map((v, i) => ({ seq: i + 1, index: v, item: String(v) })))])];
+    for (const piece of pieces) assert.ok(piece.split(',').filter((s) => s !== '').length <= RESULT_PIECE_ITEMS, 'a piece holds at most RESULT_PIECE_ITEMS items');
+    assert.equal(pieces.length, Math.floor(values.length / RESULT_PIECE_ITEMS) + 1);
+    assert.deepEqual(JSON.parse(pieces.join('')), [...values].reverse());
+  }
 });
 
 test('an item text with a newline between its tokens is written on one line; a stored line that is not ours is an error, not a guess', () => {
