@@ -1,7 +1,6 @@
-// Prepares `.test-build/`, the tree `npm test` runs: a copy of the package's files that tests
-// read (sources, fixtures, docs, package.json), into which scripts/test.mjs then writes the
-// compiled JavaScript beside each .ts file, and the files that group the test files into
-// processes (below).
+// Prepares `.test-build/`, the tree `npm test` (scripts/test.mjs) runs: a copy of the package's
+// files that tests read (sources, fixtures, docs, package.json), the JavaScript of each .ts file
+// beside it, and the files that group the test files into processes (below).
 //
 // Why: under Node 20 a TypeScript loader (tsx) runs its module hooks on a separate thread, and
 // every import of every test process and every `netdiag` a test spawns, node_modules included,
@@ -27,6 +26,31 @@ for (const entry of COPIED) {
   cpSync(join(ROOT, entry), join(TREE, entry), { recursive: true, filter: (src) => !src.includes(`${join('clients', 'typescript', 'node_modules')}`) });
 }
 
+/** The paths under `dir` (relative to `base`) of the files whose names `keep` accepts; node_modules left out. */
+function filesUnder(base, dir, keep) {
+  return readdirSync(join(base, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : filesUnder(base, path, keep);
+    return keep(entry.name) ? [path] : [];
+  });
+}
+
+// The JavaScript, written by esbuild from the copied TypeScript of the directories tsconfig.json
+// includes, in about a second and with no type check (scripts/test.mjs runs that beside the
+// suite): tsconfig's isolatedModules and verbatimModuleSyntax keep a file-by-file transpile exact.
+const { include } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8'));
+const { build } = await import('esbuild');
+await build({
+  entryPoints: include.flatMap((dir) => filesUnder(TREE, dir, (name) => /\.m?ts$/.test(name) && !name.endsWith('.d.ts'))).map((path) => join(TREE, path)),
+  outdir: TREE,
+  outbase: TREE,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  tsconfig: join(ROOT, 'tsconfig.json'),
+  logLevel: 'warning',
+});
+
 // The processes `npm test` runs. Node 20 starts a process per file, and a process that builds
 // the app first loads some 1,100 modules and compiles every route's schemas: 2-3 s of CPU, most
 // of a small test file's cost. So test files share processes, SHARED_PROCESSES of them, each
@@ -41,18 +65,10 @@ const SHARED_PROCESSES = 12;
 const OWN_PROCESS = /^\s*\/\/.*\bown process:/m;
 const CHROMIUM_PROCESS = /^\s*\/\/.*\bChromium process:/m;
 
-function testFiles(dir) {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory()) return testFiles(path);
-    return entry.name.endsWith('.test.ts') ? [path] : [];
-  });
-}
-
 const chromium = [];
 const own = [];
 const shared = [];
-for (const file of testFiles('test').sort()) {
+for (const file of filesUnder(ROOT, 'test', (name) => name.endsWith('.test.ts')).sort()) {
   const source = readFileSync(join(ROOT, file), 'utf8');
   (CHROMIUM_PROCESS.test(source) ? chromium : OWN_PROCESS.test(source) ? own : shared).push(file);
 }

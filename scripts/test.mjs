@@ -1,16 +1,14 @@
 // `npm test`: ESLint, the type check and the whole suite; fails when any of the three does.
 //
 // The suite runs on a compiled copy of the package (scripts/test-tree.mjs writes it to
-// `.test-build/`), and for that it needs only JavaScript: esbuild writes it from the copied
-// TypeScript in about a second, with no type check (tsconfig's isolatedModules and
-// verbatimModuleSyntax keep a file-by-file transpile exact). The type check (`tsc --noEmit`,
-// ~11 s) and ESLint (~7 s) then run beside the suite instead of before it, at the lowest CPU
-// priority, so that they take the cores in the moments the suite's processes wait (on child
-// servers, timers, Chromium) rather than slow it. Their output is printed after the suite's
-// summary. Measured on the 2-core machine: see BENCHMARKS.md, "Test suite time".
+// `.test-build/`, its JavaScript by esbuild, without a type check). The type check
+// (`tsc --noEmit`, ~11 s) and ESLint (~7 s) then run beside the suite instead of before it, at
+// the lowest CPU priority, so that they take the cores in the moments the suite's processes wait
+// (on child servers, timers, Chromium) rather than slow it. Their output is printed after the
+// suite's summary. Measured on the 2-core machine: see BENCHMARKS.md, "Test suite time".
 // Plain JavaScript, run with no loader.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,26 +18,6 @@ const TREE = join(ROOT, '.test-build');
 const LOWEST_PRIORITY = 19;
 
 await import('./test-tree.mjs');
-
-// The directories tsconfig.json includes, as copied into the tree.
-const { include } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8'));
-const sources = (dir) =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sources(path);
-    return /\.m?ts$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : [];
-  });
-const { build } = await import('esbuild');
-await build({
-  entryPoints: include.flatMap((dir) => sources(join(TREE, dir))),
-  outdir: TREE,
-  outbase: TREE,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  tsconfig: join(ROOT, 'tsconfig.json'),
-  logLevel: 'warning',
-});
 
 /** Runs `args` with node; resolves with its exit code and, unless `inherit`, what it printed. */
 function run(args, { inherit = false, lowPriority = false } = {}) {
