@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { Checker } from '../../../src/domain/checks/index.js';
+
+/**
+ * A check over a resolver that never answers (the HTTP and the TLS check alike): with a 1 s
+ * timeout it ends by its own deadline with `expectedError`, naming no address; with a long one
+ * the caller's abort ends it with the abort's reason. `check` runs the check on `checker` with
+ * `timeout` seconds.
+ */
+export async function endsDespiteSilentResolver(
+  check: (checker: Checker, timeout: number, signal: AbortSignal) => Promise<{ error: string | null; ip: string | null }>,
+  expectedError: string,
+): Promise<void> {
+  const dialer = { resolve: () => new Promise<never>(() => undefined), dial: () => assert.fail('nothing resolved, nothing to dial') };
+  const c = new Checker({ dialer });
+  const started = performance.now();
+  const r = await check(c, 1, new AbortController().signal);
+  assert.equal(r.error, expectedError);
+  assert.equal(r.ip, null);
+  assert.ok(performance.now() - started < 3000, 'ended by its own 1 s deadline');
+
+  const ac = new AbortController();
+  const pending = check(c, 30, ac.signal);
+  const reason = new Error('client went away');
+  setImmediate(() => ac.abort(reason));
+  await assert.rejects(pending, (err) => err === reason);
+}
