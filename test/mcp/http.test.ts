@@ -211,6 +211,32 @@ test('a batch is bounded, and a body over 1 MiB is a 413', async (t) => {
   assert.equal(huge.status, 413);
 });
 
+test('in one POST, requests are answered, notifications and responses accepted, anything else refused as JSON-RPC says', async (t) => {
+  const b = await server(t);
+  const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ipv6_expand', arguments: { ipv6: '::1' } } };
+  const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
+  const response = { jsonrpc: '2.0', id: 3, result: {} };
+  const only = await b.api('/mcp', { json: notification, headers });
+  assert.equal(only.status, 202);
+  const mixed = await b.api('/mcp', { json: [notification, call, response], headers });
+  assert.equal(mixed.status, 200);
+  const answers = (await mixed.json()) as Array<{ id: number; result: CallToolResult }>;
+  assert.deepEqual(answers.map((a) => a.id), [7]);
+  assert.deepEqual(answers[0]!.result.structuredContent, await apiData(b, '/ipv6/expand', { ipv6: '::1' }));
+  for (const bad of [{ jsonrpc: '1.0', id: 1, method: 'tools/list' }, [call, { jsonrpc: '2.0', id: 2 }], { jsonrpc: '2.0', id: 1, method: 'tools/list', extra: true }]) {
+    const res = await b.api('/mcp', { json: bad, headers });
+    assert.equal(res.status, 400, JSON.stringify(bad));
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON-RPC message' }, id: null });
+  }
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+  const twice = await b.api('/mcp', { json: [init, call], headers });
+  assert.equal(twice.status, 400);
+  assert.equal(((await twice.json()) as { error: { code: number } }).error.code, -32600);
+  // Only the call of the mixed batch was a call; the refused POSTs ran nothing.
+  assert.deepEqual((await byEndpoint(b))['/ipv6/expand'], 2);
+});
+
 test('work in flight is shared with the API: a probe past the plan\'s limit is a tool error "concurrent"', async (t) => {
   const hanging = hangingConnect();
   const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: dns.port }] }, { connectFn: hanging.fn });

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isInitializeRequest, isJSONRPCRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, JSONRPCMessageSchema, JSONRPCRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Exchanges } from '../../mcp/exchange.js';
 import { mcpServer, type CallEndpoint } from '../../mcp/tools.js';
 import { clientGoneSignal } from '../client-gone.js';
@@ -70,15 +70,15 @@ export async function mcpRoutes(app: FastifyInstance, call: CallOperation): Prom
     const batch = Array.isArray(request.body);
     const sent: unknown[] = batch ? (request.body as unknown[]) : [request.body];
     if (sent.length > MCP_MAX_BATCH) return refuse(reply, 400, -32600, `Invalid Request: at most ${MCP_MAX_BATCH} JSON-RPC messages in a batch, not ${sent.length}`);
-    const messages: JSONRPCMessage[] = [];
+    // Requests, which a stateless server answers; notifications and responses need nothing of it.
+    const requests: JSONRPCRequest[] = [];
     for (const message of sent) {
-      const parsed = JSONRPCMessageSchema.safeParse(message);
-      if (!parsed.success) return refuse(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
-      messages.push(parsed.data);
+      // A request is the first form JSONRPCMessageSchema tries, so this is its parse, done once.
+      const request = JSONRPCRequestSchema.safeParse(message);
+      if (request.success) requests.push(request.data);
+      else if (!JSONRPCMessageSchema.safeParse(message).success) return refuse(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
     }
-    if (messages.length > 1 && messages.some(isInitializeRequest)) return refuse(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
-    // Notifications and responses need nothing of a stateless server.
-    const requests = messages.filter((m): m is JSONRPCRequest => isJSONRPCRequest(m));
+    if (sent.length > 1 && requests.some(isInitializeRequest)) return refuse(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
     if (requests.length === 0) return reply.code(202).send();
     if (new Set(requests.map((r) => r.id)).size < requests.length) return refuse(reply, 400, -32600, 'Invalid Request: two requests of a batch share an id');
     const answers = await exchanges.exchange(requests, callsOf(call, request, reply));
