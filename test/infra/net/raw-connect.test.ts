@@ -49,6 +49,26 @@ test('open, closed and filtered loopback ports: the bare handle answers as net.c
   }
 });
 
+test('a signal ends every probe in flight under it, and only those', async () => {
+  const silent = await silentPorts(2);
+  try {
+    const connect = rawConnect!;
+    const first = new AbortController();
+    const other = new AbortController();
+    const reason = new Error('the scan was cancelled');
+    // Probes that would wait their whole timeout: nothing answers on a silent port.
+    const ended = [0, 1, 0].map((i) => connect('127.0.0.1', 4, silent.ports[i]!, 30_000, first.signal).then(() => 'answered', (err: unknown) => err));
+    const kept = connect('127.0.0.1', 4, silent.ports[1]!, 200, other.signal);
+    first.abort(reason);
+    for (const outcome of await Promise.all(ended)) assert.equal(outcome, reason);
+    assert.equal((await kept).code, 'ETIMEDOUT', 'a probe under another signal runs to its own end');
+    // Once aborted, a signal ends a new probe at once.
+    await assert.rejects(connect('127.0.0.1', 4, silent.ports[0]!, 30_000, first.signal), (err) => err === reason);
+  } finally {
+    silent.close();
+  }
+});
+
 test('a black-holed port and a self-connect: the bare handle answers as net.connect does', { skip: blackholeUnavailable() ?? false }, async () => {
   const child = fileURLToPath(new URL('./fixtures/probe-answers.ts', import.meta.url));
   const out = await runInBlackhole(child, ['--in-namespace', JSON.stringify({ selfPort: 40_001, timeoutMs: TIMEOUT_MS })], { host: '127.0.0.3' });
