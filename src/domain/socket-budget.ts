@@ -85,12 +85,8 @@ export class SocketBudget {
    */
   acquire(signal?: AbortSignal, owner: string = NO_OWNER): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    // Free slots while others wait happen only when those others may not take them (their cap,
-    // or the reserve).
-    if (this.heldBy(owner) < this.#cap() && !this.#queues.has(owner)) {
-      this.#take(owner);
-      return Promise.resolve(this.#releaser(owner));
-    }
+    const now = this.tryAcquire(owner);
+    if (now) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
       let queue = this.#queues.get(owner);
       if (!queue) {
@@ -117,6 +113,15 @@ export class SocketBudget {
       this.#waiting++;
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /** acquire's slot when one is free for `owner` now, without waiting; else null (nothing taken). */
+  tryAcquire(owner: string = NO_OWNER): (() => void) | null {
+    // Free slots while others wait happen only when those others may not take them (their cap,
+    // or the reserve).
+    if (this.heldBy(owner) >= this.#cap() || this.#queues.has(owner)) return null;
+    this.#take(owner);
+    return this.#releaser(owner);
   }
 
   #take(owner: string): void {

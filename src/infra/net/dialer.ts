@@ -232,18 +232,19 @@ export class Dialer implements DialerContract {
     const { host, family } = this.#checked(address);
     const { signal } = opts;
 
-    const slots: Array<() => void> = [];
-    const releaseSlots = (): void => {
-      for (const release of slots.splice(0)) release();
-    };
     const queued = performance.now();
+    const owner = opts.owner ?? currentOwner();
+    // A free slot is taken at once; only a dial that must wait for one waits on a promise.
+    let requestSlot: (() => void) | null = null;
+    let globalSlot: (() => void) | null = null;
     try {
-      if (opts.budget) slots.push(await opts.budget.acquire(signal));
-      slots.push(await this.#global.acquire(signal, opts.owner ?? currentOwner()));
+      if (opts.budget) requestSlot = opts.budget.tryAcquire() ?? (await opts.budget.acquire(signal));
+      globalSlot = this.#global.tryAcquire(owner) ?? (await this.#global.acquire(signal, owner));
       // The signal may fire between the grant and this line; no socket for a dead request.
       signal?.throwIfAborted();
     } catch (err) {
-      releaseSlots();
+      requestSlot?.();
+      globalSlot?.();
       throw new DialError('ABORT_ERR', host, port, 0, err);
     }
     this.#counters.connectAttempts++;
@@ -253,7 +254,8 @@ export class Dialer implements DialerContract {
       if (released) return;
       released = true;
       this.#counters.active--;
-      releaseSlots();
+      requestSlot?.();
+      globalSlot();
     };
     return { host, family, release, queuedMs: round2(performance.now() - queued) };
   }

@@ -32,6 +32,28 @@ describe('SocketBudget', () => {
     assert.equal(l.waiting, 0);
   });
 
+  test('tryAcquire takes a slot only when acquire would grant it at once, and never ahead of a waiter', async () => {
+    const l = new SocketBudget(3, { maxPerOwner: 2 });
+    const a1 = l.tryAcquire('A')!;
+    const a2 = l.tryAcquire('A')!;
+    assert.equal(l.tryAcquire('A'), null, 'A is at its cap: nothing taken');
+    assert.equal(l.active, 2);
+    const log: string[] = [];
+    const queued = take(l, 'A', log, 'A3');
+    const b1 = l.tryAcquire('B');
+    assert.ok(b1, 'B is under its cap and a slot is free');
+    assert.equal(l.tryAcquire('C'), null, 'the budget is full');
+    a1();
+    await ticks();
+    assert.deepEqual(log, ['A3'], "the freed slot went to A's waiter, not to a later tryAcquire");
+    assert.equal(l.tryAcquire('C'), null);
+    a2();
+    b1();
+    (await queued)();
+    assert.equal(l.active, 0);
+    assert.equal(typeof l.tryAcquire(), 'function', 'without an owner too');
+  });
+
   test("a freed slot goes to the owner holding the fewest: B's first before A's queued thousandth", async () => {
     const l = new SocketBudget(4);
     const log: string[] = [];
