@@ -14,7 +14,8 @@ export async function startRedisServer(t: TestContext, port: number): Promise<Ch
       out += chunk;
       if (out.includes('Ready to accept connections')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+    // 'close', not 'exit': by then its output is read, and the error says why it stopped.
+    child.once('close', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
   });
   return child;
 }
