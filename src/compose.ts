@@ -87,6 +87,8 @@ export interface ComposeOptions {
   jobQueue?: JobQueue;
   /** Webhook delivery's schedule, timeout and polling (tests: milliseconds). */
   webhookTuning?: WebhookTuning;
+  /** How often a running job renews its lease, and so sees a cancel made elsewhere (tests: less than JOB_LEASE_RENEW_MS). */
+  jobTuning?: { renewMs?: number };
 }
 
 /** What tests and benchmarks give composeApp: the configuration, their store, and what they replace. */
@@ -211,6 +213,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     opts.jobQueue ??
     (await createJobQueue(config, store, {
       cancelReason: () => new JobCancelledError(),
+      renewMs: opts.jobTuning?.renewMs,
       onError: (err) => log.error({ err }, 'job queue'),
       onRecovered: (err) => log.warn({ err }, 'job queue: a worker paused past its lock; the job runs again'),
       onRedis: (state, err) =>

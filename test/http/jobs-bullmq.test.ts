@@ -40,8 +40,8 @@ if (!TEST_DATABASE_URL || !TEST_REDIS_URL) {
       prefixes.push(prefix);
       return postgresBackend(dbUrl);
     },
-    deps: (store, config) => ({
-      jobQueue: new BullMqJobQueue({ redisUrl, repo: store.jobs, workers: config.workers, prefix, cancelReason: () => new JobCancelledError() }),
+    deps: (store, config, renewMs) => ({
+      jobQueue: new BullMqJobQueue({ redisUrl, repo: store.jobs, workers: config.workers, prefix, renewMs, cancelReason: () => new JobCancelledError() }),
     }),
   });
 }

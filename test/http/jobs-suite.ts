@@ -24,9 +24,16 @@ import { startReceiver, status } from '../infra/webhooks/receiver.js';
 export interface JobEngine {
   name: string;
   backend: () => Backend;
-  /** Extra app dependencies (a BullMQ queue), for the app's store and configuration. */
-  deps?: (store: Store, config: Config) => Partial<AppDeps>;
+  /** Extra app dependencies (a BullMQ queue), for the app's store and configuration, renewing leases every `renewMs`. */
+  deps?: (store: Store, config: Config, renewMs: number) => Partial<AppDeps>;
 }
+
+/**
+ * How often the suite's running jobs renew their leases: a cancel made through another instance
+ * (or a suspension) is seen at the next renewal, which JOB_LEASE_RENEW_MS (5 s) made most of the
+ * wall time of the two tests that wait for it, in each engine.
+ */
+const RENEW_MS = 250;
 
 interface Tokens {
   a: string;
@@ -70,7 +77,7 @@ function harness(t: TestContext, engine: JobEngine) {
         };
       }
       const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', ...opts.env });
-      const app = await composeApp({ config, store, logger: false, ...engine.deps?.(store, config), ...opts.deps });
+      const app = await composeApp({ config, store, logger: false, jobTuning: { renewMs: RENEW_MS }, ...engine.deps?.(store, config, RENEW_MS), ...opts.deps });
       checkResponses(t, app);
       closers.push(() => app.close());
       await app.listen({ port: 0, host: '127.0.0.1' });

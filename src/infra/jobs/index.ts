@@ -18,6 +18,8 @@ export interface JobQueueOptions {
   cancelReason: () => Error;
   /** BullMQ's queue name and key prefix (tests: one of their own). */
   bullmq?: { name?: string; prefix?: string };
+  /** How often a running job renews its lease (JOB_LEASE_RENEW_MS unless given; tests: less). */
+  renewMs?: number;
 }
 
 /**
@@ -26,7 +28,9 @@ export interface JobQueueOptions {
  * NETDIAG_WORKERS jobs at once in this process, and job state in the database.
  */
 export async function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'>, store: Pick<Store, 'jobs'>, opts: JobQueueOptions): Promise<JobQueue> {
-  if (config.redisUrl === undefined) return new EmbeddedJobQueue(store.jobs, { workers: config.workers, cancelReason: opts.cancelReason, onError: opts.onError });
+  if (config.redisUrl === undefined) {
+    return new EmbeddedJobQueue(store.jobs, { workers: config.workers, cancelReason: opts.cancelReason, onError: opts.onError, renewMs: opts.renewMs });
+  }
   const { BullMqJobQueue } = await bullMq();
   return new BullMqJobQueue({
     redisUrl: config.redisUrl,
@@ -34,6 +38,7 @@ export async function createJobQueue(config: Pick<Config, 'redisUrl' | 'workers'
     workers: config.workers,
     cancelReason: opts.cancelReason,
     onError: opts.onError,
+    renewMs: opts.renewMs,
     ...(opts.onRecovered ? { onRecovered: opts.onRecovered } : {}),
     ...(opts.onRedis ? { onRedis: opts.onRedis } : {}),
     ...opts.bullmq,
