@@ -234,7 +234,7 @@ async function fullRangeInside(): Promise<void> {
     console.log(`netdiag "1-65535" as a job (POST to the stream's last line): ${stats(api)}`);
     console.log(`nmap -sT -p- -n -Pn 127.0.0.1 (process wall time):        ${stats(nm)}`);
     console.log(`ratio per round: median ${median(ratios).toFixed(2)}×, min ${Math.min(...ratios).toFixed(2)}×, max ${Math.max(...ratios).toFixed(2)}×`);
-    console.log(`server RSS growth during the scan: median ${median(rss).toFixed(1)} MB, max ${Math.max(...rss).toFixed(1)} MB`);
+    console.log(`server RSS growth during the scan: median ${median(rss).toFixed(1)} MB, max ${Math.max(...rss).toFixed(1)} MB (rounds: ${rss.map((r) => r.toFixed(1)).join(', ')})`);
   } finally {
     await server.stop();
   }
