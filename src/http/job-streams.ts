@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { planLimits } from '../domain/accounts/plans.js';
 import { ndjsonAfter, sseAfter } from '../domain/jobs/items.js';
 import { JOB_ITEMS_PAGE, type JobService } from '../domain/jobs/service.js';
-import type { JobItemBatch, JobRecord } from '../domain/jobs/repository.js';
+import type { JobRecord } from '../domain/jobs/repository.js';
 import { FINISHED_STATUSES } from '../domain/jobs/types.js';
 import { utcTimestamp } from '../domain/usage/service.js';
 import { RateLimitError } from '../errors.js';
@@ -63,14 +63,10 @@ async function* streamLines(
       known = undefined;
       if (!row) return;
       const finished = FINISHED_STATUSES.has(row.status);
-      // Once it has finished, the read starts at the first item: the same batches give the items
-      // not sent yet and the result in the last line (one read of them, not two).
-      const read: JobItemBatch[] = [];
-      for (let from = finished ? 0 : after; ; ) {
+      for (let from = after; ; ) {
         // One write per page of batches, not per item: a 1000-port scan is a thousand lines.
         const batches = await jobs.itemBatches(id, from, JOB_ITEMS_PAGE);
         if (batches.length === 0) break;
-        if (finished) read.push(...batches);
         const chunk = kind === 'sse' ? sseAfter(batches, after) : ndjsonAfter(batches, after);
         from = batches[batches.length - 1]!.last_seq;
         after = Math.max(after, from);
@@ -78,7 +74,7 @@ async function* streamLines(
         if (batches.length < JOB_ITEMS_PAGE || signal.aborted) break;
       }
       if (finished) {
-        const [head, result, tail] = await jobs.viewText(row, read);
+        const [head, result, tail] = await jobs.viewText(row);
         // The result goes out as it is, piece by piece: a full-range scan's is 13 MB, never one string.
         yield kind === 'sse' ? `event: job\ndata: ${head}` : head;
         yield* result;

@@ -148,19 +148,76 @@ export function* resultPiecesOf(batches: readonly JobItemBatch[]): Generator<str
     const { index, item } = parseLine(line);
     texts[index] = item;
   }
-  let piece: string[] = [];
-  let opening = '[';
+  const pieces = new Pieces();
   // A running job's items so far leave holes, which are skipped.
   for (const text of texts) {
     if (text === undefined) continue;
-    piece.push(text);
-    if (piece.length === RESULT_PIECE_ITEMS) {
-      yield opening + piece.join(',');
-      opening = ',';
-      piece = [];
-    }
+    const piece = pieces.add(text);
+    if (piece !== null) yield piece;
   }
-  yield `${piece.length > 0 || opening === '[' ? opening : ''}${piece.join(',')}]`;
+  yield pieces.end();
+}
+
+/** Batches resultPiecesRead holds at once. */
+export const RESULT_READ_BATCHES = 8;
+
+/**
+ * resultPiecesOf for a finished job, its batches read (`read`: JobRepository.itemBatches of the
+ * job) a few at a time instead of all at once: a first pass notes the seq of each index, a second
+ * writes the pieces in input order, reading a batch again when a piece needs one that is not among
+ * the RESULT_READ_BATCHES last read. A full-range scan's 13 MB of batches, read at once for its
+ * stream's last line, grew the server's memory by up to ~45 MB there (bench/port-scan.ts); items
+ * complete roughly in input order, so each batch is mostly read twice in all.
+ */
+export async function* resultPiecesRead(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>): AsyncGenerator<string> {
+  const seqOf: number[] = [];
+  for (let after = 0; ; ) {
+    const page = await read(after, RESULT_READ_BATCHES);
+    for (const b of page) linesAfter(b, 0).forEach((line, i) => (seqOf[parseLine(line).index] = b.first_seq + i));
+    if (page.length < RESULT_READ_BATCHES) break;
+    after = page[page.length - 1]!.last_seq;
+  }
+  // The batches read last, oldest first: their first seq and their items' texts in seq order.
+  const window: Array<{ first: number; texts: string[] }> = [];
+  const held = (seq: number): string | undefined => {
+    for (const b of window) if (seq >= b.first && seq < b.first + b.texts.length) return b.texts[seq - b.first];
+    return undefined;
+  };
+  const readAgain = async (seq: number): Promise<string> => {
+    const [batch] = await read(seq - 1, 1);
+    if (!batch || batch.first_seq > seq) throw new Error(`job item ${seq} is no longer stored`);
+    if (window.length === RESULT_READ_BATCHES) window.shift();
+    window.push({ first: batch.first_seq, texts: linesAfter(batch, 0).map((line) => parseLine(line).item) });
+    return held(seq)!;
+  };
+  const pieces = new Pieces();
+  for (const seq of seqOf) {
+    if (seq === undefined) continue;
+    const piece = pieces.add(held(seq) ?? (await readAgain(seq)));
+    if (piece !== null) yield piece;
+  }
+  yield pieces.end();
+}
+
+/** Item texts, added in input order, as the pieces of one JSON array of RESULT_PIECE_ITEMS items each. */
+class Pieces {
+  #items: string[] = [];
+  #opening = '[';
+
+  /** Adds the next item; returns the piece it completed, if it did. */
+  add(text: string): string | null {
+    this.#items.push(text);
+    if (this.#items.length < RESULT_PIECE_ITEMS) return null;
+    const piece = this.#opening + this.#items.join(',');
+    this.#opening = ',';
+    this.#items = [];
+    return piece;
+  }
+
+  /** The last piece, which closes the array (the whole array when no piece came before). */
+  end(): string {
+    return `${this.#items.length > 0 || this.#opening === '[' ? this.#opening : ''}${this.#items.join(',')}]`;
+  }
 }
 
 /** The items as one batch (tests and tools that write items directly); seqs must run on without a gap. */

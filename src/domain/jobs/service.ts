@@ -231,8 +231,8 @@ export class JobService implements JobRunner {
   }
 
   /** `view` as JSON text, for a stream's last line (JobViews.viewText). */
-  viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<[string, Iterable<string>, string]> {
-    return this.#views.viewText(row, batches);
+  viewText(row: JobRecord): Promise<[string, Iterable<string> | AsyncIterable<string>, string]> {
+    return this.#views.viewText(row);
   }
 
   /** The job as the API shows it. */

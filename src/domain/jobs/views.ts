@@ -1,5 +1,5 @@
 import type { JobItemBatch, JobRecord, JobRepository } from './repository.js';
-import { resultPiecesOf } from './items.js';
+import { resultPiecesOf, resultPiecesRead } from './items.js';
 import type { JobOperations } from './operations.js';
 import type { JobError, JobView, WebhookAttemptView } from './types.js';
 
@@ -64,13 +64,13 @@ export class JobViews {
 
   /**
    * `view` as JSON text, for a stream's last line: a finished job's result goes in as stored
-   * (the synchronous answer's text, or its items' texts), not parsed to be written again.
-   * `batches`: all of the job's items, when the stream has just read them. In pieces to be
-   * written one after the other: a 65535-port result is 13 MB of text, which joined into one
-   * string (and copied into one buffer on its way out) held some 26 MB more at once.
+   * (the synchronous answer's text, or its items' texts), not parsed to be written again. In
+   * pieces to be written one after the other, its items read a few batches at a time
+   * (resultPiecesRead): a 65535-port result is 13 MB of text, which joined into one string (and
+   * copied into one buffer on its way out) held some 26 MB more at once.
    */
-  async viewText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<[string, Iterable<string>, string]> {
-    const result = await this.#resultPieces(row, batches);
+  async viewText(row: JobRecord): Promise<[string, Iterable<string> | AsyncIterable<string>, string]> {
+    const result = row.result !== null ? [row.result] : !this.hasItems(row.endpoint) ? ['null'] : resultPiecesRead((after, limit) => this.#d.repo.itemBatches(row.id, after, limit));
     const { result: _none, ...rest } = await this.#view(row, null);
     return [`${JSON.stringify(rest).slice(0, -1)},"result":`, result, '}'];
   }
@@ -84,15 +84,10 @@ export class JobViews {
    * The job's `result` as JSON text: the stored text; else, for a bulk or range call, its items
    * (so far) in input order, which is its result once it succeeded (RESULT_IS_ITEMS); else null.
    */
-  async resultText(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<string> {
-    return [...(await this.#resultPieces(row, batches))].join('');
-  }
-
-  /** resultText in the pieces that make it up. */
-  async #resultPieces(row: JobRecord, batches?: readonly JobItemBatch[]): Promise<Iterable<string>> {
-    if (row.result !== null) return [row.result];
-    if (!this.hasItems(row.endpoint)) return ['null'];
-    return resultPiecesOf(batches ?? (await allItemBatches(this.#d.repo, row.id)));
+  async resultText(row: JobRecord): Promise<string> {
+    if (row.result !== null) return row.result;
+    if (!this.hasItems(row.endpoint)) return 'null';
+    return [...resultPiecesOf(await allItemBatches(this.#d.repo, row.id))].join('');
   }
 
   async #view(row: JobRecord, result: unknown): Promise<JobView> {

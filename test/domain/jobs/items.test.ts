@@ -4,7 +4,7 @@ import { JOB_ITEMS_PAGE, RESULT_IS_ITEMS, allItemBatches, type JobOperation } fr
 import { JobViews } from '../../../src/domain/jobs/views.js';
 import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
-import { ItemBatcher, RESULT_PIECE_ITEMS, batchOf, itemLine, itemsOf, ndjsonAfter, resultPiecesOf, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
+import { ItemBatcher, RESULT_PIECE_ITEMS, RESULT_READ_BATCHES, batchOf, itemLine, itemsOf, ndjsonAfter, resultPiecesOf, resultPiecesRead, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
 
 /** Items 1-5 completed out of input order, written in two batches (1-3, 4-5). */
 const ITEMS = [
@@ -51,6 +51,36 @@ test('a long result comes in pieces of at most RESULT_PIECE_ITEMS items that joi
     assert.equal(pieces.length, Math.floor(values.length / RESULT_PIECE_ITEMS) + 1);
     assert.deepEqual(JSON.parse(pieces.join('')), [...values].reverse());
   }
+});
+
+test('a finished result read a few batches at a time gives the same pieces as all the batches at once', async () => {
+  const collect = async (pieces: AsyncIterable<string>) => {
+    const out: string[] = [];
+    for await (const piece of pieces) out.push(piece);
+    return out;
+  };
+  const n = 2 * RESULT_PIECE_ITEMS + 37;
+  // Items complete out of input order: mostly in order, every 7th one far later (a slow port), in
+  // batches of 1 to 40 items.
+  const order = Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 !== 3);
+  order.push(...Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 === 3).reverse());
+  const items = order.map((index, i) => ({ seq: i + 1, index, item: `{"i":${index}}` }));
+  const batches = [];
+  for (let at = 0, size = 1; at < items.length; at += size, size = (size % 40) + 1) batches.push(batchOf(items.slice(at, at + size)));
+  const reads: number[] = [];
+  const read = async (afterSeq: number, limit: number) => {
+    reads.push(limit);
+    return batches.filter((b) => b.last_seq > afterSeq).slice(0, limit);
+  };
+  const pieces = await collect(resultPiecesRead(read));
+  assert.deepEqual(pieces, [...resultPiecesOf(batches)]);
+  assert.deepEqual(JSON.parse(pieces.join('')), Array.from({ length: n }, (_, i) => ({ i })));
+  assert.ok(reads.every((limit) => limit <= RESULT_READ_BATCHES), 'never more than RESULT_READ_BATCHES batches in one read');
+  assert.deepEqual(await collect(resultPiecesRead(async () => [])), ['[]']);
+  // A batch gone between the two passes (the job purged meanwhile) is an error, not a short result.
+  let calls = 0;
+  const vanishing = async (afterSeq: number, limit: number) => (calls++ === 0 ? batches.slice(0, limit).filter((b) => b.last_seq > afterSeq) : []);
+  await assert.rejects(collect(resultPiecesRead(vanishing)), /no longer stored/);
 });
 
 test('an item text with a newline between its tokens is written on one line; a stored line that is not ours is an error, not a guess', () => {
