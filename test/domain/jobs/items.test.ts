@@ -65,7 +65,7 @@ test('a finished result read a few batches at a time gives the same pieces as al
   const order = Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 !== 3);
   order.push(...Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 === 3).reverse());
   const items = order.map((index, i) => ({ seq: i + 1, index, item: `{"i":${index}}` }));
-  const batches = [];
+  const batches: Array<ReturnType<typeof batchOf>> = [];
   for (let at = 0, size = 1; at < items.length; at += size, size = (size % 40) + 1) batches.push(batchOf(items.slice(at, at + size)));
   const reads: number[] = [];
   const read = async (afterSeq: number, limit: number) => {
