@@ -12,9 +12,12 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shareOut } from './share-out.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TREE = join(ROOT, '.test-build');
+/** Where scripts/test.mjs has each test file's time in the last run written (scripts/test-durations.mjs). */
+export const DURATIONS = join(ROOT, 'node_modules', '.cache', 'netdiag', 'test-durations.json');
 const COPIED = ['src', 'test', 'clients', 'bench', 'scripts', 'bin', 'docs', 'package.json', 'package-lock.json', 'tsconfig.json', 'redocly.yaml', 'README.md'];
 
 rmSync(TREE, { recursive: true, force: true });
@@ -54,7 +57,7 @@ await build({
 // The processes `npm test` runs. Node 20 starts a process per file, and a process that builds
 // the app first loads some 1,100 modules and compiles every route's schemas: 2-3 s of CPU, most
 // of a small test file's cost. So test files share processes, SHARED_PROCESSES of them, each
-// importing its share (round robin over the sorted paths) one after the other. Each file is
+// importing its share (scripts/share-out.mjs) one after the other. Each file is
 // imported inside a `describe` named by its path, so that its tests, and any hooks it declares
 // at its top level, belong to it alone and run in its order, as they would in a process of its
 // own. A file keeps a process of its own when its tests need one, and says so in a comment
@@ -72,8 +75,20 @@ for (const file of filesUnder(ROOT, 'test', (name) => name.endsWith('.test.ts'))
   const source = readFileSync(join(ROOT, file), 'utf8');
   (CHROMIUM_PROCESS.test(source) ? chromium : OWN_PROCESS.test(source) ? own : shared).push(file);
 }
-const groups = Array.from({ length: SHARED_PROCESSES }, () => []);
-shared.forEach((file, i) => groups[i % SHARED_PROCESSES].push(file));
+const groups = shareOut(shared, SHARED_PROCESSES, lastDurations());
+
+/**
+ * Each file's time in the last run (scripts/test-durations.mjs writes them where test.mjs says),
+ * or null when there was none that finished (a fresh clone).
+ */
+function lastDurations() {
+  try {
+    const ms = JSON.parse(readFileSync(DURATIONS, 'utf8'));
+    return Object.keys(ms).length > 0 ? ms : null;
+  } catch {
+    return null;
+  }
+}
 
 // Longest first, so that no long one starts last: the Chromium process, the files that asked for
 // their own process (mostly waiting on child processes and clocks), then the shared processes.

@@ -8,7 +8,7 @@
 // suite's summary. Measured on the 2-core machine: see BENCHMARKS.md, "Test suite time".
 // Plain JavaScript, run with no loader.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ const LOWEST_PRIORITY = 19;
 /** Test processes at once: the suite is CPU-bound on two cores (test phase, 16:40-17:00: 4 → 168-170 s, 6 → 177 s, 8 → 216 s). */
 const SUITE_CONCURRENCY = 4;
 
-await import('./test-tree.mjs');
+const { DURATIONS } = await import('./test-tree.mjs');
 
 /** Runs `args` with node; resolves with its exit code and, unless `inherit`, what it printed. */
 function run(args, { inherit = false, lowPriority = false } = {}) {
@@ -52,7 +52,11 @@ const checks = [
   ],
 ];
 const files = readFileSync(join(TREE, 'test-files.txt'), 'utf8').split('\n').filter(Boolean);
-const suite = await run(['--test', `--test-concurrency=${SUITE_CONCURRENCY}`, ...files], { inherit: true });
+mkdirSync(dirname(DURATIONS), { recursive: true });
+// Node's own reporter as it would pick it (spec on a terminal, TAP otherwise), and each file's time for the next run.
+const reporters = [`--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout'];
+reporters.push(`--test-reporter=${join(ROOT, 'scripts', 'test-durations.mjs')}`, `--test-reporter-destination=${DURATIONS}`);
+const suite = await run(['--test', `--test-concurrency=${SUITE_CONCURRENCY}`, ...reporters, ...files], { inherit: true });
 
 let failed = suite.code !== 0;
 for (const [name, done] of checks) {
