@@ -1,5 +1,5 @@
 import type { JobItemBatch, JobRecord, JobRepository } from './repository.js';
-import { resultPiecesOf, resultPiecesRead } from './items.js';
+import { resultPiecesRead, resultTextOf } from './items.js';
 import type { JobOperations } from './operations.js';
 import type { JobError, JobView, WebhookAttemptView } from './types.js';
 
@@ -70,7 +70,8 @@ export class JobViews {
    * copied into one buffer on its way out) held some 26 MB more at once.
    */
   async viewText(row: JobRecord): Promise<[string, Iterable<string> | AsyncIterable<string>, string]> {
-    const result = row.result !== null ? [row.result] : !this.hasItems(row.endpoint) ? ['null'] : resultPiecesRead((after, limit) => this.#d.repo.itemBatches(row.id, after, limit));
+    const stored = this.#stored(row);
+    const result = stored !== undefined ? [stored] : resultPiecesRead((after, limit) => this.#d.repo.itemBatches(row.id, after, limit));
     const { result: _none, ...rest } = await this.#view(row, null);
     return [`${JSON.stringify(rest).slice(0, -1)},"result":`, result, '}'];
   }
@@ -85,9 +86,13 @@ export class JobViews {
    * (so far) in input order, which is its result once it succeeded (RESULT_IS_ITEMS); else null.
    */
   async resultText(row: JobRecord): Promise<string> {
+    return this.#stored(row) ?? resultTextOf(await allItemBatches(this.#d.repo, row.id));
+  }
+
+  /** The result's text when no item is to be read for it (stored, or null for a call without items); undefined when it is the items. */
+  #stored(row: JobRecord): string | undefined {
     if (row.result !== null) return row.result;
-    if (!this.hasItems(row.endpoint)) return 'null';
-    return [...resultPiecesOf(await allItemBatches(this.#d.repo, row.id))].join('');
+    return this.hasItems(row.endpoint) ? undefined : 'null';
   }
 
   async #view(row: JobRecord, result: unknown): Promise<JobView> {
