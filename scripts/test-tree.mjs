@@ -14,10 +14,12 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shareOut } from './share-out.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const TREE = join(ROOT, '.test-build');
-/** Where scripts/test.mjs has each test file's time in the last run written (scripts/test-durations.mjs). */
-export const DURATIONS = join(ROOT, 'node_modules', '.cache', 'netdiag', 'test-durations.json');
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const TREE = join(ROOT, '.test-build');
+/** What `npm test` keeps for its next run, where npm's tools keep theirs. */
+export const CACHE = join(ROOT, 'node_modules', '.cache', 'netdiag');
+/** Each test file's time in the last run (scripts/test-durations.mjs writes it, test.mjs says where). */
+export const DURATIONS = join(CACHE, 'test-durations.json');
 const COPIED = ['src', 'test', 'clients', 'bench', 'scripts', 'bin', 'docs', 'package.json', 'package-lock.json', 'tsconfig.json', 'redocly.yaml', 'README.md'];
 
 rmSync(TREE, { recursive: true, force: true });
@@ -44,7 +46,7 @@ function filesUnder(base, dir, keep) {
 const { include } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8'));
 const { build } = await import('esbuild');
 await build({
-  entryPoints: include.flatMap((dir) => filesUnder(TREE, dir, (name) => /\.m?ts$/.test(name) && !name.endsWith('.d.ts'))).map((path) => join(TREE, path)),
+  entryPoints: include.flatMap((dir) => filesUnder(TREE, dir, (name) => /\.m?ts$/.test(name) && !/\.d\.m?ts$/.test(name))).map((path) => join(TREE, path)),
   outdir: TREE,
   outbase: TREE,
   format: 'esm',

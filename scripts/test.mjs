@@ -10,16 +10,13 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const TREE = join(ROOT, '.test-build');
 const LOWEST_PRIORITY = 19;
 /** Test processes at once: the suite is CPU-bound on two cores (test phase, 16:40-17:00: 4 → 168-170 s, 6 → 177 s, 8 → 216 s). */
 const SUITE_CONCURRENCY = 4;
 
-const { DURATIONS } = await import('./test-tree.mjs');
+const { ROOT, TREE, CACHE, DURATIONS } = await import('./test-tree.mjs');
 
 /** Runs `args` with node; resolves with its exit code and, unless `inherit`, what it printed. */
 function run(args, { inherit = false, lowPriority = false } = {}) {
@@ -43,7 +40,6 @@ function run(args, { inherit = false, lowPriority = false } = {}) {
 // Both keep what they learnt for the next run where npm's tools keep theirs (node_modules/.cache):
 // a run after a small change re-checks only what the change touches (ESLint 8 s → 1 s of CPU,
 // tsc 15 s → 4 s). A fresh clone has no cache and checks everything.
-const CACHE = join(ROOT, 'node_modules', '.cache', 'netdiag');
 const checks = [
   ['ESLint', run([join(ROOT, 'node_modules/eslint/bin/eslint.js'), '--cache', '--cache-location', join(CACHE, 'eslint/'), '.'], { lowPriority: true })],
   [
@@ -52,7 +48,7 @@ const checks = [
   ],
 ];
 const files = readFileSync(join(TREE, 'test-files.txt'), 'utf8').split('\n').filter(Boolean);
-mkdirSync(dirname(DURATIONS), { recursive: true });
+mkdirSync(CACHE, { recursive: true });
 // Node's own reporter as it would pick it (spec on a terminal, TAP otherwise), and each file's time for the next run.
 const reporters = [`--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout'];
 reporters.push(`--test-reporter=${join(ROOT, 'scripts', 'test-durations.mjs')}`, `--test-reporter-destination=${DURATIONS}`);
