@@ -8,7 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 function ephemeralLow(): number | null {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    return Number.isInteger(low) && low > FIRST_PICKED + 1000 ? low : null;
+    return Number.isInteger(low) && low >= FIRST_PICKED + MIN_PICKED ? low : null;
   } catch {
     return null;
   }
@@ -16,6 +16,8 @@ function ephemeralLow(): number | null {
 
 /** Below the ephemeral range: from here up to it, ports are picked at random. */
 const FIRST_PICKED = 20_000;
+/** The fewest ports to pick from; with fewer below the ephemeral range, the kernel picks (port 0). */
+const MIN_PICKED = 1_000;
 const LOW = ephemeralLow();
 
 /** Listens on `port` (0: the kernel's choice) of 127.0.0.1 and closes again: the port, or null when it was taken. */
