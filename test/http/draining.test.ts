@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
@@ -48,4 +51,26 @@ test('shutting down: the request in flight is answered and recorded; a request t
   // Recorded before the store closed: the two calls answered; the refused request is not a call.
   const rows = await b.store.usage.rows(1, '2000-01-01', '2999-12-31');
   assert.deepEqual(Object.fromEntries(rows.map((r) => [r.endpoint, r.requests])), { '/port/scan': 1, '/user': 1 });
+});
+
+test('a connection that has sent nothing does not hold the shutdown: it is closed, the server closes', async (t) => {
+  const b = await build(t);
+  const silent = net.connect(Number(new URL(b.url).port), '127.0.0.1');
+  t.after(() => silent.destroy());
+  silent.on('error', () => undefined);
+  await once(silent, 'connect');
+  // One request answered first, so the server has certainly taken the silent connection too.
+  assert.equal((await b.api('/api/user', { headers: { connection: 'close' } })).status, 200);
+  const closed = b.app.close();
+  // Without the fix the client would hold app.close() until it went away: it does after 20 s.
+  const giveUp = new AbortController();
+  const outcome = await Promise.race([
+    once(silent, 'close').then(() => 'closed by the server'),
+    delay(20_000, 'still open', { signal: giveUp.signal }),
+  ]);
+  giveUp.abort();
+  silent.destroy();
+  await closed;
+  assert.equal(outcome, 'closed by the server');
+  assert.equal(silent.bytesRead, 0, 'closed without an answer: it asked nothing');
 });
