@@ -90,6 +90,12 @@ interface Setup {
   spy: ConnectSpy;
   delivery: WebhookDelivery;
   receiver(answer: Answer, tls?: boolean): Promise<Receiver>;
+  /**
+   * Runs `close` when the test ends, before the receivers, the store and its database go (a
+   * `t.after` of the test runs after setup's: a queue still polling a dropped PostgreSQL schema
+   * deadlocked the drop). The last one given runs first.
+   */
+  atEnd(close: () => unknown): void;
 }
 
 /** A job's event sent to `r` (under a 300 ms timeout, no retries): its one attempt got no answer and was cut then. */
@@ -111,9 +117,9 @@ async function setup(t: TestContext, backend: () => Backend, opts: { allow?: boo
   const dialer = createDialer({ allowTargets: opts.allow === false ? [] : LOOPBACK, dnsServers: NO_DNS }, { connectFn: spy.fn });
   const secrets = new WebhookSecrets(store);
   const receivers: Receiver[] = [];
-  const closers: Array<() => Promise<void>> = [];
+  const closers: Array<() => unknown> = [];
   t.after(async () => {
-    for (const close of closers) await close();
+    for (const close of closers.reverse()) await close();
     for (const r of receivers) await r.close();
     await store.close();
     await b.drop();
@@ -140,6 +146,7 @@ async function setup(t: TestContext, backend: () => Backend, opts: { allow?: boo
       receivers.push(r);
       return r;
     },
+    atEnd: (close) => void closers.push(close),
   };
 }
 
@@ -352,11 +359,11 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const s = await setup(t, backend, { start: false });
     const r = await s.receiver(status(200));
     const dns = await startDnsServer({ 'hook.test': { A: (asked) => (asked === 0 ? ['93.184.216.34'] : ['127.0.0.1']), AAAA: [] } });
-    t.after(() => dns.close());
+    s.atEnd(() => dns.close());
     const spy = connectSpy();
     const dialer = createDialer({ allowTargets: [], dnsServers: [{ host: dns.host, port: dns.port }] }, { connectFn: spy.fn });
     const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, retryDelaysMs: [] } });
-    t.after(() => w.queue.close());
+    s.atEnd(() => w.queue.close());
     const url = `http://hook.test:${r.port}/`;
     await w.delivery.checkUrl(url);
     const job = finishedJob(url);
@@ -385,7 +392,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const spy = connectSpy();
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }, { connectFn: spy.fn });
     const b = createWebhooks({ store: storeB, dialer, secrets: new WebhookSecrets(storeB), tuning: FAST });
-    t.after(async () => {
+    a.atEnd(async () => {
       await b.queue.close();
       await storeB.close();
     });
@@ -418,7 +425,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
 
     const started = Date.now();
     const second = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
-    t.after(() => second.queue.close());
+    s.atEnd(() => second.queue.close());
     const [a] = await eventually(() => second.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.deepEqual([a!.attempt, a!.status], [1, 200]);
     assert.ok(Date.now() - started < 2_000, 'not after the 30 s lease: it was given back');
@@ -432,7 +439,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const storeB = await s.b.open();
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     const b = createWebhooks({ store: storeB, dialer, secrets: new WebhookSecrets(storeB), tuning: { ...FAST, pollMs: 5 } });
-    t.after(async () => {
+    s.atEnd(async () => {
       await b.queue.close();
       await storeB.close();
     });
@@ -500,7 +507,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
       },
     });
     const w = createWebhooks({ store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: s.secrets, tuning: { ...FAST, timeoutMs: 300, retryDelaysMs: [], concurrency: 2, perAccount: 2 } });
-    t.after(() => w.queue.close());
+    s.atEnd(() => w.queue.close());
     await eventually(async () => r.received.length, (n) => n >= 7);
     assert.deepEqual(taken.slice(0, 2), ['/a1', '/b1'], "each account's oldest first, one per account");
     assert.equal(taken[2], '/c1', "the other account's event goes next, before either backlog");
@@ -518,7 +525,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     // An event queued since (its job finished as the suspension came): not sent while suspended either.
     await s.delivery.enqueue(finishedJob(`${r.url}/s3`), account.id);
     const w = createWebhooks({ store: s.store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: s.secrets, tuning: FAST });
-    t.after(() => w.queue.close());
+    s.atEnd(() => w.queue.close());
     // Another account's event, queued after them, goes out: theirs would have gone first.
     await w.delivery.finished(finishedJob(`${r.url}/other`), s.accountId);
     await eventually(async () => r.received.length, (n) => n >= 1);
@@ -558,7 +565,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     ];
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
-    t.after(() => w.queue.close());
+    s.atEnd(() => w.queue.close());
     await eventually(async () => r.received.length, (n) => n >= 4);
     await sleep(150);
     const events = eventsOf(r);
@@ -606,7 +613,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const views = await Promise.all(ids.map(async (id) => rowView(s.store)((await s.store.jobs.find(id))!)));
     // Another instance sweeping on its own connection too.
     const storeB = await s.b.open();
-    t.after(() => storeB.close());
+    s.atEnd(() => storeB.close());
     const b = new WebhookDelivery({ store: storeB, secrets: s.secrets, transport: new DialerWebhookTransport(createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS })) });
     const since = new Date(Date.now() - 3_600_000);
     const until = new Date(Date.now() + 1_000);
@@ -633,7 +640,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     // The interval is far longer than the test: only the at-once follow-up can reach the last page.
     const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, sweepMs: 3_600_000 } });
-    t.after(() => w.queue.close());
+    s.atEnd(() => w.queue.close());
     await eventually(async () => r.received.length, (n) => n >= ids.length, { timeoutMs: 30_000 });
     await sleep(100);
     assert.equal(r.received.length, ids.length);
@@ -648,7 +655,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const old = await finishedRow(s.store, s.accountId, { url: r.url, agoMs: 91 * MINUTE });
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, keepMs: 3 * 60 * MINUTE, sweepWindowMs: 86_400_000 } });
-    t.after(() => w.queue.close());
+    s.atEnd(() => w.queue.close());
     await eventually(async () => r.received.length, (n) => n >= 1);
     // Both were looked at in the same sweep (one page): the old one was left out, not yet reached.
     await sleep(100);
