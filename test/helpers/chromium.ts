@@ -89,7 +89,10 @@ export async function auditSchemes(page: Page, dir: string, name: string, seen?:
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.screenshot({ path: `${dir}${name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
-    const { violations } = await new AxeBuilder({ page }).withTags(WCAG).analyze();
+    // Legacy mode runs axe.run in the page itself. The default opens a blank page to gather the
+    // frames' results in, per call: 1,040 ms of CPU for a login page against 293 ms, with the same
+    // verdict (the pages have no frames; CSP allows no other origin to frame).
+    const { violations } = await new AxeBuilder({ page }).withTags(WCAG).setLegacyMode(true).analyze();
     const report = violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
     assert.deepEqual(report, [], `${name} (${scheme}): WCAG 2.1 A/AA violations`);
     seen?.(scheme, violations.length);
