@@ -53,6 +53,9 @@ test('shutting down: the request in flight is answered and recorded; a request t
   assert.deepEqual(Object.fromEntries(rows.map((r) => [r.endpoint, r.requests])), { '/port/scan': 1, '/user': 1 });
 });
 
+/** How long the silent-connection test waits for the server to close it before it calls the shutdown held. */
+const SILENT_CLOSE_GIVE_UP_MS = 20_000;
+
 test('a connection that has sent nothing does not hold the shutdown: it is closed, the server closes', async (t) => {
   const b = await build(t);
   const silent = net.connect(Number(new URL(b.url).port), '127.0.0.1');
@@ -62,11 +65,11 @@ test('a connection that has sent nothing does not hold the shutdown: it is close
   // One request answered first, so the server has certainly taken the silent connection too.
   assert.equal((await b.api('/api/user', { headers: { connection: 'close' } })).status, 200);
   const closed = b.app.close();
-  // Without the fix the client would hold app.close() until it went away: it does after 20 s.
+  // Without the fix the client would hold app.close() until it went away: it goes once the test gives up.
   const giveUp = new AbortController();
   const outcome = await Promise.race([
     once(silent, 'close').then(() => 'closed by the server'),
-    delay(20_000, 'still open', { signal: giveUp.signal }),
+    delay(SILENT_CLOSE_GIVE_UP_MS, 'still open', { signal: giveUp.signal }),
   ]);
   giveUp.abort();
   silent.destroy();
