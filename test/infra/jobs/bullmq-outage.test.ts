@@ -11,9 +11,13 @@ import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js'
 import { eventually } from '../../helpers/eventually.js';
 import { JobCancelledError } from '../../../src/errors.js';
 
-// own process: after close, a reconnecting ioredis client of BullMQ's can still reject "Connection
-// is closed" with nobody listening (seen under load, not found yet); in a shared process that
-// late rejection fails the whole shared process (scripts/test-tree.mjs).
+// own process: after close, a late "Connection is closed" can escape as an unhandled rejection
+// (seen under load, in the second test, right after Redis came back), and in a shared process it
+// would fail the whole shared process (scripts/test-tree.mjs). The cause: BullMqJobQueue gives
+// BullMQ ioredis instances, so BullMQ treats them as shared; closing, it removes its
+// RedisConnection's listeners without settling that connection's init (still reading INFO after
+// the reconnect), and close() then disconnects the client: init rejects, and its
+// `.catch(err => this.emit('error', err))` throws with no listener left.
 
 /**
  * Redis unreachable when a job is created (docs/jobs.md): the job is still accepted (202, queued
