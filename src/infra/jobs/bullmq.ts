@@ -228,15 +228,13 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   /**
-   * Resolves once cancels can be published (they are not queued while Redis is not connected), or
-   * after BULLMQ_CONNECT_TIMEOUT_MS: a short-lived process (the CLI) waits for it before cancelling.
+   * Resolves once every connection of this queue's own is ready (cancels can be published; they
+   * are not queued while Redis is not connected), or after BULLMQ_CONNECT_TIMEOUT_MS: a
+   * short-lived process (the CLI) waits for it before cancelling.
    */
   async connected(): Promise<void> {
-    // The queue's own connection too: BullMQ closed while its connection still initializes lets
-    // that initialization's failure escape as an unhandled rejection (its error listeners are
-    // gone by then), which would end a short-lived process.
-    const pubReady = this.#pub.status === 'ready' ? Promise.resolve() : new Promise((resolve) => this.#pub.once('ready', resolve));
-    await withTimeout(Promise.all([pubReady, this.#queue.waitUntilReady()]), BULLMQ_CONNECT_TIMEOUT_MS, 'connect').catch((err: unknown) => this.#onError(err));
+    const ready = (r: Redis) => (r.status === 'ready' ? Promise.resolve() : new Promise((resolve) => r.once('ready', resolve)));
+    await withTimeout(Promise.all(this.#clients.map(ready)), BULLMQ_CONNECT_TIMEOUT_MS, 'connect').catch((err: unknown) => this.#onError(err));
   }
 
   async cancel(id: string): Promise<void> {
