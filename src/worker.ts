@@ -31,10 +31,6 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   // No HTTP server, so no judge of its own: the one set, else the one an API instance recorded.
   const judge = await judgeHealth(services.proxy);
   const judgeSays = judge.error === null ? `judge ${withoutPassword(judge.url!)}` : `${judge.url === null ? 'no judge' : `judge ${withoutPassword(judge.url)} not answering`}: proxy jobs fail (503) until it is fixed`;
-  log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too; ${judgeSays}`);
-  services.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
-  if (judge.error !== null) services.log.warn({ judge: judge.url }, judge.error);
-
   // The job queue's and the delivery's timers are unref'd, and without REDIS_URL no connection
   // holds the event loop: this does, until the worker closes (else it exited at once, code 0).
   const alive = setInterval(() => undefined, KEEP_ALIVE_INTERVAL_MS);
@@ -51,5 +47,9 @@ export async function startWorker(config: Config, log: (line: string) => void = 
     late: 'the worker did not stop within the shutdown grace (NETDIAG_SHUTDOWN_GRACE_S); exiting anyway',
     failed: 'worker shutdown failed',
   });
+  // Announced once a SIGTERM is handled: one sent on seeing this line gets the clean shutdown.
+  log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too; ${judgeSays}`);
+  services.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
+  if (judge.error !== null) services.log.warn({ judge: judge.url }, judge.error);
   return { services, close };
 }

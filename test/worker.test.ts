@@ -131,3 +131,32 @@ test('SIGKILL of the worker running a job: the other worker finishes it, same re
   const code = await new Promise((r) => survivor.child.once('exit', r));
   assert.equal(code, 0);
 });
+
+test('SIGTERM while Redis is down: the worker stops within its close bounds and exits 0', { skip: skipReason(), timeout: 60_000 }, async (t) => {
+  // BullMQ waits for its blocking connection to end, which ioredis never says while it waits to
+  // reconnect: the worker held its shutdown until the grace ran out and exited 1.
+  const redisPort = await freePort();
+  const redis = await startRedisServer(t, redisPort);
+  const backend = postgresBackend(TEST_DATABASE_URL!);
+  const store = await backend.open();
+  t.after(async () => {
+    await store.close();
+    await backend.drop();
+  });
+  const sep = TEST_DATABASE_URL!.includes('?') ? '&' : '?';
+  const worker = startWorker({
+    REDIS_URL: `redis://127.0.0.1:${redisPort}/0`,
+    DATABASE_URL: `${TEST_DATABASE_URL!}${sep}options=${encodeURIComponent(`-c search_path=${backend.schema}`)}`,
+    NETDIAG_WORKERS: '2',
+    NETDIAG_DNS_SERVERS: '127.0.0.1:1',
+    NETDIAG_SHUTDOWN_GRACE_S: '30',
+    LOG_LEVEL: 'warn',
+  });
+  t.after(() => void worker.child.kill('SIGKILL'));
+  await worker.ready;
+  redis.kill('SIGKILL');
+  await new Promise((r) => redis.once('exit', r));
+  worker.child.kill('SIGTERM');
+  const code = await new Promise((r) => worker.child.once('exit', r));
+  assert.equal(code, 0, 'stopped by itself, not by the shutdown grace');
+});

@@ -252,8 +252,10 @@ export class BullMqJobQueue implements JobQueue {
       // for past the close timeout: the runs are given back in the database already, and the sweep re-adds them.
       await withTimeout(this.#worker.close(), BULLMQ_CLOSE_TIMEOUT_MS, 'worker close').catch((err: unknown) => {
         this.#onError(err);
-        void this.#worker!.close(true).catch(() => undefined);
-        return this.#worker!.disconnect().catch(() => undefined);
+        // Redis is gone (the worker waits for its blocking call, or for that connection's first
+        // ready): BullMQ's own blocking connection is dropped at once, however far it got, so it
+        // stops reconnecting. The worker's other connection is one of this queue's, disconnected below.
+        return withTimeout(this.#worker!.getBackend().close(true), BULLMQ_CLOSE_TIMEOUT_MS, 'worker disconnect').catch(() => undefined);
       });
     }
     await withTimeout(this.#queue.close(), BULLMQ_CLOSE_TIMEOUT_MS, 'queue close').catch(() => undefined);
