@@ -65,6 +65,11 @@ describe('architecture', () => {
     assert.deepEqual(bad, []);
   });
 
+  it('no file of src/domain names an infra path, in code or in prose (`grep -rn "infra/" src/domain` prints nothing)', () => {
+    const naming = files.filter((f) => under(f, 'domain') && readFileSync(f, 'utf8').includes('infra/')).map(name);
+    assert.deepEqual(naming, [], 'the domain says "the infra layer", not where it lives');
+  });
+
   it('src/net does no I/O and depends on no layer', () => {
     const io = /^(node:)?(net|dns|fs|fs\/promises|http|https|http2|tls|dgram|child_process|worker_threads|cluster|readline|inspector)$/;
     const bad = [...graph]

@@ -1,7 +1,7 @@
 /**
  * What the domain tells the operator's metrics (GET /metrics) about its work. The domain only
- * declares it; src/infra/metrics implements it with prom-client, and NO_METRICS does nothing
- * (NETDIAG_METRICS_TOKEN unset, tests, the worker).
+ * declares it; the infra layer's metrics module implements it with prom-client, and NO_METRICS
+ * does nothing (NETDIAG_METRICS_TOKEN unset, tests, the worker).
  *
  * Every label value passed here comes from a small fixed set (an operation's tool name, an error
  * code, an outcome below), never from a request, so the number of series stays bounded.

@@ -1,7 +1,7 @@
 /**
  * Every default and bound of the port scanner (API.md, "Port scanner").
- * Its sockets come out of the dialer's one budget (infra/net/defaults.ts), shared with every
- * other tool: a scan holds at most the dialer's per-request maximum, an account its share.
+ * Its sockets come out of the dialer's one budget (the infra layer's net defaults), shared with
+ * every other tool: a scan holds at most the dialer's per-request maximum, an account its share.
  */
 
 /** Default connect timeout of POST /port/scan, seconds. */

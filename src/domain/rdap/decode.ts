@@ -17,7 +17,8 @@ export interface DecodedAnswer {
 /**
  * Turns an answer's bytes into its fields (UTF-8, the depth counted before JSON.parse, every field
  * type-checked): all the CPU an answer costs is here, in one pure function, so that it can run off
- * the event loop (src/infra/rdap runs it in a worker thread) or in line (tests, small answers).
+ * the event loop (the infra layer's RDAP client runs it in a worker thread) or in line (tests,
+ * small answers).
  */
 export interface RdapDecoder {
   decode(body: Uint8Array, kind: AnswerKind, signal?: AbortSignal): Promise<DecodedAnswer>;

@@ -18,7 +18,7 @@ import type { RdapHopReport, RdapHttp } from './types.js';
 export interface RdapServiceOptions {
   http: RdapHttp;
   bootstrap: BootstrapRegistry;
-  /** Where answers are parsed; in line unless given (src/infra/rdap: a worker thread). */
+  /** Where answers are parsed; in line unless given (the infra layer's: a worker thread). */
   decoder?: RdapDecoder;
   requestTimeoutMs?: number;
   totalTimeoutMs?: number;

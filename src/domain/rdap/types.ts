@@ -1,4 +1,4 @@
-/** What the RDAP client needs from the outside world; src/infra/rdap implements both over the one dialer. */
+/** What the RDAP client needs from the outside world; the infra layer implements both over the one dialer. */
 
 import type { WhoisHopReport } from '../whois/types.js';
 
