@@ -71,8 +71,11 @@ const LOST_LOCK = /^(Missing lock for job|Lock mismatch for job|could not renew 
 /** Socket error codes that mean "Redis cannot be reached" (ioredis reconnects by itself). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/** ioredis' own words for a command refused while the connection is down. */
-const CONNECTION_MESSAGES = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false)/;
+/**
+ * ioredis' own words for a command refused while the connection is down, or lost with it (sent,
+ * then the connection died: a connection with maxRetriesPerRequest 1 gives it up).
+ */
+const CONNECTION_MESSAGES = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false|Reached the max retries per request limit )/;
 
 function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

@@ -4,6 +4,7 @@ import { composeApp } from '../../../src/compose.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
+import { Redis } from 'ioredis';
 import { BullMqJobQueue } from '../../../src/infra/jobs/bullmq.js';
 import { sqliteBackend, sqliteStoreWithAccount } from '../store/backends.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -98,4 +99,24 @@ test('closing right as Redis comes back leaves no late rejection behind', { skip
     redis.kill('SIGKILL');
   }
   assert.deepEqual(rejections, []);
+});
+
+test('a command lost as Redis dies (sent, never answered) is an outage, not an error', { skip: noRedis, timeout: 30_000 }, async (t) => {
+  const port = await freePort();
+  const { store } = await sqliteStoreWithAccount(t);
+  const redis = await startRedisServer(t, port);
+  const errors: unknown[] = [];
+  const states: string[] = [];
+  const queue = new BullMqJobQueue({ redisUrl: `redis://127.0.0.1:${port}/0`, repo: store.jobs, workers: 0, onError: (err) => errors.push(err), onRedis: (state) => states.push(state) });
+  t.after(() => queue.close());
+  await queue.connected();
+  // Redis stops answering, so the job id sent next is still in flight when Redis dies.
+  const admin = new Redis(`redis://127.0.0.1:${port}/0`);
+  await admin.call('CLIENT', 'PAUSE', '10000', 'ALL');
+  admin.disconnect();
+  const enqueued = queue.enqueue('a-job-id');
+  redis.kill('SIGKILL');
+  await enqueued;
+  assert.deepEqual(errors, [], 'a lost command is part of the outage');
+  assert.deepEqual(states, ['lost']);
 });
