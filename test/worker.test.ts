@@ -10,6 +10,7 @@ import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';
 import { silentPorts } from './fixtures/silent-ports.js';
 import { freePort } from './helpers/free-port.js';
+import { schemaDatabaseUrl } from './helpers/pg-schema.js';
 import { hasRedisServer, startRedisServer } from './helpers/redis-server.js';
 import { TEST_DATABASE_URL, postgresBackend } from './infra/store/backends.js';
 import { startReceiver } from './infra/webhooks/receiver.js';
@@ -137,16 +138,9 @@ test('SIGTERM while Redis is down: the worker stops within its close bounds and 
   // reconnect: the worker held its shutdown until the grace ran out and exited 1.
   const redisPort = await freePort();
   const redis = await startRedisServer(t, redisPort);
-  const backend = postgresBackend(TEST_DATABASE_URL!);
-  const store = await backend.open();
-  t.after(async () => {
-    await store.close();
-    await backend.drop();
-  });
-  const sep = TEST_DATABASE_URL!.includes('?') ? '&' : '?';
   const worker = startWorker({
     REDIS_URL: `redis://127.0.0.1:${redisPort}/0`,
-    DATABASE_URL: `${TEST_DATABASE_URL!}${sep}options=${encodeURIComponent(`-c search_path=${backend.schema}`)}`,
+    DATABASE_URL: await schemaDatabaseUrl(t, TEST_DATABASE_URL!, 'worker_sigterm'),
     NETDIAG_WORKERS: '2',
     NETDIAG_DNS_SERVERS: '127.0.0.1:1',
     NETDIAG_SHUTDOWN_GRACE_S: '30',
