@@ -59,6 +59,7 @@ interface Schema {
   maxLength?: number;
   maxItems?: number;
   examples?: unknown[];
+  const?: unknown;
 }
 
 /** The longest text a JSON field of a form may hold (the form body's own bound is 16 KiB). */
@@ -78,8 +79,10 @@ function typesOf(s: Schema): string[] {
 function fieldOf(name: string, s: Schema, required: boolean): FormField {
   const base = { name, label: labelOf(name), required, hint: s.description ?? '' };
   const dflt = s.default;
-  if (Array.isArray(s.enum) && s.enum.every((v) => typeof v === 'string')) {
-    const options = s.enum as string[];
+  // An enum, or a union of string constants (TypeBox's Union of Literals): one of a few words.
+  const choices = Array.isArray(s.enum) ? s.enum : s.anyOf?.every((b) => typeof b.const === 'string') ? s.anyOf.map((b) => b.const) : undefined;
+  if (choices && choices.every((v) => typeof v === 'string')) {
+    const options = choices as string[];
     return { ...base, kind: 'select', options: required ? options : ['', ...options], value: typeof dflt === 'string' ? dflt : required ? options[0]! : '' };
   }
   // A union (ports: a list or a string spec): its string branch is the one a person types.

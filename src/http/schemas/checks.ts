@@ -18,8 +18,10 @@ const Ms = (description: string) => Type.Number({ description });
 
 export const HttpCheckBody = Type.Object({
   url: Type.String({ minLength: 1, maxLength: HTTP_MAX_URL_CHARS, description: 'an http:// or https:// URL, without user name or password' }),
-  method: Type.Optional(Type.Union([Type.Literal('GET'), Type.Literal('HEAD')], { description: 'default GET' })),
-  follow_redirects: Type.Optional(Type.Boolean({ description: `default true; at most ${HTTP_MAX_REDIRECTS} redirects, each target checked by the target policy` })),
+  method: Type.Optional(Type.Union([Type.Literal('GET'), Type.Literal('HEAD')], { default: 'GET', description: 'default GET' })),
+  follow_redirects: Type.Optional(
+    Type.Boolean({ default: true, description: `default true; at most ${HTTP_MAX_REDIRECTS} redirects, each target checked by the target policy` }),
+  ),
   timeout: Type.Optional(Timeout),
 });
 

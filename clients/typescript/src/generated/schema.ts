@@ -3344,9 +3344,15 @@ export interface operations {
                 "application/json": {
                     /** @description an http:// or https:// URL, without user name or password */
                     url: string;
-                    /** @description default GET */
+                    /**
+                     * @description default GET
+                     * @default GET
+                     */
                     method?: "GET" | "HEAD";
-                    /** @description default true; at most 10 redirects, each target checked by the target policy */
+                    /**
+                     * @description default true; at most 10 redirects, each target checked by the target policy
+                     * @default true
+                     */
                     follow_redirects?: boolean;
                     /** @description seconds for the whole check (default 10) */
                     timeout?: number;
