@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const NODE_IO = ['net', 'dns', 'dgram', 'fs', 'fs/promises', 'http', 'https', 'http2', 'tls', 'child_process', 'worker_threads', 'cluster'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'bench/results/', 'test-output/', '.test-build/'] },
+  { ignores: ['**/node_modules/', '**/dist/', 'data/', 'bench/results/', 'test-output/', '.test-build/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

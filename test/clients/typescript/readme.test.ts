@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -57,4 +57,18 @@ test("README's usage runs against a live server: a lookup's TTL, then a job's it
   const events = lines.slice(1).join('\n');
   assert.equal(events.match(/type: 'item'/g)?.length, 2, stdout);
   assert.match(events, /type: 'job'[\s\S]*status: 'succeeded'/);
+});
+
+test("installed from its folder (npm install /path/to/clients/typescript: a link in node_modules), README's usage runs with plain node", async (t) => {
+  const dns = await startDnsServer({ records: [{ name: 'example.com', type: 'A', ttl: 300, data: '127.0.0.1' }] });
+  t.after(() => dns.close());
+  const b = await build(t, { env: { NETDIAG_DNS_SERVERS: `${dns.host}:${dns.port}`, NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+  const dir = tempDir(t, 'netdiag-installed-');
+  // What npm writes for a folder dependency; its entry is dist/, which `npm install` here built (the prepare script).
+  mkdirSync(join(dir, 'node_modules', '@netdiag'), { recursive: true });
+  symlinkSync(CLIENT, join(dir, 'node_modules', '@netdiag', 'client'), 'dir');
+  writeFileSync(join(dir, 'usage.mjs'), readmeUsage());
+  const { stdout } = await run(process.execPath, [join(dir, 'usage.mjs')], { env: { ...process.env, NETDIAG_URL: b.url, NETDIAG_TOKEN: b.token }, cwd: dir });
+  assert.equal(stdout.split('\n')[0], '300 127.0.0.1');
+  assert.match(stdout, /type: 'job'[\s\S]*status: 'succeeded'/);
 });
