@@ -9,11 +9,18 @@ export interface Touch {
   columns?: string[];
   /** Rows left out of a long table, counted in one line instead (nmap's "Not shown: 997 closed ports"). */
   quiet?: { when: (row: Record<string, unknown>) => boolean; label: string };
+  /** One line instead of the whole table when every row says the same thing (a name that does not resolve); null otherwise. */
+  once?: (rows: Record<string, unknown>[]) => string | null;
 }
 
 const PORT_TABLE: Touch = {
   columns: ['port', 'state', 'service', 'response_time', 'error'],
-  quiet: { when: (row) => row.state === 'closed', label: 'closed ports' },
+  // An unresolved port is never printed as it completes: the result says it once (below).
+  quiet: { when: (row) => row.state === 'closed' || row.state === 'unresolved', label: 'closed ports' },
+  once: (rows) =>
+    rows.length > 0 && rows.every((r) => r.state === 'unresolved')
+      ? `${cell(rows[0]!.host)} did not resolve (${cell(rows[0]!.error)}): none of the ${rows.length} ports was scanned`
+      : null,
 };
 
 /** The touches, by the path of the command. */
@@ -52,6 +59,8 @@ function indent(text: string): string {
 }
 
 function table(rows: Row[], touch: Touch | undefined): string {
+  const once = touch?.once?.(rows);
+  if (once) return once;
   let shown = rows;
   let note = '';
   const quiet = touch?.quiet;

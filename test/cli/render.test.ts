@@ -24,3 +24,9 @@ test('render: a port scan shows port, state, service and time, and counts the cl
   assert.equal(itemLine(scan[0], touch), 'port=22 state=open service=ssh response_time=1.5');
   assert.equal(itemLine(scan[1], touch), null);
 });
+
+test('a port scan of a name that does not resolve: one line, not a row per port, and no item printed as it completes', () => {
+  const items = Array.from({ length: 1000 }, (_, i) => ({ host: 'nx.test', ip: null, port: i + 1, open: false, state: 'unresolved', service: null, response_time: null, error: 'NXDOMAIN' }));
+  assert.equal(render(items, TOUCHES['/port/scan-range']), 'nx.test did not resolve (NXDOMAIN): none of the 1000 ports was scanned');
+  assert.equal(itemLine(items[0], TOUCHES['/port/scan-range']), null);
+});

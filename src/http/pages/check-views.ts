@@ -48,11 +48,29 @@ const str = (v: Json): string => (v === null || v === undefined ? '—' : typeof
 const ms = (v: Json): string => (typeof v === 'number' ? `${v} ms` : '—');
 const yesNo = (v: Json, unknown = 'unknown'): string => (v === true ? 'yes' : v === false ? 'no' : unknown);
 
-/** 'registrar_url' → 'Registrar url'. */
+/** Words a field name holds that people write another way. */
+const WORDS: Record<string, string> = {
+  ip: 'IP', ips: 'IPs', ipv4: 'IPv4', ipv6: 'IPv6', url: 'URL', http: 'HTTP', https: 'HTTPS', tls: 'TLS', ssl: 'TLS', dns: 'DNS',
+  dnssec: 'DNSSEC', ttl: 'TTL', asn: 'AS', rdap: 'RDAP', whois: 'WHOIS', sha256: 'SHA-256', alpn: 'ALPN', san: 'Names (SAN)',
+  ttfb: 'first byte', mdev: 'deviation', cidr: 'CIDR', id: 'ID', sni: 'SNI',
+};
+
+/** 'registrar_url' → 'Registrar URL', 'body_sha256' → 'Body SHA-256'. */
 function labelOf(key: string): string {
-  const t = key.replace(/_/g, ' ');
+  const t = key
+    .split(/[_\s]+/)
+    .map((w) => WORDS[w.toLowerCase()] ?? w)
+    .join(' ');
   return t.charAt(0).toUpperCase() + t.slice(1);
 }
+
+/** A label inside another ('Certificate' + 'Not after' → 'Certificate not after'); 'IP', 'TLS' keep their capitals. */
+function inner(label: string): string {
+  return /^[A-Z][A-Z0-9]/.test(label) ? label : label.charAt(0).toLowerCase() + label.slice(1);
+}
+
+/** Field names whose numbers are milliseconds (API.md: durations in JSON are ms unless the name says otherwise). */
+const MS_KEYS = /^(response_time|time|min|avg|max|mdev|last|best|worst|stdev|dns|connect|tls|ttfb|total|redirect|duration|rtt)$/;
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
@@ -79,10 +97,14 @@ function portsView(result: Json): Block[] {
       fields: [
         { label: 'Host', value: str(first.host) },
         { label: 'Address', value: first.ip === null ? `did not resolve: ${str(first.error ?? first.reason)}` : str(first.ip), ...(first.ip === null ? { tone: 'bad' as const } : {}) },
-        { label: 'Ports', value: `${items.length} scanned: ${counts.open} open, ${counts.closed} closed, ${counts.filtered} filtered${counts.unresolved ? `, ${counts.unresolved} unresolved` : ''}` },
+        first.ip === null
+          ? { label: 'Ports', value: `none scanned (${items.length} asked): no address to send to` }
+          : { label: 'Ports', value: `${items.length} scanned: ${counts.open} open, ${counts.closed} closed, ${counts.filtered} filtered` },
       ],
     },
   ];
+  // A name that does not resolve: every item says so; the page says it once.
+  if (first.ip === null) return blocks;
   const open = items.filter((p) => p.state === 'open');
   blocks.push({
     type: 'table',
@@ -275,18 +297,248 @@ function proxyView(result: Json): Block[] {
   ];
 }
 
+// --- HTTP and TLS checks, TCP ping ---
+
+function httpView(result: Json): Block[] {
+  if (!isObj(result)) return [];
+  const t = isObj(result.timings) ? result.timings : {};
+  const tls = isObj(result.tls) ? result.tls : null;
+  const status = typeof result.status === 'number' ? result.status : null;
+  const blocks: Block[] = [
+    {
+      type: 'fields',
+      title: 'Answer',
+      fields: [
+        { label: 'Asked', value: str(result.url) },
+        ...(result.final_url !== result.url ? [{ label: 'Ended at', value: str(result.final_url) }] : []),
+        { label: 'Status', value: status === null ? 'no answer' : `${status}${result.http_version ? ` over HTTP/${str(result.http_version)}` : ''}`, tone: status !== null && status < 400 ? 'ok' : 'bad' },
+        { label: 'Server address', value: str(result.ip) },
+        { label: 'Body', value: typeof result.body_bytes === 'number' ? `${bytes(result.body_bytes)}${result.body_truncated === true ? ', cut at the limit' : ''}` : '—' },
+        ...(result.body_sha256 ? [{ label: 'Body SHA-256', value: str(result.body_sha256) }] : []),
+        { label: 'TLS', value: tls ? `${str(tls.protocol)}, ${str(tls.cipher)}` : 'none (plain HTTP)' },
+        ...(result.error ? [{ label: 'Error', value: str(result.error), tone: 'bad' as const }] : []),
+      ],
+    },
+    {
+      type: 'table',
+      title: 'Timings (from the start of the last request)',
+      columns: ['Step', 'Time'],
+      numeric: [1],
+      rows: (
+        [
+          ['Name resolved', t.dns],
+          ['Connected', t.connect],
+          ['TLS handshake done', t.tls],
+          ['First byte', t.ttfb],
+          ['Whole answer', t.total],
+          ...('redirect' in t ? [['Redirects before it', t.redirect] as [string, Json]] : []),
+        ] as [string, Json][]
+      ).map(([step, v]) => [{ text: step }, { text: v === null || v === undefined ? 'not done' : ms(v), ...(v === null ? { tone: 'muted' as const } : {}) }]),
+      more: 0,
+    },
+  ];
+  const redirects = Array.isArray(result.redirects) ? result.redirects.filter(isObj) : [];
+  if (redirects.length) {
+    blocks.push({
+      type: 'table',
+      title: `Redirects followed (${redirects.length})`,
+      columns: ['From', 'Status', 'To'],
+      numeric: [1],
+      rows: redirects.map((r) => [{ text: str(r.url), code: true }, { text: str(r.status) }, { text: str(r.location), code: true }]),
+      more: 0,
+    });
+  }
+  const headers = isObj(result.headers) ? Object.entries(result.headers) : [];
+  if (headers.length) {
+    blocks.push({
+      type: 'table',
+      title: `Response headers (${headers.length})`,
+      columns: ['Header', 'Value'],
+      numeric: [],
+      rows: headers.slice(0, TABLE_ROWS_MAX).map(([k, v]) => [{ text: k, code: true }, { text: Array.isArray(v) ? v.map(str).join(', ') : str(v), code: true }]),
+      more: Math.max(0, headers.length - TABLE_ROWS_MAX),
+    });
+  }
+  return blocks;
+}
+
+function tlsView(result: Json, now: number): Block[] {
+  if (!isObj(result)) return [];
+  const cert = isObj(result.certificate) ? result.certificate : null;
+  const key = cert && isObj(cert.key) ? cert.key : null;
+  const days = cert && typeof cert.days_left === 'number' ? cert.days_left : null;
+  const blocks: Block[] = [
+    {
+      type: 'fields',
+      title: 'Connection',
+      fields: [
+        { label: 'Server', value: `${str(result.host)} port ${str(result.port)}${result.ip ? ` (${str(result.ip)})` : ''}` },
+        { label: 'Trusted', value: result.authorized === true ? 'yes' : `no${result.authorization_error ? `: ${str(result.authorization_error)}` : ''}`, tone: result.authorized === true ? 'ok' : 'bad' },
+        { label: 'Names the host', value: yesNo(result.hostname_match), tone: result.hostname_match === true ? 'ok' : 'bad' },
+        { label: 'Protocol', value: `${str(result.protocol)}, ${str(result.cipher)}` },
+        { label: 'ALPN', value: result.alpn ? str(result.alpn) : 'none' },
+        ...(result.error ? [{ label: 'Error', value: str(result.error), tone: 'bad' as const }] : []),
+      ],
+    },
+  ];
+  if (cert) {
+    const expiry = dateField('Expires', cert.not_after, now);
+    blocks.push({
+      type: 'fields',
+      title: 'Certificate',
+      fields: [
+        { label: 'Subject', value: str(cert.subject) },
+        { label: 'Issuer', value: str(cert.issuer) },
+        { ...expiry, ...(days !== null ? { value: `${expiry.value.replace(/ \(.*\)$/, '')} (${days < 0 ? `expired ${-days} day${days === -1 ? '' : 's'} ago` : `${days} day${days === 1 ? '' : 's'} left`})`, tone: days > 14 ? ('ok' as const) : ('bad' as const) } : {}) },
+        dateField('Valid from', cert.not_before, now),
+        { label: 'Names (SAN)', value: Array.isArray(cert.san) && cert.san.length ? cert.san.map(str).join(', ') : 'none' },
+        ...(key ? [{ label: 'Key', value: `${str(key.type)}${typeof key.bits === 'number' ? `, ${key.bits} bits` : ''}` }] : []),
+        { label: 'Serial', value: str(cert.serial) },
+        { label: 'SHA-256 fingerprint', value: str(cert.fingerprint_sha256) },
+      ],
+    });
+  }
+  const chain = Array.isArray(result.chain) ? result.chain.filter(isObj) : [];
+  if (chain.length) {
+    blocks.push({
+      type: 'table',
+      title: `Chain (${chain.length})`,
+      columns: ['Subject', 'Issuer', 'Expires'],
+      numeric: [],
+      rows: chain.map((c) => [{ text: str(c.subject) }, { text: str(c.issuer) }, { text: dateField('', c.not_after, now).value }]),
+      more: 0,
+    });
+  }
+  return blocks;
+}
+
+function tcpPingView(result: Json): Block[] {
+  if (!isObj(result)) return [];
+  const samples = Array.isArray(result.samples) ? result.samples : [];
+  const outcomes = Array.isArray(result.outcomes) ? result.outcomes : [];
+  const loss = Number(result.loss_percent);
+  const blocks: Block[] = [
+    {
+      type: 'fields',
+      title: 'Summary',
+      fields: [
+        { label: 'Target', value: `${str(result.host)} port ${str(result.port)}${result.ip ? ` (${str(result.ip)})` : ''}` },
+        { label: 'Handshakes', value: `${str(result.received)} of ${str(result.sent)} (${str(result.loss_percent)} % lost)`, tone: loss === 0 ? 'ok' : 'bad' },
+        { label: 'Round trip', value: result.avg === null ? 'none received' : `min ${ms(result.min)}, average ${ms(result.avg)}, max ${ms(result.max)}, deviation ${ms(result.mdev)}` },
+        ...(result.error ? [{ label: 'Error', value: str(result.error), tone: 'bad' as const }] : []),
+      ],
+    },
+  ];
+  if (samples.length) {
+    blocks.push({
+      type: 'table',
+      title: `Probes (${samples.length})`,
+      columns: ['Probe', 'Outcome', 'Handshake'],
+      numeric: [0, 2],
+      rows: samples.map((v, i) => [{ text: String(i + 1) }, { text: str(outcomes[i]), tone: outcomes[i] === 'connected' ? 'ok' : 'bad' }, { text: v === null ? 'lost' : ms(v) }]),
+      more: 0,
+    });
+  }
+  return blocks;
+}
+
+// --- IPv6 ---
+
+function ipv6View(result: Json): Block[] {
+  if (!isObj(result)) return [];
+  const fields: Field[] = [{ label: 'Asked', value: str(result.ipv6 ?? result.target) }];
+  if ('valid' in result) fields.push({ label: 'An IPv6 address', value: result.valid === true ? 'yes' : `no: ${str(result.reason)}`, tone: result.valid === true ? 'ok' : 'bad' });
+  if (typeof result.type === 'string') fields.push({ label: 'Kind', value: result.type.replace(/_/g, ' ') });
+  if (typeof result.compressed === 'string') fields.push({ label: 'Short form (RFC 5952)', value: result.compressed });
+  if (typeof result.expanded === 'string') fields.push({ label: 'Full form', value: result.expanded });
+  if ('reachable' in result) {
+    const addresses = Array.isArray(result.addresses) ? result.addresses.map(str) : [];
+    fields.push(
+      { label: 'IPv6 addresses', value: addresses.length ? addresses.join(', ') : 'none (no AAAA record)' },
+      { label: 'Reachable over IPv6', value: result.reachable === true ? `yes, ${str(result.address)} port ${str(result.port)} in ${ms(result.response_time)}` : 'no', tone: result.reachable === true ? 'ok' : 'bad' },
+      ...(result.error ? [{ label: 'Error', value: str(result.error), tone: 'bad' as const }] : []),
+    );
+  }
+  return [{ type: 'fields', title: 'IPv6', fields }];
+}
+
+// --- Bulk calls: one row per entry ---
+
+function bulkTable(title: string, columns: string[], numeric: number[], rowOf: (r: Obj) => Cell[]): (result: Json) => Block[] {
+  return (result) => {
+    const rows = Array.isArray(result) ? result.filter(isObj) : [];
+    return [{ type: 'table', title: `${title} (${rows.length})`, columns, numeric, rows: rows.slice(0, TABLE_ROWS_MAX).map(rowOf), more: Math.max(0, rows.length - TABLE_ROWS_MAX) }];
+  };
+}
+
+const errorCell = (r: Obj): Cell => ({ text: str(r.error), tone: 'bad' });
+
+const dnsBulkView = bulkTable('Lookups', ['Name', 'Type', 'Status', 'Records', 'Answered in'], [4], (r) =>
+  r.error
+    ? [{ text: str(r.domain) }, { text: str(r.type) }, errorCell(r), { text: '—' }, { text: '—' }]
+    : [
+        { text: str(r.domain) },
+        { text: str(r.type) },
+        { text: str(r.status), tone: r.status === 'NOERROR' ? 'ok' : 'bad' },
+        { text: Array.isArray(r.records) && r.records.length ? r.records.filter(isObj).map(recordData).join('; ') : 'none', code: true },
+        { text: ms(r.response_time) },
+      ],
+);
+
+const ipBulkView = bulkTable('Addresses', ['Address', 'Kind', 'Place', 'Network'], [], (r) => {
+  if (r.error) return [{ text: str(r.ip) }, errorCell(r), { text: '—' }, { text: '—' }];
+  const loc = isObj(r.location) ? r.location : {};
+  const asn = isObj(r.asn) ? r.asn : {};
+  const place = [loc.city, loc.region, loc.country].filter((v) => typeof v === 'string' && v !== '').join(', ');
+  return [
+    { text: str(r.ip) },
+    { text: `IPv${str(r.version)}, ${str(r.type)}` },
+    { text: place || 'unknown' },
+    { text: asn.number === null || asn.number === undefined ? 'unknown' : `AS${str(asn.number)} ${str(asn.organization)}` },
+  ];
+});
+
+const proxyBulkView = bulkTable('Proxies', ['Proxy', 'Verdict', 'Protocol', 'Round trip', 'Anonymity', 'Exit address'], [3], (r) => [
+  { text: str(r.proxy) },
+  { text: r.error && r.status !== 'working' ? `${str(r.status)}: ${str(r.error)}` : str(r.status), tone: r.status === 'working' ? 'ok' : 'bad' },
+  { text: str(r.protocol) },
+  { text: ms(r.response_time) },
+  { text: str(r.anonymity_level ?? 'not judged') },
+  { text: str(r.exit_ip) },
+]);
+
 // --- Anything else ---
+
+/** A scalar as a person reads it: yes / no, and a unit where the field's name says what it counts. */
+function valueOf(key: string, v: Json): string {
+  if (typeof v === 'boolean') return yesNo(v);
+  if (typeof v !== 'number') return str(v);
+  if (MS_KEYS.test(key) || key.endsWith('_ms') || key.endsWith('_time') || key === 'samples') return `${v} ms`;
+  if (key.endsWith('_percent')) return `${v} %`;
+  if (key.endsWith('_bytes') || key === 'bytes') return bytes(v);
+  if (key.endsWith('_s')) return `${v} s`;
+  if (key.startsWith('days')) return `${v} day${v === 1 ? '' : 's'}`;
+  return str(v);
+}
+
+/** 1256 → '1,256 bytes'; 2_400_000 → '2.3 MiB (2,400,000 bytes)'. */
+function bytes(n: number): string {
+  const exact = `${n.toLocaleString('en-US')} byte${n === 1 ? '' : 's'}`;
+  if (n < 1024) return exact;
+  const [v, unit] = n < 1024 * 1024 ? [n / 1024, 'KiB'] : [n / (1024 * 1024), 'MiB'];
+  return `${v.toFixed(1)} ${unit} (${exact})`;
+}
 
 /** Scalars of an object as fields, nested objects flattened into `parent child` labels. */
 function flatFields(o: Obj, now: number, prefix = '', depth = 0, out: Field[] = [], lists: Block[] = []): { fields: Field[]; lists: Block[] } {
   for (const [k, v] of Object.entries(o)) {
     if (out.length >= GENERIC_FIELDS_MAX) break;
-    const label = prefix ? `${prefix} ${k.replace(/_/g, ' ')}` : labelOf(k);
+    const label = prefix ? `${prefix} ${inner(labelOf(k))}` : labelOf(k);
     if (isObj(v) && depth < GENERIC_DEPTH_MAX) flatFields(v, now, label, depth + 1, out, lists);
     else if (Array.isArray(v) && v.some(isObj) && depth < GENERIC_DEPTH_MAX) lists.push(tableOf(label, v));
-    else if (Array.isArray(v)) out.push({ label, value: v.length ? v.map(str).join(', ') : 'none' });
+    else if (Array.isArray(v)) out.push({ label, value: v.length ? v.map((x) => valueOf(k, x)).join(', ') : 'none' });
     else if (typeof v === 'string' && (k.endsWith('_at') || k.endsWith('_date') || k === 'not_before' || k === 'not_after' || k === 'valid_from' || k === 'valid_to') && ISO_DATE.test(v)) out.push(dateField(label, v, now));
-    else out.push({ label, value: typeof v === 'boolean' ? yesNo(v) : str(v), ...(v === true ? { tone: 'ok' as const } : v === false ? { tone: 'muted' as const } : {}) });
+    else out.push({ label, value: valueOf(k, v), ...(v === true ? { tone: 'ok' as const } : v === false ? { tone: 'muted' as const } : {}) });
   }
   return { fields: out, lists };
 }
@@ -301,7 +553,7 @@ function tableOf(title: string, list: Json[]): Block {
     title: `${title} (${rows.length})`,
     columns: columns.map(labelOf),
     numeric: columns.flatMap((c, i) => (rows.some((r) => typeof r[c] === 'number') ? [i] : [])),
-    rows: rows.slice(0, TABLE_ROWS_MAX).map((r) => columns.map((c) => ({ text: typeof r[c] === 'boolean' ? yesNo(r[c]) : str(r[c]) }))),
+    rows: rows.slice(0, TABLE_ROWS_MAX).map((r) => columns.map((c) => ({ text: valueOf(c, r[c]) }))),
     more: Math.max(0, rows.length - TABLE_ROWS_MAX),
   };
 }
@@ -322,6 +574,15 @@ const VIEWS: Record<string, (result: Json, now: number) => Block[]> = {
   '/dns/whois': whoisView,
   '/ip/lookup': ipView,
   '/proxy/check': proxyView,
+  '/http/check': httpView,
+  '/tls/check': tlsView,
+  '/ping/tcp': tcpPingView,
+  '/ipv6/validate': ipv6View,
+  '/ipv6/expand': ipv6View,
+  '/ipv6/test': ipv6View,
+  '/dns/lookup-bulk': dnsBulkView,
+  '/ip/lookup-bulk': ipBulkView,
+  '/proxy/check-bulk': proxyBulkView,
 };
 
 /** The blocks of a job's result; [] when it has none yet. */

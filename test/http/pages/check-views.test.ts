@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { OPERATIONS } from '../../../src/operations/index.js';
 import { bodyOf, checkToolOf } from '../../../src/http/pages/check-forms.js';
 import { resultBlocks, type Block } from '../../../src/http/pages/check-views.js';
+import { OPERATION_EXAMPLES } from '../../../src/http/examples.js';
 
 const NOW = Date.parse('2026-11-26T12:00:00Z');
 const fields = (blocks: Block[], title: string) => {
@@ -52,11 +53,11 @@ test('proxy: the verdict and every check with its time', () => {
   assert.deepEqual([fields(blocks, 'Verdict').Verdict!.value, fields(blocks, 'Verdict').Verdict!.tone], ['working', 'ok']);
   const table = blocks.find((b) => b.type === 'table');
   assert.ok(table && table.type === 'table');
-  assert.deepEqual(table.rows.map((r) => r.map((c) => c.text)), [['Protocol', 'ok', '20.1 ms'], ['Ssl', 'failed: handshake refused', '3 ms']]);
+  assert.deepEqual(table.rows.map((r) => r.map((c) => c.text)), [['Protocol', 'ok', '20.1 ms'], ['TLS', 'failed: handshake refused', '3 ms']]);
 });
 
 test('an endpoint with no view of its own: nested fields flattened, lists of objects as tables, certificate dates as dates', () => {
-  const blocks = resultBlocks('/tls/check', { host: 'example.test', valid: false, certificate: { subject: 'CN=example.test', not_after: '2026-12-06T00:00:00Z' }, chain: [{ subject: 'CN=a' }, { subject: 'CN=b', issuer: 'CN=root' }] }, NOW);
+  const blocks = resultBlocks('/some/new-check', { host: 'example.test', valid: false, certificate: { subject: 'CN=example.test', not_after: '2026-12-06T00:00:00Z' }, chain: [{ subject: 'CN=a' }, { subject: 'CN=b', issuer: 'CN=root' }] }, NOW);
   const f = fields(blocks, 'Result');
   assert.equal(f.Valid!.value, 'no');
   assert.equal(f['Certificate not after']!.value, '2026-12-06 00:00 UTC (in 10 days)');
@@ -74,4 +75,58 @@ test('forms to bodies: ticks, numbers, lists and JSON as the API takes them; emp
   const json = { ...tool('/port/scan'), fields: [{ name: 'headers', label: 'Headers', kind: 'json' as const, required: false, hint: '', value: '' }] };
   assert.deepEqual(bodyOf(json, { headers: '{"a": "b"}' }), { headers: { a: 'b' } });
   assert.throws(() => bodyOf(json, { headers: '{a' }), /headers: is not JSON/);
+});
+
+/** Every text a page shows of a result: titles, labels, columns, values and cells. */
+function texts(blocks: Block[]): { names: string[]; values: string[] } {
+  const names: string[] = [];
+  const values: string[] = [];
+  for (const b of blocks) {
+    names.push(b.title);
+    if (b.type === 'fields') {
+      names.push(...b.fields.map((f) => f.label));
+      values.push(...b.fields.map((f) => f.value));
+    }
+    if (b.type === 'table') {
+      names.push(...b.columns);
+      values.push(...b.rows.flat().map((c) => c.text));
+    }
+  }
+  return { names, values };
+}
+
+test("every operation's documented answer reads in a person's words: no field names, acronyms spelled right, a unit on every duration", () => {
+  for (const op of OPERATIONS) {
+    const example = Object.values(OPERATION_EXAMPLES[`POST /api${op.path}`]!.ok['application/json']!)[0]!.value as { data: unknown };
+    const { names, values } = texts(resultBlocks(op.path, example.data, NOW));
+    assert.ok(names.length > 1, `${op.path}: a view`);
+    for (const name of names) {
+      assert.doesNotMatch(name, /_/, `${op.path}: "${name}" is a field name`);
+      assert.doesNotMatch(name, /\b(Ip|Ips|Url|Http|Tls|Ssl|Dns|Ipv6|Ipv4|Dnssec|Ttl|Asn|Rdap|Whois|Alpn|Sha256|Mdev|Ttfb)\b/, `${op.path}: "${name}" spells an acronym as a field name`);
+    }
+    // A decimal alone is a duration (or a percentage) without its unit.
+    for (const value of values) assert.doesNotMatch(value, /^-?\d+\.\d+$/, `${op.path}: "${value}" has no unit`);
+  }
+});
+
+test('HTTP check: the answer, each timing with its unit, redirects and headers', () => {
+  const blocks = resultBlocks('/http/check', {
+    url: 'http://a.test/', final_url: 'https://a.test/', ip: '192.0.2.1', status: 301, http_version: '1.1', redirects: [],
+    timings: { dns: 1.5, connect: 2, tls: null, ttfb: 9.25, total: 10 }, headers: { server: 'nginx' }, body_bytes: 0, body_sha256: null, tls: null, error: null,
+  }, NOW);
+  const f = fields(blocks, 'Answer');
+  assert.equal(f.Status!.value, '301 over HTTP/1.1');
+  assert.equal(f.TLS!.value, 'none (plain HTTP)');
+  const timings = blocks.find((b) => b.type === 'table' && b.title.startsWith('Timings'));
+  assert.ok(timings && timings.type === 'table');
+  assert.deepEqual(timings.rows.map((r) => r.map((c) => c.text)), [['Name resolved', '1.5 ms'], ['Connected', '2 ms'], ['TLS handshake done', 'not done'], ['First byte', '9.25 ms'], ['Whole answer', '10 ms']]);
+});
+
+test('a port scan of a name that does not resolve says so once, with no row per port', () => {
+  const items = Array.from({ length: 1000 }, (_, i) => ({ host: 'nx.test', ip: null, port: i + 1, open: false, state: 'unresolved', service: null, response_time: null, error: 'NXDOMAIN' }));
+  const blocks = resultBlocks('/port/scan-range', items, NOW);
+  assert.deepEqual(blocks.map((b) => b.type), ['fields']);
+  const f = fields(blocks, 'Target');
+  assert.equal(f.Address!.value, 'did not resolve: NXDOMAIN');
+  assert.equal(f.Ports!.value, 'none scanned (1000 asked): no address to send to');
 });
