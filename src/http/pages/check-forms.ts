@@ -1,6 +1,7 @@
 import type { AnyOperation } from '../../operations/index.js';
 import { pathWords } from '../../operations/names.js';
 import { ValidationError } from '../../errors.js';
+import { labelOf } from './words.js';
 
 /**
  * The Checks section's forms, generated from the operation declarations (src/operations): each
@@ -64,13 +65,6 @@ interface Schema {
 
 /** The longest text a JSON field of a form may hold (the form body's own bound is 16 KiB). */
 const JSON_FIELD_MAX_CHARS = 8_000;
-
-/** 'check_ssl' → 'Check ssl'; 'ip' → 'IP': what a person reads beside the field. */
-export function labelOf(name: string): string {
-  const words = name.split('_').map((w) => (['ip', 'ipv6', 'url', 'ttl', 'ssl', 'tls', 'dns', 'ips'].includes(w) ? w.toUpperCase().replace(/S$/, 's') : w));
-  const text = words.join(' ');
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
 
 function typesOf(s: Schema): string[] {
   return s.type === undefined ? [] : Array.isArray(s.type) ? s.type : [s.type];

@@ -1,4 +1,5 @@
 import { pageTime } from './render.js';
+import { labelOf } from './words.js';
 
 /**
  * A job's result as a person reads it: a list of blocks (labelled fields, tables, a port grid)
@@ -47,22 +48,6 @@ const isObj = (v: Json): v is Obj => typeof v === 'object' && v !== null && !Arr
 const str = (v: Json): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const ms = (v: Json): string => (typeof v === 'number' ? `${v} ms` : '—');
 const yesNo = (v: Json, unknown = 'unknown'): string => (v === true ? 'yes' : v === false ? 'no' : unknown);
-
-/** Words a field name holds that people write another way. */
-const WORDS: Record<string, string> = {
-  ip: 'IP', ips: 'IPs', ipv4: 'IPv4', ipv6: 'IPv6', url: 'URL', http: 'HTTP', https: 'HTTPS', tls: 'TLS', ssl: 'TLS', dns: 'DNS',
-  dnssec: 'DNSSEC', ttl: 'TTL', asn: 'AS', rdap: 'RDAP', whois: 'WHOIS', sha256: 'SHA-256', alpn: 'ALPN', san: 'Names (SAN)',
-  ttfb: 'first byte', mdev: 'deviation', cidr: 'CIDR', id: 'ID', sni: 'SNI',
-};
-
-/** 'registrar_url' → 'Registrar URL', 'body_sha256' → 'Body SHA-256'. */
-function labelOf(key: string): string {
-  const t = key
-    .split(/[_\s]+/)
-    .map((w) => WORDS[w.toLowerCase()] ?? w)
-    .join(' ');
-  return t.charAt(0).toUpperCase() + t.slice(1);
-}
 
 /** A label inside another ('Certificate' + 'Not after' → 'Certificate not after'); 'IP', 'TLS' keep their capitals. */
 function inner(label: string): string {

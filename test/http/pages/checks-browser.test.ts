@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
@@ -63,6 +64,14 @@ test('Checks in Chromium at 1280 and 375 px: port scan, DNS and IP lookups follo
       s.close(() => resolve(port));
     });
   });
+  // A web server whose old address redirects once: the HTTP check form, left as it is, follows it as the API does.
+  const web = http.createServer((req, res) => {
+    if (req.url === '/old') res.writeHead(301, { location: '/new' }).end();
+    else res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
+  });
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => web.close(() => resolve())));
+  const webPort = (web.address() as net.AddressInfo).port;
   const origin = `http://${TEST_HOST}:${new URL(b.url).port}`;
   const browser = await launchBrowser(t);
 
@@ -114,6 +123,24 @@ test('Checks in Chromium at 1280 and 375 px: port scan, DNS and IP lookups follo
     await page.getByRole('heading', { name: 'Network' }).waitFor();
     assert.match(await page.locator('main').innerText(), /AS13335/);
     await step(page, at('05-ip-result'));
+
+    // An HTTP check with the form's defaults: the redirect followed, each timing with its unit.
+    await page.goto(`${origin}/checks/http-check`);
+    await page.getByLabel('URL', { exact: true }).fill(`http://127.0.0.1:${webPort}/old`);
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole('button', { name: 'Run' }).click()]);
+    await page.getByRole('heading', { name: 'Redirects followed (1)' }).waitFor();
+    const httpText = await page.locator('main').innerText();
+    assert.match(httpText, /200 over HTTP\/1\.1/);
+    assert.match(httpText, /Whole answer\s+[\d.]+ ms/);
+    await step(page, at('05b-http-result'));
+
+    // An IPv6 address written out in full.
+    await page.goto(`${origin}/checks/ipv6-expand`);
+    await page.getByLabel('IPv6', { exact: true }).fill('2001:db8::1');
+    await Promise.all([page.waitForURL(/\/jobs\/job_/), page.getByRole('button', { name: 'Run' }).click()]);
+    await page.getByText('2001:0db8:0000:0000:0000:0000:0000:0001', { exact: true }).waitFor();
+    assert.match(await page.locator('main').innerText(), /Short form \(RFC 5952\)\s+2001:db8::1/);
+    await step(page, at('05c-ipv6-result'));
 
     // The scan's page again, its JSON shown, and the jobs list.
     await page.goto(scanUrl);

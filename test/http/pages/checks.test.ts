@@ -118,7 +118,7 @@ test('Checks: the API\'s refusals come back on the form in its words, and nothin
   assert.equal((await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: 22 }, token: null, headers: { cookie: [...c.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } })).status, 401);
 });
 
-test('Checks: DNS records with their TTLs, an operation without a view of its own in the generic view, another account\'s job is a 404', async (t) => {
+test('Checks: DNS records with their TTLs, an IPv6 address written out in full, another account\'s job is a 404', async (t) => {
   const { b, c } = await signedIn(t);
   await c.get('/checks/dns-lookup');
   const dns = await c.post('/checks/dns-lookup', { domain: 'example.test', type: 'MX' });
@@ -129,8 +129,8 @@ test('Checks: DNS records with their TTLs, an operation without a view of its ow
 
   await c.get('/checks/ipv6-expand');
   const expand = await c.post('/checks/ipv6-expand', { ipv6: '2001:db8::1' });
-  const generic = await finished(b, c, expand.headers.get('location')!);
-  assert.match(generic, /<dt>Expanded<\/dt><dd>2001:0db8:0000:0000:0000:0000:0000:0001<\/dd>/);
+  const expanded = await finished(b, c, expand.headers.get('location')!);
+  assert.match(expanded, /<dt>Full form<\/dt><dd>2001:0db8:0000:0000:0000:0000:0000:0001<\/dd>/);
 
   const other = (await b.accounts.createAccount({ email: 'other@example.com', name: 'O' })).token;
   const theirs = await b.api('/api/ipv6/validate', { json: { ipv6: '::1' }, headers: { prefer: 'respond-async' }, token: other });
