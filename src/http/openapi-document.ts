@@ -11,6 +11,7 @@ import {
 import { API_PREFIX } from './plugins/auth.js';
 import { ROUTE_ERROR_STATUSES, codesOf, errorSchemaId, type RouteErrorStatus } from './schemas/errors.js';
 import { JOB_EVENT_TYPES } from './schemas/webhooks.js';
+import { WEBHOOK_RETRY_AFTER_MAX_MS, WEBHOOK_SCHEDULE_TEXT, delayText } from '../domain/webhooks/delivery.js';
 
 /**
  * What @fastify/swagger makes of the routes, completed with what holds for every route of a kind
@@ -232,6 +233,12 @@ function completeOperation(path: string, method: string, operation: OperationObj
   }
 }
 
+/** A receiver's Retry-After, in either of HTTP's forms (RFC 9110, 10.2.3). */
+const RECEIVER_RETRY_AFTER = {
+  description: `delta-seconds (\`30\`) or an HTTP-date (\`Sun, 06 Nov 1994 08:49:37 GMT\`); a wait beyond ${delayText(WEBHOOK_RETRY_AFTER_MAX_MS)} counts as ${delayText(WEBHOOK_RETRY_AFTER_MAX_MS)}`,
+  schema: { type: 'string', examples: ['30', 'Sun, 06 Nov 1994 08:49:37 GMT'] },
+};
+
 /** The events a job's webhook_url receives, signed as Standard Webhooks says. */
 function webhooks(): Record<string, unknown> {
   return Object.fromEntries(
@@ -242,7 +249,7 @@ function webhooks(): Record<string, unknown> {
           summary: `${type}: a job made with webhook_url has ${type.slice('job.'.length)}`,
           description:
             'POSTed to the job\'s `webhook_url` when it finishes. Verify `webhook-signature` with the account\'s secret before trusting it. ' +
-            'A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503; a 410 stops the retries.',
+            WEBHOOK_SCHEDULE_TEXT,
           tags: ['webhooks'],
           security: [],
           parameters: Object.keys(WEBHOOK_HEADERS).map((key) => ref('parameters', key)),
@@ -253,8 +260,8 @@ function webhooks(): Record<string, unknown> {
           responses: {
             '200': { description: 'Any 2xx: delivered, no retry.' },
             '410': { description: 'Gone: no more retries of this event.' },
-            '429': { description: 'Retried, not sooner than the Retry-After sent.', headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } } },
-            '503': { description: 'Retried, not sooner than the Retry-After sent.', headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } } },
+            '429': { description: 'Retried, not sooner than the Retry-After sent.', headers: { 'Retry-After': RECEIVER_RETRY_AFTER } },
+            '503': { description: 'Retried, not sooner than the Retry-After sent.', headers: { 'Retry-After': RECEIVER_RETRY_AFTER } },
           },
         },
       },

@@ -17,20 +17,64 @@ import type { WebhookSecrets } from './secrets.js';
 import { newWebhookId, signedHeaders } from './signing.js';
 import { parseWebhookUrl } from './url.js';
 import { NO_METRICS, type Metrics } from '../metrics.js';
+import { retryAfterMs } from '../../lib/retry-after.js';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
 
 /**
- * Waits before the 2nd..7th attempt (API.md: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h; the
- * Standard Webhooks schedule). The first attempt is at once; after the last, the event is given up.
+ * Waits before the 2nd..10th attempt: API.md's Standard Webhooks schedule (5 s, 5 min, 30 min,
+ * 2 h, 5 h, 10 h, 14 h, 20 h, 24 h). The first attempt is at once; when the one after the last
+ * delay fails too (the 10th, about 80 h after the first), the event is given up. The one table:
+ * the docs, the OpenAPI text and the dashboard are written from it.
  */
-export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
-/** Delays of WEBHOOK_JITTER_FROM_MS or more are spread by up to this share either way, so retries of many events do not arrive together. */
+export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([
+  5_000,
+  5 * MINUTE_MS,
+  30 * MINUTE_MS,
+  2 * HOUR_MS,
+  5 * HOUR_MS,
+  10 * HOUR_MS,
+  14 * HOUR_MS,
+  20 * HOUR_MS,
+  24 * HOUR_MS,
+]);
+/** Every delay is spread by up to this share either way (API.md: ±10 %), so retries of many events do not arrive together. */
 export const WEBHOOK_RETRY_JITTER = 0.1;
-/** Shorter delays (the first retry's 5 s) are kept exact. */
-export const WEBHOOK_JITTER_FROM_MS = 60_000;
-/** A receiver's 2xx must arrive within this (resolve, connect, TLS, answer). */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** A receiver's 2xx must arrive within this (resolve, connect, TLS, answer); API.md: 15 s. */
+export const WEBHOOK_TIMEOUT_MS = 15_000;
 /** The HTTP status by which a receiver says "stop sending": no retry follows. */
 export const WEBHOOK_GONE_STATUS = 410;
+/**
+ * The statuses whose Retry-After is honoured (API.md: 429 Too Many Requests, 503 Service
+ * Unavailable, the two where HTTP gives it that meaning for a retry). On any other status it is
+ * ignored: a 3xx's Retry-After is about following a redirect, which a delivery never does, and a
+ * 500 or 4xx gives it no defined meaning.
+ */
+export const WEBHOOK_RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+/**
+ * The longest wait a Retry-After can add: the schedule's longest delay (24 h). A receiver that
+ * asks for more (a year, a date in 2099) gets its next attempt 24 h after this one, not never:
+ * the event still ends within the schedule's attempts, and a typo cannot park it for years.
+ */
+export const WEBHOOK_RETRY_AFTER_MAX_MS = 24 * HOUR_MS;
+
+/** "5 s", "30 min", "2 h": a delay of the schedule as the docs write it. */
+export function delayText(ms: number): string {
+  if (ms >= HOUR_MS && ms % HOUR_MS === 0) return `${ms / HOUR_MS} h`;
+  if (ms >= MINUTE_MS && ms % MINUTE_MS === 0) return `${ms / MINUTE_MS} min`;
+  return ms % 1_000 === 0 ? `${ms / 1_000} s` : `${ms} ms`;
+}
+
+/**
+ * The delivery rule in one sentence, from the constants above: the OpenAPI document's webhooks
+ * and the dashboard's job page say it so, and cannot drift from what the server does.
+ */
+export const WEBHOOK_SCHEDULE_TEXT =
+  `A delivery that gets no 2xx within ${delayText(WEBHOOK_TIMEOUT_MS)} is retried ` +
+  `(${WEBHOOK_RETRY_DELAYS_MS.map(delayText).join(', ')}, each ±${Math.round(WEBHOOK_RETRY_JITTER * 100)} %), ` +
+  `never sooner than a \`Retry-After\` sent with a ${[...WEBHOOK_RETRY_AFTER_STATUSES].join(' or ')} ` +
+  `(at most ${delayText(WEBHOOK_RETRY_AFTER_MAX_MS)} is honoured); a ${WEBHOOK_GONE_STATUS} stops the retries.`;
 
 const FIELD = 'webhook_url';
 
@@ -50,6 +94,8 @@ export interface WebhookResponse {
   /** null for a 2xx; otherwise why the attempt failed. */
   error: string | null;
   duration_ms: number;
+  /** The answer's Retry-After header as sent, when it had one (hostile: parsed bounded, by the delivery). */
+  retry_after?: string | null;
 }
 
 /** How a webhook reaches its receiver: resolved, checked against the target policy and pinned (the webhook sender). */
@@ -81,6 +127,8 @@ export interface WebhookDeliveryOptions {
   clock?: Clock;
   /** WEBHOOK_RETRY_DELAYS_MS unless given (tests: milliseconds). */
   retryDelaysMs?: readonly number[];
+  /** Where the jitter comes from, [0, 1); Math.random unless given (tests: the extremes). */
+  random?: () => number;
   /** WEBHOOK_TIMEOUT_MS unless given. */
   timeoutMs?: number;
   /** Told after an event is queued, so the queue can send it at once. */
@@ -116,6 +164,7 @@ export class WebhookDelivery implements JobWebhooks {
   readonly #secrets: WebhookSecrets;
   readonly #transport: WebhookTransport;
   readonly #clock: Clock;
+  readonly #random: () => number;
   readonly retryDelaysMs: readonly number[];
   readonly timeoutMs: number;
   /** Told after an event is queued (the queue's kick): given at construction, never set afterwards. */
@@ -134,6 +183,7 @@ export class WebhookDelivery implements JobWebhooks {
     this.#secrets = opts.secrets;
     this.#transport = opts.transport;
     this.#clock = opts.clock ?? (() => new Date());
+    this.#random = opts.random ?? Math.random;
     this.retryDelaysMs = delays;
     this.timeoutMs = timeoutMs;
     this.onQueued = opts.onQueued;
@@ -235,11 +285,11 @@ export class WebhookDelivery implements JobWebhooks {
     });
     if (signal?.aborted && response.status === null) return false;
     const ended = this.#clock().getTime();
-    const next = this.#next(delivery.attempt, response.status, ended);
+    const next = this.next(delivery.attempt, response, ended);
     const recorded = await this.#store.webhookDeliveries.complete(
       delivery.id,
       leaseOwner,
-      { attempt: delivery.attempt, at: new Date(started).toISOString(), status: response.status, duration_ms: response.duration_ms, error: response.error },
+      { attempt: delivery.attempt, at: new Date(started).toISOString(), status: response.status, duration_ms: response.duration_ms, error: errorText(response, next, ended) },
       next,
     );
     // Counted once, by the instance whose record stands (a lost lease records nothing).
@@ -247,12 +297,34 @@ export class WebhookDelivery implements JobWebhooks {
     return recorded;
   }
 
-  #next(attempt: number, status: number | null, now: number): WebhookAttemptOutcome {
+  /**
+   * What follows attempt number `attempt`, answered `response` at `now` (epoch ms): delivered on
+   * a 2xx; the end on a 410 or when the schedule has no more delays; otherwise the next attempt
+   * after the schedule's delay for it, spread by WEBHOOK_RETRY_JITTER, and never sooner than a
+   * Retry-After of a 429 or 503 (at most WEBHOOK_RETRY_AFTER_MAX_MS).
+   */
+  next(attempt: number, response: Pick<WebhookResponse, 'status' | 'retry_after'>, now: number): WebhookAttemptOutcome {
+    const { status } = response;
     if (status !== null && status >= 200 && status < 300) return { state: 'delivered' };
     if (status === WEBHOOK_GONE_STATUS) return { state: 'failed' };
     const delay = this.retryDelaysMs[attempt - 1];
     if (delay === undefined) return { state: 'failed' };
-    const spread = delay >= WEBHOOK_JITTER_FROM_MS ? delay * WEBHOOK_RETRY_JITTER * (2 * Math.random() - 1) : 0;
-    return { state: 'pending', next_attempt_at: Math.round(now + delay + spread) };
+    const spread = delay * WEBHOOK_RETRY_JITTER * (2 * this.#random() - 1);
+    const scheduled = Math.round(now + delay + spread);
+    const asked = retryAfterOf(response, now);
+    return { state: 'pending', next_attempt_at: asked === null ? scheduled : Math.max(scheduled, now + asked) };
   }
+}
+
+/** The wait (ms) a 429's or 503's Retry-After asks from `now`, capped; null when none is honoured. */
+function retryAfterOf(response: Pick<WebhookResponse, 'status' | 'retry_after'>, now: number): number | null {
+  if (response.status === null || !WEBHOOK_RETRY_AFTER_STATUSES.has(response.status) || !response.retry_after) return null;
+  return retryAfterMs(response.retry_after, now, WEBHOOK_RETRY_AFTER_MAX_MS);
+}
+
+/** The attempt's recorded error: the transport's, and when a Retry-After holds the next attempt back, until when. */
+function errorText(response: WebhookResponse, next: WebhookAttemptOutcome, now: number): string | null {
+  const asked = next.state === 'pending' ? retryAfterOf(response, now) : null;
+  if (response.error === null || asked === null || asked === 0) return response.error;
+  return `${response.error}, Retry-After ${Math.ceil(asked / 1_000)} s${asked === WEBHOOK_RETRY_AFTER_MAX_MS ? ' (the most honoured)' : ''}`;
 }

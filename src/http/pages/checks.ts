@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
+import { WEBHOOK_SCHEDULE_TEXT } from '../../domain/webhooks/delivery.js';
 import type { Account } from '../../domain/accounts/repositories.js';
 import { ConflictError } from '../../errors.js';
 import { OPERATIONS, type AnyOperation } from '../../operations/index.js';
@@ -137,6 +138,8 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
       blocks: resultBlocks(view.endpoint, view.result, deps.now()),
       json: json.length <= INLINE_JSON_MAX_CHARS ? json : null,
       attempts: (view.webhook_deliveries ?? []).map((a) => ({ ...a, when: pageTime(a.at) })),
+      // The rule the attempts follow, from the constants the delivery runs on.
+      schedule: WEBHOOK_SCHEDULE_TEXT.replaceAll('`', ''),
       ...(notice ? { notice } : query.sent === '1' ? { notice: { kind: 'ok' as const, text: 'The webhook is being sent again; its attempt shows below once made.' } } : {}),
     });
   };

@@ -12,10 +12,11 @@ import { DialerWebhookTransport, type DialerWebhookTransportOptions } from './se
 export { EmbeddedWebhookQueue } from './queue.js';
 export { DialerWebhookTransport } from './sender.js';
 
-/** What tests (and a worker) may change: the schedule in milliseconds, a short timeout, a fast poll. */
+/** What tests (and a worker) may change: the schedule in milliseconds, a short timeout, a fast poll, the jitter's source. */
 export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'perAccount' | 'owner' | 'keepMs' | 'sweepMs' | 'sweepWindowMs' | 'sweepGraceMs'> {
   retryDelaysMs?: readonly number[];
   timeoutMs?: number;
+  random?: () => number;
 }
 
 export interface Webhooks {
@@ -53,12 +54,15 @@ export function createWebhooks(opts: {
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(t.retryDelaysMs ? { retryDelaysMs: t.retryDelaysMs } : {}),
     ...(t.timeoutMs !== undefined ? { timeoutMs: t.timeoutMs } : {}),
+    ...(t.random ? { random: t.random } : {}),
     ...(opts.onError ? { onError: opts.onError } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   const queue = new EmbeddedWebhookQueue({
     deliveries: opts.store.webhookDeliveries,
     delivery,
+    // One clock for the schedule and the claims: a test that moves it sees a retry fall due.
+    ...(opts.clock ? { now: () => opts.clock!().getTime() } : {}),
     ...(t.pollMs !== undefined ? { pollMs: t.pollMs } : {}),
     ...(t.leaseMs !== undefined ? { leaseMs: t.leaseMs } : {}),
     ...(t.concurrency !== undefined ? { concurrency: t.concurrency } : {}),

@@ -16,7 +16,7 @@ import { LeasedQueue } from '../queue/index.js';
 
 /** How often the database is asked for due deliveries (a new event is sent at once, without waiting). */
 export const WEBHOOK_POLL_MS = 1_000;
-/** A claim lapses after this: far beyond one attempt (resolve, then the 10 s timeout), so a live instance always finishes first. */
+/** A claim lapses after this: far beyond one attempt (the 15 s timeout covers resolve to answer), so a live instance always finishes first. */
 export const WEBHOOK_LEASE_MS = 60_000;
 /** Attempts one instance runs at once. */
 export const WEBHOOK_CONCURRENCY = 8;

@@ -55,7 +55,12 @@ export class DialerWebhookTransport implements WebhookTransport {
     const deadline = AbortSignal.timeout(req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
     let socket: net.Socket | undefined;
-    const done = (status: number | null, error: string | null): WebhookResponse => ({ status, error, duration_ms: round2(performance.now() - started) });
+    const done = (status: number | null, error: string | null, retryAfter?: string): WebhookResponse => ({
+      status,
+      error,
+      duration_ms: round2(performance.now() - started),
+      ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}),
+    });
     try {
       const url = new URL(req.url);
       // Checked again at every attempt: the name may point somewhere else by now.
@@ -67,10 +72,10 @@ export class DialerWebhookTransport implements WebhookTransport {
         aborted: () => new WebhookAbortedError(),
         ca: this.#ca,
       });
-      const status = await this.#post(socket, url, req, signal);
+      const { status, retryAfter } = await this.#post(socket, url, req, signal);
       if (status >= 200 && status < 300) return done(status, null);
-      if (status >= 300 && status < 400) return done(status, `redirect (${status}) not followed`);
-      return done(status, `HTTP ${status}`);
+      if (status >= 300 && status < 400) return done(status, `redirect (${status}) not followed`, retryAfter);
+      return done(status, `HTTP ${status}`, retryAfter);
     } catch (err) {
       if (err instanceof WebhookAbortedError || deadline.aborted) {
         return done(null, deadline.aborted ? `no answer within ${req.timeoutMs} ms` : 'aborted');
@@ -81,8 +86,11 @@ export class DialerWebhookTransport implements WebhookTransport {
     }
   }
 
-  /** POSTs on the connected socket; resolves the status once the answer's head and at most MAX_RESPONSE_BYTES are in. */
-  #post(socket: net.Socket, url: URL, req: WebhookSendRequest, signal: AbortSignal): Promise<number> {
+  /**
+   * POSTs on the connected socket; resolves the status (and Retry-After, which node keeps one of,
+   * within its header size limit) once the answer's head and at most MAX_RESPONSE_BYTES are in.
+   */
+  #post(socket: net.Socket, url: URL, req: WebhookSendRequest, signal: AbortSignal): Promise<{ status: number; retryAfter: string | undefined }> {
     const body = Buffer.from(req.body);
     return new Promise((resolve, reject) => {
       // The one socket from the dialer; with no agent, node:http neither resolves nor pools.
@@ -108,6 +116,7 @@ export class DialerWebhookTransport implements WebhookTransport {
         // The status is the answer; the body is read (politely, a little) only until it ends,
         // MAX_RESPONSE_BYTES have come, RESPONSE_DRAIN_MS have passed, or the deadline.
         const status = res.statusCode ?? 0;
+        const retryAfter = res.headers['retry-after'];
         let read = 0;
         let finished = false;
         const finish = (): void => {
@@ -119,7 +128,7 @@ export class DialerWebhookTransport implements WebhookTransport {
           res.on('error', () => undefined);
           // Whatever the receiver sends after this is never read.
           socket.destroy();
-          resolve(status);
+          resolve({ status, retryAfter });
         };
         signal.removeEventListener('abort', onAbort);
         signal.addEventListener('abort', finish, { once: true });

@@ -5,6 +5,7 @@ import { build } from '../../helpers/build.js';
 import { hangingConnect } from '../../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../../helpers/eventually.js';
 import { PASSWORD, PageClient, setPassword } from './browserless.js';
+import { startReceiver } from '../../infra/webhooks/receiver.js';
 
 const EMAIL = 'tester@example.com';
 const ASYNC = { prefer: 'respond-async' };
@@ -61,4 +62,28 @@ test('jobs page: the account\'s jobs with status and progress; a running one is 
   assert.equal((await c.post(`/jobs/${theirId}/cancel`, {})).status, 404);
   await c.get('/jobs');
   assert.equal((await c.post(`/jobs/${'x'.repeat(300)}/cancel`, {})).status, 404);
+});
+
+test('job page: the webhook\'s attempts, a Retry-After honoured noted in its error, and the delivery rule the server follows', async (t) => {
+  const receiver = await startReceiver((_req, res) => {
+    res.writeHead(429, { 'retry-after': '30' });
+    res.end();
+  });
+  t.after(() => receiver.close());
+  const b = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' }, deps: { webhookTuning: { retryDelaysMs: [40], pollMs: 20 } } });
+  await setPassword(b.store, EMAIL, PASSWORD);
+  const c = new PageClient(b.url);
+  await c.signIn(EMAIL, PASSWORD);
+  const accepted = await b.api('/api/ipv6/validate', { json: { ipv6: '2001:db8::1', webhook_url: `${receiver.url}/hook` }, headers: ASYNC });
+  assert.equal(accepted.status, 202);
+  const id = ((await accepted.json()) as { data: { id: string } }).data.id;
+  await eventually(async () => (await b.store.webhookDeliveries.attempts(id)).length, (n) => n === 1, { what: 'the first attempt recorded' });
+  const page = await c.get(`/jobs/${id}`);
+  assert.equal(page.status, 200);
+  assert.match(page.html, /<caption>Delivery attempts<\/caption>/);
+  assert.match(page.html, /data-label="Status" class="num tone-bad">429<\/td>[\s\S]*?data-label="Error">HTTP 429, Retry-After 30 s<\/td>/);
+  assert.ok(
+    page.html.includes('A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a Retry-After sent with a 429 or 503 (at most 24 h is honoured); a 410 stops the retries.'),
+    'the rule API.md states',
+  );
 });

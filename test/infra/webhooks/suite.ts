@@ -20,8 +20,8 @@ import type { Backend } from '../store/backends.js';
 import { startReceiver, status, type Answer, type Receiver } from './receiver.js';
 import { eventually } from '../../helpers/eventually.js';
 
-/** The schedule in milliseconds: the real one's shape (six retries), a test's patience. */
-const FAST: WebhookTuning = { retryDelaysMs: [40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
+/** The schedule in milliseconds: the real one's shape (nine retries), a test's patience. */
+const FAST: WebhookTuning = { retryDelaysMs: [40, 40, 40, 40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
 
@@ -106,6 +106,54 @@ async function assertCutAtTimeout(s: Setup, r: Receiver): Promise<void> {
   assert.equal(a!.status, null);
   assert.equal(a!.error, 'no answer within 300 ms');
   assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
+}
+
+interface Clocked {
+  /** The webhooks' clock: the schedule's and the claims' time, epoch ms; moved only by the test. */
+  now: number;
+  delivery: WebhookDelivery;
+  /** Moves the clock to `at`, then waits for two looks of the queue at it (the first may have begun before). */
+  moveTo(at: number): Promise<void>;
+}
+
+/**
+ * Webhooks on a clock the test moves (`tuning` over the real schedule, timeout and lease; a fast
+ * poll), started on `s`'s store with its looks counted: a retry falls due when the test moves the
+ * clock, and "not yet" is proven by looks that found nothing, never by a wall-clock wait.
+ */
+function clocked(s: Setup, tuning: WebhookTuning = {}): Clocked {
+  // A whole second: an HTTP-date has no finer grain.
+  const c = { now: Math.ceil(Date.now() / 1_000) * 1_000 } as Clocked;
+  let looks = 0;
+  const deliveries = s.store.webhookDeliveries;
+  const store: Store = Object.assign(Object.create(s.store) as Store, {
+    webhookDeliveries: {
+      ...deliveries,
+      claim: async (...args: Parameters<typeof deliveries.claim>) => {
+        try {
+          return await deliveries.claim(...args);
+        } finally {
+          looks++;
+        }
+      },
+    },
+  });
+  const clock = () => new Date(c.now);
+  const w = createWebhooks({ store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: new WebhookSecrets(s.store, clock), clock, tuning: { pollMs: 20, ...tuning } });
+  s.atEnd(() => w.queue.close());
+  c.delivery = w.delivery;
+  c.moveTo = async (at) => {
+    c.now = at;
+    const seen = looks;
+    await eventually(async () => looks, (n) => n >= seen + 2, { what: 'two looks of the queue' });
+  };
+  return c;
+}
+
+/** The moments (epoch ms of the test's clock) at which a job's attempts were made. */
+async function attemptTimes(d: WebhookDelivery, jobId: string, count: number): Promise<number[]> {
+  const attempts = await eventually(() => d.attemptsOf(jobId), (a) => a.length === count, { what: `${count} attempts` });
+  return attempts.map((a) => Date.parse(a.at));
 }
 
 /** A store of the backend, an account, a dialer (loopback allowed unless `allow: false`) with a spy, and started webhooks. */
@@ -231,6 +279,147 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     await sleep(200);
     assert.equal(r.received.length, 3);
     assert.deepEqual((await s.delivery.attemptsOf(job.id)).map((a) => a.status), [503, 503, 503]);
+  });
+
+  test(`${name}: a 429 with Retry-After: 30 is retried no sooner than 30 s later (not after the schedule's 5 s), same webhook-id, verified by standardwebhooks`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver((_req, res, n) => {
+      res.writeHead(n === 0 ? 429 : 200, n === 0 ? { 'retry-after': '30' } : {});
+      res.end();
+    });
+    const c = clocked(s);
+    const t0 = c.now;
+    const job = finishedJob(r.url);
+    await c.delivery.finished(job, s.accountId);
+    const [first] = await eventually(() => c.delivery.attemptsOf(job.id), (a) => a.length === 1);
+    assert.deepEqual([first!.status, first!.error, Date.parse(first!.at)], [429, 'HTTP 429, Retry-After 30 s', t0]);
+    // Where the schedule alone would have sent it (5 s ±10 %), and a millisecond short of 30 s: nothing.
+    await c.moveTo(t0 + 5_500);
+    await c.moveTo(t0 + 29_999);
+    assert.equal(r.received.length, 1);
+    await c.moveTo(t0 + 30_000);
+    const at = await attemptTimes(c.delivery, job.id, 2);
+    assert.deepEqual(at, [t0, t0 + 30_000]);
+    assert.equal((await c.delivery.attemptsOf(job.id))[1]!.status, 200);
+    assert.equal(r.received.length, 2);
+    assert.equal(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 1);
+    assert.deepEqual(r.received.map((x) => Number(x.headers['webhook-timestamp'])), [t0 / 1_000, t0 / 1_000 + 30]);
+    const secret = (await s.secrets.get(s.accountId)).secret;
+    for (const x of r.received) assert.deepEqual(new Webhook(secret).verify(x.body, x.headers as Record<string, string>), { type: 'job.succeeded', timestamp: job.finished_at, data: job });
+  });
+
+  test(`${name}: a 503 with an HTTP-date Retry-After is retried no sooner than that date; one far off waits 24 h, not longer`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver((req, res, n) => {
+      // Two minutes after the attempt was signed (the test's clock), then a date far off.
+      const retryAt = n === 0 ? Number(req.headers['webhook-timestamp']) * 1_000 + 120_000 : Date.UTC(2099, 0, 1);
+      res.writeHead(n < 2 ? 503 : 200, { 'retry-after': new Date(retryAt).toUTCString() });
+      res.end();
+    });
+    const c = clocked(s);
+    const t0 = c.now;
+    const job = finishedJob(r.url);
+    await c.delivery.finished(job, s.accountId);
+    await attemptTimes(c.delivery, job.id, 1);
+    await c.moveTo(t0 + 119_999);
+    assert.equal(r.received.length, 1);
+    await c.moveTo(t0 + 120_000);
+    await attemptTimes(c.delivery, job.id, 2);
+    // Asked to wait until 2099: 24 h (the schedule's own 5 min ±10 % is shorter).
+    await c.moveTo(t0 + 120_000 + 86_399_999);
+    assert.equal(r.received.length, 2);
+    await c.moveTo(t0 + 120_000 + 86_400_000);
+    const attempts = await eventually(() => c.delivery.attemptsOf(job.id), (a) => a.length === 3);
+    assert.deepEqual(
+      attempts.map((a) => [Date.parse(a.at) - t0, a.status, a.error]),
+      [
+        [0, 503, 'HTTP 503, Retry-After 120 s'],
+        [120_000, 503, 'HTTP 503, Retry-After 86400 s (the most honoured)'],
+        [86_520_000, 200, null],
+      ],
+    );
+    assert.equal(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 1);
+  });
+
+  test(`${name}: the whole schedule: nine retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (each within ±10 %), then no more; timeouts, resets, 4xx, 5xx and 3xx all retry, Retry-After ignored but on 429/503`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const failures: Answer[] = [
+      () => undefined, // never answers: cut at the timeout
+      (_req, res) => res.socket!.destroy(), // connection reset
+      status(500),
+      status(404),
+      status(503),
+      status(429, { 'retry-after': 'soon' }),
+      status(301, { location: 'http://127.0.0.1:1/', 'retry-after': '36000' }),
+      status(500, { 'retry-after': '36000' }),
+      status(408, { 'retry-after': '36000' }),
+      status(502),
+    ];
+    const r = await s.receiver((req, res, n) => failures[n % failures.length]!(req, res, n));
+    // The jitter's draws, one per retry: each share of the ±10 % band, its edges included.
+    const draws = [0, 0.25, 0.5, 0.75, 1 - 1e-9, 0.75, 0.5, 0.25, 0];
+    const shares = [-0.1, -0.05, 0, 0.05, 0.1, 0.05, 0, -0.05, -0.1];
+    const table = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
+    let drawn = 0;
+    // Kept 30 days: the clock runs past the default week's purge.
+    const c = clocked(s, { timeoutMs: 300, leaseMs: 2_000, keepMs: 30 * 86_400_000, random: () => draws[drawn++]! });
+    const job = finishedJob(r.url);
+    await c.delivery.finished(job, s.accountId);
+    let at = (await attemptTimes(c.delivery, job.id, 1))[0]!;
+    for (let i = 0; i < table.length; i++) {
+      const wait = Math.round(table[i]! * (1 + shares[i]!));
+      await c.moveTo(at + wait - 1);
+      assert.equal(r.received.length, i + 1, `retry ${i + 1} not before ${wait} ms`);
+      await c.moveTo(at + wait);
+      const times = await attemptTimes(c.delivery, job.id, i + 2);
+      assert.equal(times[i + 1]! - times[i]!, wait);
+      assert.ok(wait >= table[i]! * 0.9 && wait <= table[i]! * 1.1);
+      at = times[i + 1]!;
+    }
+    // Given up: two days later, nothing more.
+    await c.moveTo(at + 2 * 86_400_000);
+    assert.equal(r.received.length, 10);
+    const attempts = await c.delivery.attemptsOf(job.id);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt, a.status]),
+      [[1, null], [2, null], [3, 500], [4, 404], [5, 503], [6, 429], [7, 301], [8, 500], [9, 408], [10, 502]],
+    );
+    assert.equal(attempts[0]!.error, 'no answer within 300 ms');
+    assert.deepEqual(attempts.slice(5, 9).map((a) => a.error), ['HTTP 429', 'redirect (301) not followed', 'HTTP 500', 'HTTP 408']);
+    assert.equal(drawn, 9, 'one draw per retry');
+    // Sent again by hand (POST /api/jobs/{id}/deliveries): at once, once; the schedule has run out.
+    await c.delivery.redeliver(job, s.accountId);
+    await attemptTimes(c.delivery, job.id, 11);
+    await c.moveTo(c.now + 2 * 86_400_000);
+    assert.equal(r.received.length, 11);
+    assert.equal(drawn, 9, 'no retry after it');
+    // One event: the same webhook-id and body every time, each attempt signed at its own time by the package's own rule.
+    assert.equal(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 1);
+    assert.equal(new Set(r.received.map((x) => x.body)).size, 1);
+    const wh = new Webhook((await s.secrets.get(s.accountId)).secret);
+    const all = await c.delivery.attemptsOf(job.id);
+    for (const [i, x] of r.received.entries()) {
+      const ts = Number(x.headers['webhook-timestamp']);
+      assert.equal(ts, Math.floor(Date.parse(all[i]!.at) / 1_000));
+      assert.equal(x.headers['webhook-signature'], wh.sign(String(x.headers['webhook-id']), new Date(ts * 1_000), x.body));
+    }
+  });
+
+  test(`${name}: a 410 stops the retries, whatever Retry-After it carries`, async (t) => {
+    const s = await setup(t, backend, { start: false });
+    const r = await s.receiver((_req, res, n) => {
+      res.writeHead(n === 0 ? 500 : 410, { 'retry-after': '1' });
+      res.end();
+    });
+    const c = clocked(s, { random: () => 0.5 });
+    const job = finishedJob(r.url);
+    await c.delivery.finished(job, s.accountId);
+    const [t1] = await attemptTimes(c.delivery, job.id, 1);
+    await c.moveTo(t1! + 5_000);
+    await attemptTimes(c.delivery, job.id, 2);
+    await c.moveTo(t1! + 4 * 86_400_000);
+    assert.equal(r.received.length, 2);
+    assert.deepEqual((await c.delivery.attemptsOf(job.id)).map((a) => [a.status, a.error]), [[500, 'HTTP 500'], [410, 'HTTP 410']]);
   });
 
   test(`${name}: 410 stops the retries after one attempt`, async (t) => {

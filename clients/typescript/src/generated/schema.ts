@@ -487,7 +487,7 @@ export interface webhooks {
         put?: never;
         /**
          * job.succeeded: a job made with webhook_url has succeeded
-         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503; a 410 stops the retries.
+         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503 (at most 24 h is honoured); a 410 stops the retries.
          */
         post: {
             parameters: {
@@ -535,8 +535,8 @@ export interface webhooks {
                 /** @description Retried, not sooner than the Retry-After sent. */
                 429: {
                     headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
+                        /** @description delta-seconds (`30`) or an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a wait beyond 24 h counts as 24 h */
+                        "Retry-After"?: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -544,8 +544,8 @@ export interface webhooks {
                 /** @description Retried, not sooner than the Retry-After sent. */
                 503: {
                     headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
+                        /** @description delta-seconds (`30`) or an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a wait beyond 24 h counts as 24 h */
+                        "Retry-After"?: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -569,7 +569,7 @@ export interface webhooks {
         put?: never;
         /**
          * job.failed: a job made with webhook_url has failed
-         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503; a 410 stops the retries.
+         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503 (at most 24 h is honoured); a 410 stops the retries.
          */
         post: {
             parameters: {
@@ -617,8 +617,8 @@ export interface webhooks {
                 /** @description Retried, not sooner than the Retry-After sent. */
                 429: {
                     headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
+                        /** @description delta-seconds (`30`) or an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a wait beyond 24 h counts as 24 h */
+                        "Retry-After"?: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -626,8 +626,8 @@ export interface webhooks {
                 /** @description Retried, not sooner than the Retry-After sent. */
                 503: {
                     headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
+                        /** @description delta-seconds (`30`) or an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a wait beyond 24 h counts as 24 h */
+                        "Retry-After"?: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -651,7 +651,7 @@ export interface webhooks {
         put?: never;
         /**
          * job.cancelled: a job made with webhook_url has cancelled
-         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503; a 410 stops the retries.
+         * @description POSTed to the job's `webhook_url` when it finishes. Verify `webhook-signature` with the account's secret before trusting it. A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503 (at most 24 h is honoured); a 410 stops the retries.
          */
         post: {
             parameters: {
@@ -699,8 +699,8 @@ export interface webhooks {
                 /** @description Retried, not sooner than the Retry-After sent. */
                 429: {
                     headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
+                        /** @description delta-seconds (`30`) or an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a wait beyond 24 h counts as 24 h */
+                        "Retry-After"?: string;
                         [name: string]: unknown;
                     };
                     content?: never;
@@ -708,8 +708,8 @@ export interface webhooks {
                 /** @description Retried, not sooner than the Retry-After sent. */
                 503: {
                     headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
+                        /** @description delta-seconds (`30`) or an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a wait beyond 24 h counts as 24 h */
+                        "Retry-After"?: string;
                         [name: string]: unknown;
                     };
                     content?: never;
