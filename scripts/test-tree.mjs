@@ -20,7 +20,7 @@ export const TREE = join(ROOT, '.test-build');
 export const CACHE = join(ROOT, 'node_modules', '.cache', 'netdiag');
 /** Each test file's time in the last run (scripts/test-durations.mjs writes it, test.mjs says where). */
 export const DURATIONS = join(CACHE, 'test-durations.json');
-const COPIED = ['src', 'test', 'clients', 'bench', 'scripts', 'bin', 'docs', 'package.json', 'package-lock.json', 'tsconfig.json', 'redocly.yaml', 'README.md'];
+const COPIED = ['src', 'test', 'clients', 'bench', 'scripts', 'bin', 'docs', 'deploy', 'Dockerfile', 'compose.yaml', 'package.json', 'package-lock.json', 'tsconfig.json', 'redocly.yaml', 'README.md'];
 
 rmSync(TREE, { recursive: true, force: true });
 mkdirSync(TREE);
