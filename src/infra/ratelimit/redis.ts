@@ -247,8 +247,10 @@ export class RedisRateLimiter implements RateLimiter {
    * then raises those accounts' windows to the recorded usage, so none ends below it.
    */
   private startReconciling(): void {
+    // Tried even while this instance counts by itself: an instance that is alive and still
+    // connected must not look dead to the others (they would give back calls whose records it is
+    // writing, leaving the shared windows below the records). Disconnected, it fails at once.
     const beat = () => {
-      if (this.connection.degraded) return;
       this.redis
         .multi()
         .set(heartbeatKey(this.instance), '1', 'PX', this.reconcileMs)
@@ -298,7 +300,9 @@ export class RedisRateLimiter implements RateLimiter {
    * calls, in one script call.
    */
   recorded(calls: ReadonlyArray<{ key: string; at: number }>): void {
-    if (this.connection.degraded || calls.length === 0) return;
+    // Tried even while degraded (it fails at once when disconnected): calls admitted in Redis whose
+    // records are written must leave the unrecorded hash, or a reconcile would take them back.
+    if (calls.length === 0) return;
     const counts = new Map<string, number>();
     for (const { key, at } of calls) for (const window of this.keys(key, at)) counts.set(window, (counts.get(window) ?? 0) + 1);
     const args: Array<string | number> = [this.unrecorded];
