@@ -6,6 +6,8 @@ import { openPostgresStore } from '../../../src/infra/store/postgres.js';
 import { healthRoutes } from '../../../src/http/routes/health.js';
 import { CircuitBreaker, PG_BREAKER_OPEN_MS, PG_UNRESPONSIVE_MS } from '../../../src/infra/store/pg-availability.js';
 import { startDelayProxy } from '../../helpers/delay-proxy.js';
+import { DatabaseSlowError, DatabaseUnavailableError } from '../../../src/errors.js';
+import type { Store } from '../../../src/domain/store.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /**
@@ -36,6 +38,19 @@ test('pg breaker: timeouts open it only after PG_UNRESPONSIVE_MS without a succe
   breaker.succeeded();
   breaker.failed(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
   assert.equal(breaker.available, false, 'a refusal opens it at once');
+});
+
+test('/readyz: a database that timed out while not judged gone is "slow" (200); one judged gone is 503', async (t) => {
+  let failure: Error = new DatabaseSlowError(new Error('timeout exceeded when trying to connect'));
+  const store = { ping: async () => Promise.reject(failure) } as unknown as Store;
+  const app = Fastify();
+  await healthRoutes(app, store);
+  t.after(() => app.close());
+  const slow = await app.inject({ url: '/readyz' });
+  assert.deepEqual({ status: slow.statusCode, body: slow.json() as unknown }, { status: 200, body: { status: 'ready', database: 'slow' } });
+  failure = new DatabaseUnavailableError(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+  const down = await app.inject({ url: '/readyz' });
+  assert.deepEqual({ status: down.statusCode, body: down.json() as unknown, retry: down.headers['retry-after'] }, { status: 503, body: { status: 'database unavailable', database: 'unreachable' }, retry: '1' });
 });
 
 const pgUrl = process.env.TEST_DATABASE_URL;
