@@ -38,6 +38,12 @@ export interface Config {
   geoipAsnDb: string | undefined;
   /** NETDIAG_METRICS_TOKEN: the bearer token GET /metrics asks for; unset, /metrics is a 404. */
   metricsToken: string | undefined;
+  /**
+   * NETDIAG_METRICS_PORT: where `netdiag worker` serves its own GET /metrics (same token, on
+   * HOST); unset, a worker serves none. 0 takes a free port (its ready line names it). An API
+   * instance serves /metrics on PORT and ignores this.
+   */
+  metricsPort: number | undefined;
   logLevel: string;
   /** LOG_FORMAT: `pretty` (readable lines) or `json` (one JSON object a line); unset, pretty on a terminal. */
   logFormat: LogFormat | undefined;
@@ -289,6 +295,13 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('NETDIAG_METRICS_TOKEN', 'must be one word, with no spaces; e.g. openssl rand -hex 32', '***');
   }
 
+  const metricsPortRaw = env.NETDIAG_METRICS_PORT?.trim() || undefined;
+  const metricsPort = metricsPortRaw === undefined ? undefined : parsePort('NETDIAG_METRICS_PORT', metricsPortRaw);
+  // A listener without a token would serve nothing but 404s: say so at boot instead.
+  if (metricsPort !== undefined && metricsToken === undefined) {
+    throw new ConfigError('NETDIAG_METRICS_PORT', 'needs NETDIAG_METRICS_TOKEN (the bearer token its /metrics asks for)', metricsPortRaw!);
+  }
+
   const logLevel = env.LOG_LEVEL?.trim() || DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);
@@ -391,6 +404,7 @@ export function loadConfig(env: Env = process.env): Config {
     geoipCityDb: env.NETDIAG_GEOIP_CITY_DB?.trim() || undefined,
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
     metricsToken,
+    metricsPort,
     logLevel,
     logFormat,
     timeouts,

@@ -409,6 +409,17 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
+/**
+ * A connect or statement to the database that timed out while the database is taken as slow
+ * rather than gone (see PG_UNRESPONSIVE_MS): the call still answers 503, but /readyz stays 200.
+ */
+export class DatabaseSlowError extends DatabaseUnavailableError {
+  constructor(cause: unknown) {
+    super(cause);
+    this.name = 'DatabaseSlowError';
+  }
+}
+
 /** A webhook send given up: its deadline passed or its delivery was aborted. */
 export class WebhookAbortedError extends Error {}
 

@@ -4,6 +4,7 @@ import { configSummary, describeDatabase, withoutPassword } from './config-summa
 import { judgeHealth } from './domain/proxy/index.js';
 import { exitOnSignals, reloadGeoOnSighup, useProductionRuntime } from './server.js';
 import { WorkerConfigError } from './errors.js';
+import { listenForMetrics, type MetricsListener } from './http/metrics-listener.js';
 
 export interface RunningWorker {
   services: Composition;
@@ -34,12 +35,29 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   // The job queue's and the delivery's timers are unref'd, and without REDIS_URL no connection
   // holds the event loop: this does, until the worker closes (else it exited at once, code 0).
   const alive = setInterval(() => undefined, KEEP_ALIVE_INTERVAL_MS);
+  // Its own /metrics (NETDIAG_METRICS_PORT): the probes and deliveries of this process are counted
+  // here and nowhere else, so a scrape of every API instance and every worker counts each once.
+  let metrics: MetricsListener | undefined;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       clearInterval(alive);
-      await services.close();
+      // Scraped until the work is given back: the last counts are readable while it drains.
+      try {
+        await services.close();
+      } finally {
+        await metrics?.close();
+      }
     })());
+  if (config.metricsPort !== undefined && services.httpMetrics && config.metricsToken !== undefined) {
+    try {
+      metrics = await listenForMetrics({ metrics: services.httpMetrics, token: config.metricsToken, host: config.host, port: config.metricsPort, timeouts: config.timeouts });
+    } catch (err) {
+      await close();
+      throw err;
+    }
+  }
+  const metricsSays = metrics ? `; metrics on ${config.host}:${metrics.port}/metrics` : '';
   // Proxy checks look up their exit's place: the worker reloads the GeoIP files as the server does.
   reloadGeoOnSighup(services);
   exitOnSignals(services.log, config.shutdownGraceMs, close, {
@@ -48,7 +66,7 @@ export async function startWorker(config: Config, log: (line: string) => void = 
     failed: 'worker shutdown failed',
   });
   // Announced once a SIGTERM is handled: one sent on seeing this line gets the clean shutdown.
-  log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too; ${judgeSays}`);
+  log(`netdiag worker: database ${describeDatabase(config.databaseUrl)}, jobs through ${engine}, ${config.workers} at once; webhook deliveries sent from here too; ${judgeSays}${metricsSays}`);
   services.log.info({ config: configSummary(config) }, 'worker started: effective configuration');
   if (judge.error !== null) services.log.warn({ judge: judge.url }, judge.error);
   return { services, close };

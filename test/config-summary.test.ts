@@ -71,6 +71,15 @@ test('NETDIAG_METRICS_TOKEN: unset, /metrics is off; 16 to 1024 characters; a ba
   }
 });
 
+test('NETDIAG_METRICS_PORT: unset, a worker serves no /metrics; a port needs NETDIAG_METRICS_TOKEN', () => {
+  const token = { NETDIAG_METRICS_TOKEN: '0123456789abcdef' };
+  assert.equal(loadConfig(token).metricsPort, undefined);
+  assert.equal(loadConfig({ ...token, NETDIAG_METRICS_PORT: ' 9464 ' }).metricsPort, 9464);
+  assert.equal(configSummary(loadConfig({ ...token, NETDIAG_METRICS_PORT: '9464' })).metricsPort, 9464);
+  assert.throws(() => loadConfig({ ...token, NETDIAG_METRICS_PORT: '70000' }), (err: unknown) => err instanceof ConfigError && /^NETDIAG_METRICS_PORT=/.test(err.message));
+  assert.throws(() => loadConfig({ NETDIAG_METRICS_PORT: '9464' }), (err: unknown) => err instanceof ConfigError && /needs NETDIAG_METRICS_TOKEN/.test(err.message));
+});
+
 test('NETDIAG_EXTRA_CA_CERTS: a PEM file read at start; missing or without a certificate it stops the start', async (t) => {
   const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');

@@ -4,6 +4,7 @@ import type { GeoReader } from '../../domain/ip/geoip.js';
 import type { Store } from '../../domain/store.js';
 import type { RateLimiter } from '../../domain/usage/rate-limit.js';
 import { DATABASE_RETRY_AFTER_S } from '../../infra/store/pg-availability.js';
+import { DatabaseSlowError } from '../../errors.js';
 
 /** The build date (YYYY-MM-DD, the mmdb metadata's build epoch) of each GeoIP database in use; null when there is none. */
 const GeoIp = Type.Object({ city_build_date: Type.Union([Type.String(), Type.Null()]), asn_build_date: Type.Union([Type.String(), Type.Null()]) });
@@ -22,7 +23,10 @@ export async function healthRoutes(app: FastifyInstance, store: Store, limiter: 
     try {
       await store.ping();
       return { status: 'ready', ...redis(), ...geoip() };
-    } catch {
+    } catch (err) {
+      // A database that is slow (its connect or statement timed out, PG_UNRESPONSIVE_MS not
+      // reached) is no reason to leave the rotation: every instance on a loaded machine would.
+      if (err instanceof DatabaseSlowError) return { status: 'ready', database: 'slow', ...redis(), ...geoip() };
       // Answered at once while the store's breaker is open: orchestrators poll this.
       return reply
         .code(503)

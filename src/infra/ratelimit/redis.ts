@@ -30,6 +30,12 @@ export const heartbeatKey = (instance: string): string => `${REDIS_KEY_PREFIX}al
 const UNRECORDED_TTL_MS = WINDOW_MS.day + 2 * REDIS_KEY_GRACE_MS;
 /** Keys remembered as rebuilt after Redis came back; beyond this the memory is dropped (a key rebuilt twice costs a read). */
 export const REDIS_RESYNC_MAX_KEYS = 100_000;
+/**
+ * Calls admitted by this instance alone (Redis away) whose records are not yet written, kept to
+ * rebuild the shared windows exactly; beyond this many the memory is dropped (records lost to a
+ * long database outage never come), leaving those windows at the recorded usage.
+ */
+export const REDIS_LOCAL_PENDING_MAX = 100_000;
 
 /** consume's first answer when a window's key is missing and `check` was asked for. */
 const MISSING = -1;
@@ -191,6 +197,15 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly now: () => number;
   private heartbeat: NodeJS.Timeout | null = null;
   private reconciler: NodeJS.Timeout | null = null;
+  /**
+   * Per key, the times (`now` of consume, the record's `at`) of the calls the fallback admitted
+   * whose records are not written yet: in neither Redis nor the recorded usage, so a window
+   * rebuilt from the records after Redis came back adds them (else the shared day window stayed
+   * below the records once they landed), and their records are not taken off the calls admitted
+   * in Redis (`recorded`).
+   */
+  private readonly localPending = new Map<string, number[]>();
+  private localPendingSize = 0;
 
   constructor(url: string, opts: RedisRateLimiterOptions = {}) {
     this.seed = opts.seed;
@@ -235,6 +250,45 @@ export class RedisRateLimiter implements RateLimiter {
     return this.fallback;
   }
 
+  /** A call counted by this instance alone: remembered until its record is written (localPending). */
+  private async consumeLocally(key: string, limits: WindowLimits, now: number): Promise<Decision> {
+    const decision = await this.fallbackLimiter().consume(key, limits, now);
+    if (decision.allowed && this.recordsCallsOf(key)) {
+      if (this.localPendingSize >= REDIS_LOCAL_PENDING_MAX) {
+        this.localPending.clear();
+        this.localPendingSize = 0;
+      }
+      const ats = this.localPending.get(key);
+      if (ats) ats.push(now);
+      else this.localPending.set(key, [now]);
+      this.localPendingSize++;
+    }
+    return decision;
+  }
+
+  /** Forgets one locally admitted call of `key` at `at` (recorded, or refunded): true when there was one. */
+  private takeLocal(key: string, at: number): boolean {
+    const ats = this.localPending.get(key);
+    const i = ats ? ats.indexOf(at) : -1;
+    if (i < 0) return false;
+    ats!.splice(i, 1);
+    if (ats!.length === 0) this.localPending.delete(key);
+    this.localPendingSize--;
+    return true;
+  }
+
+  /** The locally admitted calls of `key` not yet recorded, in the minute, hour and day of `now` (older ones dropped). */
+  private localPendingIn(key: string, now: number): number[] {
+    const ats = this.localPending.get(key);
+    if (!ats) return [0, 0, 0];
+    const starts = WINDOWS.map((w) => windowStart(w, now));
+    const today = ats.filter((at) => at >= starts[2]!);
+    this.localPendingSize -= ats.length - today.length;
+    if (today.length === 0) this.localPending.delete(key);
+    else this.localPending.set(key, today);
+    return starts.map((start) => today.filter((at) => at >= start).length);
+  }
+
   private keys(key: string, now: number): string[] {
     // The hash tag keeps one client's three keys in one slot on a Redis Cluster.
     return WINDOWS.map((w) => `${REDIS_KEY_PREFIX}{${key}}:${w}:${windowStart(w, now)}`);
@@ -247,8 +301,10 @@ export class RedisRateLimiter implements RateLimiter {
    * then raises those accounts' windows to the recorded usage, so none ends below it.
    */
   private startReconciling(): void {
+    // Tried even while this instance counts by itself: an instance that is alive and still
+    // connected must not look dead to the others (they would give back calls whose records it is
+    // writing, leaving the shared windows below the records). Disconnected, it fails at once.
     const beat = () => {
-      if (this.connection.degraded) return;
       this.redis
         .multi()
         .set(heartbeatKey(this.instance), '1', 'PX', this.reconcileMs)
@@ -298,9 +354,16 @@ export class RedisRateLimiter implements RateLimiter {
    * calls, in one script call.
    */
   recorded(calls: ReadonlyArray<{ key: string; at: number }>): void {
-    if (this.connection.degraded || calls.length === 0) return;
+    // Tried even while degraded (it fails at once when disconnected): calls admitted in Redis whose
+    // records are written must leave the unrecorded hash, or a reconcile would take them back.
+    if (calls.length === 0) return;
     const counts = new Map<string, number>();
-    for (const { key, at } of calls) for (const window of this.keys(key, at)) counts.set(window, (counts.get(window) ?? 0) + 1);
+    for (const { key, at } of calls) {
+      // Admitted by this instance alone: never counted in Redis, nothing to take off there.
+      if (this.localPending.size > 0 && this.takeLocal(key, at)) continue;
+      for (const window of this.keys(key, at)) counts.set(window, (counts.get(window) ?? 0) + 1);
+    }
+    if (counts.size === 0) return;
     const args: Array<string | number> = [this.unrecorded];
     for (const [window, n] of counts) args.push(window, n);
     void this.call('ndRecorded', args).catch(() => undefined);
@@ -315,10 +378,16 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  /** Raises the key's windows to the recorded usage (a failing store fails the request, as it would anyway). */
+  /**
+   * Raises the key's windows to the recorded usage plus the calls this instance admitted alone
+   * whose records are not written yet (a failing store fails the request, as it would anyway).
+   */
   private async raise(key: string, keys: string[], expiries: number[], now: number): Promise<void> {
+    // Read before the records: a record written in between is then counted twice (the window a
+    // call too high), never missed (a call too low, admitted again).
+    const local = this.localPendingIn(key, now);
     const seeded = this.seed ? await this.seed(key, now) : { minute: 0, hour: 0, day: 0 };
-    await this.call('ndRaise', [...keys, seeded.minute, seeded.hour, seeded.day, ...expiries]);
+    await this.call('ndRaise', [...keys, seeded.minute + local[0]!, seeded.hour + local[1]!, seeded.day + local[2]!, ...expiries]);
   }
 
   /** True once per key after Redis came back, for the rest of that day. */
@@ -386,7 +455,7 @@ export class RedisRateLimiter implements RateLimiter {
     // Redis went away since these requests came: this instance limits them by itself.
     for (let i = 0; i < batch.nows.length; i++) {
       try {
-        batch.resolves[i]!(await this.fallbackLimiter().consume(batch.key, batch.limits, batch.nows[i]!));
+        batch.resolves[i]!(await this.consumeLocally(batch.key, batch.limits, batch.nows[i]!));
       } catch (err) {
         batch.rejects[i]!(err);
       }
@@ -425,6 +494,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async refund(key: string, now: number): Promise<void> {
+    // A call admitted alone is refunded before any record of it: it is no call to add anywhere.
+    this.takeLocal(key, now);
     if (!this.connection.degraded) {
       // Counted in Redis or by the fallback, whichever admitted it: a refund that fails is dropped.
       await this.call('ndRefund', [...this.keys(key, now), this.unrecorded]).catch(() => undefined);
@@ -435,7 +506,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async consume(key: string, limits: WindowLimits, now: number): Promise<Decision> {
     await this.connection.started();
-    if (this.connection.degraded) return this.fallbackLimiter().consume(key, limits, now);
+    if (this.connection.degraded) return this.consumeLocally(key, limits, now);
     return new Promise<Decision>((resolve, reject) => this.enqueue(key, limits, now, resolve, reject));
   }
 

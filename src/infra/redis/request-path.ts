@@ -1,12 +1,17 @@
 import { Redis } from 'ioredis';
 
 /**
- * How long a Redis command may take before this instance stops waiting for Redis and counts by
- * itself: short, because every request waits for it.
+ * How long a Redis command may go unanswered, on a connection that is still open, before this
+ * instance judges Redis gone (stopped, or cut off without the socket closing) and counts by
+ * itself. A Redis that went away is seen at once from its connection (refused, reset, closed):
+ * this bound only tells a Redis that is slow from one that is silent. On a loaded machine (load
+ * 10-20 on 2 cores) commands and this process's own event loop answer in seconds, and the former
+ * 500 ms switched a live Redis's instance to limiting by itself (admitting more than the limit
+ * between instances): a busy machine is not an outage. Requests wait for Redis meanwhile.
  */
-export const REDIS_COMMAND_TIMEOUT_MS = 500;
-/** How long a connection attempt may take. */
-export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
+export const REDIS_COMMAND_TIMEOUT_MS = 5_000;
+/** How long a connection attempt may take (a refused one fails at once, whatever this is). */
+export const REDIS_CONNECT_TIMEOUT_MS = 5_000;
 /** Pause between reconnection attempts while Redis is away (ioredis keeps trying, forever). */
 export const REDIS_RECONNECT_MS = 500;
 /** While degraded, how often Redis is asked (PING) whether it answers again. */
@@ -27,7 +32,9 @@ export interface RedisStateHooks {
 /**
  * A Redis connection for what every request waits on (rate limits, work in flight), and whether
  * it answers. While Redis is away a command fails at once (no offline queue) and the owner counts
- * by itself; after a failure (a connection error, or a command the owner reports with `degrade`)
+ * by itself. Redis is judged away by its connection (refused, reset, closed) at once, and by a
+ * command only once it went unanswered for REDIS_COMMAND_TIMEOUT_MS: a slow Redis is waited for.
+ * After a failure (a connection error, or a command the owner reports with `degrade`)
  * it is `degraded` until the connection is ready again or a PING every REDIS_PROBE_MS answers.
  * The owner hears each change once through its hooks, never per request.
  */
