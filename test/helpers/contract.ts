@@ -238,8 +238,9 @@ function watchStreams(app: FastifyInstance, problems: string[], opts: { rateLimi
       return writeHead(status, ...rest);
     }) as typeof res.writeHead;
     const keep = (chunk: unknown): void => {
-      if (!head || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      if (!head || !complete || chunk === undefined || chunk === null || typeof chunk === 'function') return;
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array);
+      // Full: what was kept is a prefix of the stream, and only its whole items are judged.
       if (size + buf.length > STREAM_CAPTURE_MAX_BYTES) complete = false;
       else {
         chunks.push(buf);
