@@ -26,7 +26,7 @@ const DETAILS: Partial<Record<RouteErrorStatus, TSchema>> = {
   429: Type.Object(
     {
       limit: Type.Integer({
-        description: "the plan's per-minute maximum; `job_reads`: the reads a second that were exceeded (10 per job, or the account's total, as `per` says)",
+        description: "the plan's per-minute maximum; `job_reads`: the job-read limit that was exceeded, not the plan's (10 reads a second of one job, or the account's bound, as `per` says)",
       }),
       remaining: Type.Integer({ description: 'always 0' }),
       reset_at: Type.String({ description: 'UTC end of the exceeded window, `YYYY-MM-DD HH:MM:SS` (`job_reads`: the end of the current second)' }),

@@ -860,7 +860,7 @@ export interface components {
             /** @description what went wrong, naming the field and the rule */
             message: string;
             details: {
-                /** @description the plan's per-minute maximum; `job_reads`: the reads a second that were exceeded (10 per job, or the account's total, as `per` says) */
+                /** @description the plan's per-minute maximum; `job_reads`: the job-read limit that was exceeded, not the plan's (10 reads a second of one job, or the account's bound, as `per` says) */
                 limit: number;
                 /** @description always 0 */
                 remaining: number;
