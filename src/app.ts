@@ -76,15 +76,6 @@ export interface AppServices extends RouteDeps {
   httpMetrics: HttpMetrics | null;
 }
 
-/** What the OpenAPI document says about the GeoIP data: its build dates and the attribution its licences ask for. */
-function geoNotes(geo: GeoReader): string[] {
-  const { cityBuildDate, asnBuildDate, sources } = geo.info;
-  return [
-    `IP location data built ${cityBuildDate ?? 'n/a (not loaded yet)'}; ASN data built ${asnBuildDate ?? 'n/a (not loaded yet)'}.`,
-    ...sources,
-  ];
-}
-
 /** Registers the plugins and routes over the services it is given; never listens (tests use inject or port 0). */
 export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   const app = Fastify({
@@ -123,7 +114,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   registerInFlight(app, { slots: deps.slots, onRefused: access.refund });
   const record = deps.recorder ? callRecorder(deps.recorder) : null;
   if (record) registerUsageRecording(app, record);
-  await registerOpenApi(app, { dataNotes: geoNotes(deps.geo) });
+  await registerOpenApi(app);
   // One set of job streams for the API and the dashboard: an account's open streams count together.
   const streams = jobStreams(app, deps.jobs);
 

@@ -630,11 +630,13 @@ const STREAM_ITEMS = [
   { seq: 2, index: 1, item: PORT_443 },
 ];
 
-/** GET /api/jobs/{id} streamed: NDJSON lines (one example per line kind) and the SSE text. */
+/** GET /api/jobs/{id} streamed: the NDJSON text and the SSE text, each a whole body. */
 export const JOB_STREAM_EXAMPLES: Record<string, Record<string, ExampleObject>> = {
   'application/x-ndjson': {
-    item: { summary: 'a completed item (one line each)', value: STREAM_ITEMS[0] },
-    job: { summary: 'the last line: the finished job', value: JOB_DONE },
+    stream: {
+      summary: 'two items, then the job (one JSON text a line)',
+      value: [...STREAM_ITEMS, JOB_DONE].map((line) => `${JSON.stringify(line)}\n`).join(''),
+    },
   },
   'text/event-stream': {
     stream: {

@@ -34,7 +34,7 @@ interface OperationObject {
   operationId?: string;
   tags?: string[];
   parameters?: unknown[];
-  requestBody?: { content?: Record<string, MediaObject> };
+  requestBody?: { required?: boolean; content?: Record<string, MediaObject> };
   responses?: Record<string, ResponseObject>;
 }
 export interface OpenApiDocument {
@@ -70,7 +70,11 @@ const HEADERS: Record<string, { description: string; required: boolean; schema: 
   'X-Request-Id': { description: 'names this request in the server log: quote it when reporting a problem', required: true, schema: { type: 'string' } },
   Location: { description: 'where the job is read: `/api/jobs/{id}`', required: true, schema: { type: 'string' } },
   'Preference-Applied': { description: 'RFC 7240: the `respond-async` preference was honoured', required: true, schema: { type: 'string', const: 'respond-async' } },
-  ETag: { description: 'the job as it stands: send it back in If-None-Match to be told 304 while it is unchanged', required: true, schema: { type: 'string' } },
+  ETag: {
+    description: 'the job as it stands (a stream: as it stood when the stream began): send it back in If-None-Match to be told 304 while it is unchanged',
+    required: true,
+    schema: { type: 'string' },
+  },
 };
 
 /** What every answer of an /api route carries (API.md, "Rate limits"). */
@@ -194,9 +198,20 @@ function isErrorResponse(status: string, response: ResponseObject): status is `$
   return (ROUTE_ERROR_STATUSES as readonly number[]).includes(Number(status)) && schema?.$ref === ref('schemas', errorSchemaId(Number(status) as RouteErrorStatus)).$ref;
 }
 
+/**
+ * A body schema that admits `null`: the route takes no body at all (NoBody). @fastify/swagger marks
+ * every body required, and a generated client or a validating proxy then refuses the call
+ * without one (Prism: 422 "Body parameter is required").
+ */
+function admitsNoBody(schema: unknown): boolean {
+  const s = schema as { type?: unknown; anyOf?: unknown[]; oneOf?: unknown[] } | undefined;
+  return s?.type === 'null' || (s?.anyOf ?? s?.oneOf ?? []).some(admitsNoBody);
+}
+
 function completeOperation(path: string, method: string, operation: OperationObject): void {
   const examples = OPERATION_EXAMPLES[`${method.toUpperCase()} ${path}`];
   const json = operation.requestBody?.content?.['application/json'];
+  if (operation.requestBody && json && admitsNoBody(json.schema)) operation.requestBody.required = false;
   if (examples?.body && json) json.examples = examples.body;
   const responses = operation.responses ?? {};
   if (responses['202']) operation.parameters = [...(operation.parameters ?? []), ref('parameters', 'Prefer')];

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
+import { GEOIP_ATTRIBUTION } from '../domain/ip/geoip.js';
 import { completeDocument, type OpenApiDocument } from './openapi-document.js';
 import { API_PREFIX } from './plugins/auth.js';
 
@@ -49,14 +50,21 @@ const completeDocsPage: onSendHookHandler = async (_request, reply, payload) => 
   return payload.replace(/<meta charset="UTF-8">/i, (m) => `${m}\n      ${VIEWPORT}`).replace(/<body>/i, (m) => `${m}\n      ${DOCS_BAR}`);
 };
 
-export interface OpenApiInfoExtras {
-  /** Lines shown in the document's description: data sources, build dates, attribution. */
-  dataNotes?: string[];
-}
+/**
+ * The document's word on the data lookups answer from: the same on every server and every day.
+ * What one machine has loaded (which files, built when) changes under a running server (a GeoIP
+ * file replaced on disk) and differs between machines, so it is GET /readyz's to say; a document
+ * that carried it would go stale, and the one the client is generated from would say "n/a".
+ */
+const DATA_NOTES = [
+  'IP lookups (`location`, `asn`) answer from the data bundled with the server, unless its operator names MaxMind-format files of their own (`NETDIAG_GEOIP_CITY_DB`, `NETDIAG_GEOIP_ASN_DB`), which are read again when they change. `GET /readyz` gives the build date of each database in use.',
+  `The bundled data: ${GEOIP_ATTRIBUTION.geolite2}`,
+  `${GEOIP_ATTRIBUTION.ipLocationDbAsn} ${GEOIP_ATTRIBUTION.dbIpLink}.`,
+];
 
 /** The OpenAPI 3.1 document is built from the routes' TypeBox schemas, so it cannot drift. */
-export async function registerOpenApi(app: FastifyInstance, extras: OpenApiInfoExtras = {}): Promise<void> {
-  const notes = extras.dataNotes?.length ? `\n\n## Data\n\n${extras.dataNotes.map((n) => `- ${n}`).join('\n')}` : '';
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  const notes = `\n\n## Data\n\n${DATA_NOTES.map((n) => `- ${n}`).join('\n')}`;
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -7,6 +7,7 @@ import { composeApp, type AppDeps } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
+import { JOB_READS_PER_SECOND } from '../../src/http/routes/jobs.js';
 import { createDialer, type ConnectFn, type Dialer } from '../../src/infra/net/dialer.js';
 import type { Store } from '../../src/domain/store.js';
 import type { Backend } from '../infra/store/backends.js';
@@ -508,7 +509,11 @@ export function jobEngineSuite(engine: JobEngine): void {
       const limited = burst.filter((r) => r.status === 429);
       assert.ok(limited.length >= 5, `${limited.length} of 25 refused`);
       assert.equal(limited[0]!.headers.get('retry-after'), '1');
-      assert.equal(((await limited[0]!.json()) as Err).error, 'rate_limit_exceeded');
+      const refused = (await limited[0]!.json()) as Err & { details: Record<string, unknown> };
+      assert.equal(refused.error, 'rate_limit_exceeded');
+      // The limit as it is (10 reads a second of one job), not the plan's 10 a minute or any other figure.
+      assert.deepEqual({ ...refused.details, reset_at: undefined }, { limit: JOB_READS_PER_SECOND, remaining: 0, reset_at: undefined, window: 'job_reads', per: 'job' });
+      assert.match(String(refused.details.reset_at), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
       await Promise.all(burst.map((r) => r.arrayBuffer().catch(() => undefined)));
       // The plan's windows saw one call: the job's creation.
       const stats = (await (await s.api('/api/usage/stats', { token: s.tokens.free })).json()) as Ok<{ windows: Record<'minute' | 'hour' | 'day', { used: number }> }>;

@@ -4,6 +4,7 @@
  * clients send.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { test, type TestContext } from 'node:test';
 import type { JobView } from '../../src/domain/jobs/types.js';
@@ -172,4 +173,62 @@ test('a 429 is counted under each window the error schema names, anything else a
   const samples = samplesOf((await metrics.exposition()).body);
   for (const w of ['minute', 'hour', 'day', 'concurrent', 'job_reads']) assert.equal(valueOf(samples, 'netdiag_rate_limited_total', { window: w }), 1, w);
   assert.equal(valueOf(samples, 'netdiag_rate_limited_total', { window: 'other' }), 2);
+});
+
+/**
+ * What `promtool check metrics` (Prometheus's promlint) finds wrong in an exposition, for the rules
+ * it would fail on here: every family has HELP and TYPE once, counters end in `_total` and nothing
+ * else does, names are snake_case in base units. CI needs no promtool; where it is installed the
+ * next test runs it too.
+ */
+function lintProblems(text: string): string[] {
+  const problems: string[] = [];
+  const help = new Map<string, number>();
+  const types = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(line);
+    if (!m) continue;
+    const [, kind, name, rest] = m as unknown as [string, 'HELP' | 'TYPE', string, string];
+    if (kind === 'HELP') help.set(name, (help.get(name) ?? 0) + 1);
+    else if (types.has(name)) problems.push(`${name}: TYPE twice`);
+    else types.set(name, rest);
+  }
+  for (const [name, type] of types) {
+    if (help.get(name) !== 1) problems.push(`${name}: ${help.get(name) ?? 0} HELP lines`);
+    if (type === 'counter' && !name.endsWith('_total')) problems.push(`${name}: a counter should end in _total`);
+    if (type !== 'counter' && name.endsWith('_total')) problems.push(`${name}: a ${type} should not end in _total`);
+    if (/[A-Z]/.test(name)) problems.push(`${name}: not snake_case`);
+    if (/_(milliseconds|microseconds|nanoseconds|ms|minutes|hours|days|kilobytes|megabytes)(_|$)/.test(name)) problems.push(`${name}: not in base units`);
+  }
+  for (const name of help.keys()) if (!types.has(name)) problems.push(`${name}: HELP without TYPE`);
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)![0];
+    const family = [name, name.replace(/_(bucket|sum|count)$/, '')].find((n) => types.has(n));
+    if (!family) problems.push(`${name}: a sample of no declared family`);
+  }
+  return problems;
+}
+
+test('the exposition passes promtool\'s rules: no gauge named like a counter (prom-client\'s nodejs_active_*_total), HELP and TYPE once each', async () => {
+  const metrics = new PrometheusMetrics({ countJobs: async () => ({ queued: 1, running: 0, succeeded: 2, failed: 0, cancelled: 0 }) });
+  metrics.request('/api/user', 'GET', 200, 0.01);
+  metrics.rateLimited('minute');
+  metrics.probe('port_scan', 'ok');
+  metrics.webhookAttempt('delivered');
+  const { body } = await metrics.exposition();
+  assert.deepEqual(lintProblems(body), []);
+  // The default process metrics are there (API.md), the active handles by type among them.
+  const samples = samplesOf(body);
+  for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    assert.ok(samples.some((s) => s.name === name), name);
+  }
+  assert.ok(body.includes('# TYPE nodejs_active_handles gauge'));
+  // The rules themselves catch what promtool caught (exit 3) before the fix.
+  assert.deepEqual(lintProblems('# HELP nodejs_active_handles_total x\n# TYPE nodejs_active_handles_total gauge\nnodejs_active_handles_total 3\n'), [
+    'nodejs_active_handles_total: a gauge should not end in _total',
+  ]);
+  const promtool = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+  // Where promtool is installed (Debian: the prometheus package), its own verdict too.
+  if (!promtool.error) assert.equal(promtool.status, 0, `promtool check metrics: ${promtool.stdout}${promtool.stderr}`);
 });

@@ -5,6 +5,10 @@ import { API_PREFIX } from '../../src/http/plugins/auth.js';
 import { OPERATIONS } from '../../src/operations/index.js';
 import { operationIdOf, toolNameOf } from '../../src/operations/names.js';
 import { build } from '../helpers/build.js';
+import { sseEvents, streamProblems } from '../helpers/contract.js';
+import { finishedJob } from '../helpers/jobs.js';
+import { httpText, rawRequest } from '../helpers/raw-http.js';
+import { startListener } from '../infra/net/fixtures/connect-spy.js';
 
 /**
  * Every route of Fastify's route tree (printRoutes) with its methods: each line is a segment
@@ -151,4 +155,66 @@ test('/api/docs serves the interactive reference without a token', async (t) => 
   const res = await fetch(`${url}/api/docs/`, { redirect: 'manual' });
   assert.equal(res.status, 200);
   assert.match(await res.text(), /swagger/i);
+});
+
+test('an operation that takes no body says so (requestBody not required), and answers a POST with no body and no Content-Type', async (t) => {
+  const b = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+  const doc = await documentOf(b.url);
+  const optional: string[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const body = op.requestBody as { required?: boolean; content: Record<string, { schema: { anyOf?: { type?: string }[] } }> } | undefined;
+      if (!body) continue;
+      const admitsNull = body.content['application/json']?.schema.anyOf?.some((s) => s.type === 'null') ?? false;
+      // Generated clients (openapi-fetch) and validating proxies (Prism) refuse a call without a body the document requires.
+      assert.equal(body.required, !admitsNull, `${method.toUpperCase()} ${path}`);
+      if (admitsNull) optional.push(`${method.toUpperCase()} ${path}`);
+    }
+  }
+  assert.deepEqual(optional, ['POST /api/jobs/{id}/deliveries', 'POST /api/webhooks/secret/rotate']);
+
+  const port = Number(new URL(b.url).port);
+  // No Content-Type, no Content-Length, no Transfer-Encoding: a request with no body at all.
+  const bare = (path: string) => rawRequest(port, httpText('POST', path, { authorization: `Bearer ${b.token}` }));
+  const rotated = await bare('/api/webhooks/secret/rotate');
+  assert.equal(rotated.status, 200, rotated.body);
+  assert.match((JSON.parse(rotated.body) as { data: { secret: string } }).data.secret, /^whsec_/);
+  const listener = await startListener('127.0.0.1');
+  t.after(() => listener.close());
+  const job = (await (await b.api('/api/port/scan', { json: { host: '127.0.0.1', port: listener.port }, headers: { prefer: 'respond-async' } })).json()) as { data: { id: string } };
+  await finishedJob(b.api, job.data.id);
+  // Past the body's validation to the route's own answer: this job has no webhook_url.
+  const redelivered = await bare(`/api/jobs/${job.data.id}/deliveries`);
+  assert.equal(redelivered.status, 409, redelivered.body);
+  assert.match(redelivered.body, /webhook_url/);
+});
+
+test("a stream's body is checked item by item: each NDJSON line, each SSE event and its data, by the media type's x-item-schema", async (t) => {
+  const b = await build(t, { env: { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+  const doc = await documentOf(b.url);
+  const ok = doc.paths['/api/jobs/{id}']!.get!.responses['200']!.content as Record<string, { schema: { type?: string }; 'x-item-schema'?: unknown }>;
+  // The body of a stream is text; its items are described apart (a validator reading the whole body sees a string).
+  assert.equal(ok['application/x-ndjson']!.schema.type, 'string');
+  assert.equal(ok['text/event-stream']!.schema.type, 'string');
+  assert.equal((ok['application/x-ndjson']!['x-item-schema'] as { title?: string }).title, 'JobStreamLine');
+
+  const listener = await startListener('127.0.0.1');
+  t.after(() => listener.close());
+  const made = (await (await b.api('/api/port/scan-range', { json: { host: '127.0.0.1', ports: [listener.port] }, headers: { prefer: 'respond-async' } })).json()) as { data: { id: string } };
+  await finishedJob(b.api, made.data.id);
+  const read = async (accept: string) => (await b.api(`/api/jobs/${made.data.id}`, { headers: { accept } })).text();
+  const ndjson = await read('application/x-ndjson');
+  const sse = await read('text/event-stream');
+  const answer = { method: 'GET', route: '/api/jobs/:id', status: 200, complete: true };
+  assert.deepEqual(streamProblems(b.app, { ...answer, contentType: 'application/x-ndjson; charset=utf-8', text: ndjson }), []);
+  assert.deepEqual(streamProblems(b.app, { ...answer, contentType: 'text/event-stream; charset=utf-8', text: sse }), []);
+  assert.deepEqual(sseEvents(sse).map((e) => e.event), ['item', 'job']);
+
+  // A line that drifts is caught, in either media type; a cut stream's partial last item is not judged.
+  const drifted = ndjson.replace('"seq":1', '"seq":"1"');
+  assert.match(streamProblems(b.app, { ...answer, contentType: 'application/x-ndjson', text: drifted }).join('\n'), /line 1 does not match the document/);
+  assert.match(streamProblems(b.app, { ...answer, contentType: 'text/event-stream', text: sse.replace('"seq":1', '"seq":"1"') }).join('\n'), /event 1's data does not match/);
+  assert.match(streamProblems(b.app, { ...answer, contentType: 'text/event-stream', text: sse.replace('event: item', 'event: items') }).join('\n'), /event 1 does not match/);
+  assert.match(streamProblems(b.app, { ...answer, contentType: 'application/x-ndjson', text: ndjson.slice(0, -1) }).join('\n'), /does not end with a newline/);
+  assert.deepEqual(streamProblems(b.app, { ...answer, complete: false, contentType: 'application/x-ndjson', text: ndjson.slice(0, -5) }), []);
 });

@@ -33,6 +33,15 @@ export interface AsnRecord {
   isp?: string | null;
 }
 
+/** Attribution lines the licences of the bundled data ask for (GeoReaderInfo.sources, the OpenAPI document). */
+export const GEOIP_ATTRIBUTION = {
+  geolite2:
+    'This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com (licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/).',
+  ipLocationDbAsn:
+    'IP to ASN data: RouteViews (https://www.routeviews.org), the NRO (https://www.nro.net) and the IP to ASN Lite database by DB-IP (https://db-ip.com), licensed under CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/); merged and modified by ip-location-db (https://github.com/sapics/ip-location-db).',
+  dbIpLink: 'IP Geolocation by DB-IP: https://db-ip.com',
+} as const;
+
 export interface GeoReaderInfo {
   /** ISO date (YYYY-MM-DD) the city data was built, null when no city data is loaded. */
   cityBuildDate: string | null;

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import { planLimits } from '../../domain/accounts/plans.js';
 import type { JobView } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { ConflictError, JobNotFoundError, RateLimitError } from '../../errors.js';
@@ -46,6 +45,20 @@ export class JobReadCounter {
   }
 }
 
+/**
+ * A job-read 429's details: `limit` reads in the calendar second that ends at `reset_at`, `per`
+ * one job or the whole account (docs/errors.md).
+ */
+export function jobReadsDetails(over: 'job' | 'account', resetAtMs: number): { limit: number; remaining: 0; reset_at: string; window: 'job_reads'; per: 'job' | 'account' } {
+  return {
+    limit: over === 'job' ? JOB_READS_PER_SECOND : JOB_READS_PER_ACCOUNT_PER_SECOND,
+    remaining: 0,
+    reset_at: utcTimestamp(resetAtMs),
+    window: 'job_reads',
+    per: over,
+  };
+}
+
 function etagOf(view: JobView): string {
   return `"${createHash('sha256').update(JSON.stringify(view)).digest('base64url').slice(0, 32)}"`;
 }
@@ -63,16 +76,18 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: 
   const jobs = deps.jobs;
   if (!jobs) return;
   const reads = new JobReadCounter();
-  const readAllowed = (accountId: number, id: string, plan: string): void => {
+  const readAllowed = (accountId: number, id: string): void => {
     const now = Date.now();
     const over = reads.take(accountId, id, now);
     if (over === null) return;
     const resetAt = (Math.floor(now / 1000) + 1) * 1000;
+    // The limit that was exceeded, as it is (reads a second), not the plan's per-minute figure:
+    // job reads are outside the plan's windows.
     throw new RateLimitError(
       over === 'job'
         ? `at most ${JOB_READS_PER_SECOND} reads of one job per second; wait for the next second, or stream it (Accept: application/x-ndjson or text/event-stream)`
         : `at most ${JOB_READS_PER_ACCOUNT_PER_SECOND} reads of jobs per second per account; wait for the next second`,
-      { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: utcTimestamp(resetAt), window: 'job_reads' },
+      jobReadsDetails(over, resetAt),
       { 'retry-after': '1' },
     );
   };
@@ -97,7 +112,7 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: 
     async (request, reply) => {
       const account = accountOf(request);
       const { id } = request.params as Static<typeof JobParams>;
-      readAllowed(account.id, id, account.plan);
+      readAllowed(account.id, id);
       const kind = streamKind(request.headers.accept);
       if (kind !== null) {
         const job = await jobs.find(account.id, id);
@@ -152,7 +167,7 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: 
     async (request) => {
       const account = accountOf(request);
       const { id } = request.params as Static<typeof JobParams>;
-      readAllowed(account.id, id, account.plan);
+      readAllowed(account.id, id);
       const view = await jobs.get(account.id, id);
       if (!view) throw new JobNotFoundError();
       if (!deps.jobWebhooks) throw new ConflictError('this server sends no webhooks');

@@ -25,13 +25,16 @@ const DETAILS: Partial<Record<RouteErrorStatus, TSchema>> = {
   ),
   429: Type.Object(
     {
-      limit: Type.Integer({ description: "the plan's per-minute maximum" }),
+      limit: Type.Integer({
+        description: "the plan's per-minute maximum; `job_reads`: the job-read limit that was exceeded, not the plan's (10 reads a second of one job, or the account's bound, as `per` says)",
+      }),
       remaining: Type.Integer({ description: 'always 0' }),
-      reset_at: Type.String({ description: 'UTC end of the exceeded window, `YYYY-MM-DD HH:MM:SS`' }),
+      reset_at: Type.String({ description: 'UTC end of the exceeded window, `YYYY-MM-DD HH:MM:SS` (`job_reads`: the end of the current second)' }),
       window: Type.Enum(['minute', 'hour', 'day', 'concurrent', 'job_reads'], {
         type: 'string',
-        description: 'the exceeded window; `concurrent`: probing requests in flight; `job_reads`: reads of jobs per second',
+        description: 'the exceeded window; `concurrent`: probing requests in flight; `job_reads`: reads of a job (or of all its jobs by one account) in one second',
       }),
+      per: Type.Optional(Type.Enum(['job', 'account'], { type: 'string', description: '`job_reads` only: the limit of one job, or of all the account\'s jobs together' })),
     },
     { additionalProperties: true },
   ),

@@ -88,22 +88,57 @@ export const JobReadHeaders = Type.Object({
 const ETAG_DESCRIPTION = 'the job as it stands; send it back in If-None-Match';
 const ETag = Type.String({ description: ETAG_DESCRIPTION });
 
-/** One NDJSON line of a job's stream: a completed item, the finished job last, or an error that ended the stream. */
-const JobStreamLine = Type.Union([
-  Type.Object({ seq: Type.Integer({ description: 'sequence number, from 1' }), index: Type.Integer({ description: "the item's place in `result`" }), item: Type.Unknown() }, { title: 'JobItemLine' }),
-  Type.Ref('Job', { description: 'the last line: the finished job' }),
-  Type.Object({ error: Type.Ref('ErrorBody') }, { title: 'JobStreamErrorLine', description: 'the stream could not go on (the database went away): the error a request would get' }),
-]);
+/**
+ * One line of a job's NDJSON stream, one `data` of its SSE events: a completed item, the finished
+ * job last, or an error that ended the stream. Written out where each stream's media type names
+ * it as its item schema, not a component: a component referred to only from an extension is one
+ * a linter calls unused.
+ */
+export const JobStreamLine = Type.Union(
+  [
+    Type.Object({ seq: Type.Integer({ description: 'sequence number, from 1' }), index: Type.Integer({ description: "the item's place in `result`" }), item: Type.Unknown() }, { title: 'JobItemLine' }),
+    Type.Ref('Job', { description: 'the last line: the finished job' }),
+    Type.Object({ error: Type.Ref('ErrorBody') }, { title: 'JobStreamErrorLine', description: 'the stream could not go on (the database went away): the error a request would get' }),
+  ],
+  { title: 'JobStreamLine' },
+);
 
-/** GET /api/jobs/{id}: the job as JSON, or its items streamed as NDJSON or Server-Sent Events. */
+/** The events of a job's SSE stream, as a client's EventSource hands them over. */
+export const SSE_EVENTS = ['item', 'job', 'error'] as const;
+const JobStreamEvent = Type.Object(
+  {
+    id: Type.Optional(Type.String({ description: '`item` events: the seq, for Last-Event-ID' })),
+    event: Type.Enum([...SSE_EVENTS], { type: 'string', description: '`item` per completed item, `job` last, `error` when the stream cannot go on' }),
+    data: Type.String({ description: 'one JobStreamLine as JSON text', contentMediaType: 'application/json', contentSchema: JobStreamLine }),
+  },
+  { title: 'JobStreamEvent' },
+);
+
+/**
+ * The schema of each item of a sequential media type, in a media type object: OpenAPI 3.2's
+ * `itemSchema`, spelled as an extension in this 3.1 document. The body itself is text (a schema
+ * of type string), which is what a validator that reads the whole body sees.
+ */
+export const ITEM_SCHEMA = 'x-item-schema';
+
+/**
+ * GET /api/jobs/{id}: the job as JSON, or its items streamed as NDJSON or Server-Sent Events. An
+ * ETag on every answer, streams too: the job as it stood when the answer began.
+ */
 export const JobRead = {
   description:
     'The job (`Accept: application/json` or none); with `Accept: application/x-ndjson` one JSON line per completed item then the finished job; with `Accept: text/event-stream` the same as Server-Sent Events (`event: item`, `id` = seq; `event: job` last; `event: error` when the stream cannot go on).',
-  headers: { ETag: Type.String({ description: `the JSON answer only: ${ETAG_DESCRIPTION}` }) },
+  headers: { ETag: Type.String({ description: `${ETAG_DESCRIPTION} (a stream's: the job as it stood when the stream began)` }) },
   content: {
     'application/json': { schema: envelope(JobRef) },
-    'application/x-ndjson': { schema: JobStreamLine },
-    'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events: `id: <seq>`, `event: item|job|error`, `data: <the NDJSON line>`' }) },
+    'application/x-ndjson': {
+      schema: Type.String({ description: 'NDJSON: one JSON text per line, each a JobStreamLine (`x-item-schema`): `{seq, index, item}` per completed item, the finished job last' }),
+      [ITEM_SCHEMA]: JobStreamLine,
+    },
+    'text/event-stream': {
+      schema: Type.String({ description: 'Server-Sent Events: `retry: 1000` first, then per event `id: <seq>` (items), `event: item|job|error`, `data: <one JobStreamLine>`' }),
+      [ITEM_SCHEMA]: JobStreamEvent,
+    },
   },
 };
 

@@ -6,17 +6,11 @@ import { CsvAsnReader, type CsvAsnFiles } from './csv-asn-reader.js';
 import { MmdbAsnReader } from './mmdb-asn-reader.js';
 import { MmdbCityReader } from './mmdb-city-reader.js';
 import { inflateMmdb } from './mmdb-file.js';
-import type { AsnRecord, GeoReaderInfo, GeoRecord, LoadableGeoReader } from '../../domain/ip/geoip.js';
+import { GEOIP_ATTRIBUTION, type AsnRecord, type GeoReaderInfo, type GeoRecord, type LoadableGeoReader } from '../../domain/ip/geoip.js';
 import { ConfigError } from '../../errors.js';
 
-/** Attribution lines the licences of the data ask for, shown in `info.sources`. */
-export const ATTRIBUTION = {
-  geolite2:
-    'This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com (licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/).',
-  ipLocationDbAsn:
-    'IP to ASN data: RouteViews (https://www.routeviews.org), the NRO (https://www.nro.net) and the IP to ASN Lite database by DB-IP (https://db-ip.com), licensed under CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/); merged and modified by ip-location-db (https://github.com/sapics/ip-location-db).',
-  dbIpLink: 'IP Geolocation by DB-IP: https://db-ip.com',
-} as const;
+/** Attribution lines the licences of the data ask for, shown in `info.sources` (the domain's: the document names them too). */
+export { GEOIP_ATTRIBUTION as ATTRIBUTION };
 
 /** Never reports anything: the reader to use when there is no data (echoip's "empty" reader). */
 export class EmptyGeoReader implements LoadableGeoReader {
@@ -97,7 +91,7 @@ interface Loaded {
 }
 
 function maxmindSources(type: string): string[] {
-  return type.startsWith('GeoLite2') ? [ATTRIBUTION.geolite2] : [`${type} data by MaxMind (https://www.maxmind.com).`];
+  return type.startsWith('GeoLite2') ? [GEOIP_ATTRIBUTION.geolite2] : [`${type} data by MaxMind (https://www.maxmind.com).`];
 }
 
 /** The variables that name an operator's own files, as error messages cite them. */
@@ -120,7 +114,7 @@ function assemble(city: MmdbCityReader | null, asn: MmdbAsnReader | CsvAsnReader
   const sources: string[] = [];
   if (city) sources.push(...maxmindSources(city.databaseType));
   if (asn instanceof MmdbAsnReader) sources.push(...maxmindSources(asn.databaseType));
-  if (asn instanceof CsvAsnReader) sources.push(ATTRIBUTION.ipLocationDbAsn, ATTRIBUTION.dbIpLink);
+  if (asn instanceof CsvAsnReader) sources.push(GEOIP_ATTRIBUTION.ipLocationDbAsn, GEOIP_ATTRIBUTION.dbIpLink);
   return {
     city,
     asn,

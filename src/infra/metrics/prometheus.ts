@@ -26,11 +26,19 @@ const WINDOWS = new Set(['minute', 'hour', 'day', 'concurrent', 'job_reads']);
 
 let processRegistry: Registry | undefined;
 
+/**
+ * prom-client's default gauges whose names end in `_total`, which Prometheus keeps for counters
+ * (`promtool check metrics` fails on them, exit 3). Each is the sum over `type` of the gauge of the
+ * same name without `_total` (nodejs_active_handles{type}, ...), which stays: no figure is lost.
+ */
+export const GAUGES_NAMED_AS_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 /** Node's and the process's default metrics, registered once per process whatever the number of apps. */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    for (const name of GAUGES_NAMED_AS_COUNTERS) processRegistry.removeSingleMetric(name);
   }
   return processRegistry;
 }

@@ -86,11 +86,11 @@ export interface Operations {
   /** The account's jobs, newest first, a page at a time (GET /api/jobs) */
   listJobs(query?: NonNullable<ListJobsOp['parameters']['query']>, options?: CallOptions): Promise<Answer<ListJobsOp['responses'][200]['content']['application/json']['data']>>;
   /** Send a finished job's webhook event again now (POST /api/jobs/{id}/deliveries) */
-  redeliverJob(id: RedeliverJobOp['parameters']['path']['id'], body?: RedeliverJobOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<RedeliverJobOp['responses'][200]['content']['application/json']['data']>>;
+  redeliverJob(id: RedeliverJobOp['parameters']['path']['id'], body?: NonNullable<RedeliverJobOp['requestBody']>['content']['application/json'], options?: CallOptions): Promise<Answer<RedeliverJobOp['responses'][200]['content']['application/json']['data']>>;
   /** The signing secret of webhook deliveries (made on first read) (GET /api/webhooks/secret) */
   getWebhookSecret(options?: CallOptions): Promise<Answer<GetWebhookSecretOp['responses'][200]['content']['application/json']['data']>>;
   /** A new signing secret; the old one signs too for 24 hours (409 when that would make a fourth signature) (POST /api/webhooks/secret/rotate) */
-  rotateWebhookSecret(body?: RotateWebhookSecretOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<RotateWebhookSecretOp['responses'][200]['content']['application/json']['data']>>;
+  rotateWebhookSecret(body?: NonNullable<RotateWebhookSecretOp['requestBody']>['content']['application/json'], options?: CallOptions): Promise<Answer<RotateWebhookSecretOp['responses'][200]['content']['application/json']['data']>>;
 }
 
 /** The operations over `send`, which makes the request and reads the answer (src/client.ts). */

@@ -860,17 +860,22 @@ export interface components {
             /** @description what went wrong, naming the field and the rule */
             message: string;
             details: {
-                /** @description the plan's per-minute maximum */
+                /** @description the plan's per-minute maximum; `job_reads`: the job-read limit that was exceeded, not the plan's (10 reads a second of one job, or the account's bound, as `per` says) */
                 limit: number;
                 /** @description always 0 */
                 remaining: number;
-                /** @description UTC end of the exceeded window, `YYYY-MM-DD HH:MM:SS` */
+                /** @description UTC end of the exceeded window, `YYYY-MM-DD HH:MM:SS` (`job_reads`: the end of the current second) */
                 reset_at: string;
                 /**
-                 * @description the exceeded window; `concurrent`: probing requests in flight; `job_reads`: reads of jobs per second
+                 * @description the exceeded window; `concurrent`: probing requests in flight; `job_reads`: reads of a job (or of all its jobs by one account) in one second
                  * @enum {string}
                  */
                 window: "minute" | "hour" | "day" | "concurrent" | "job_reads";
+                /**
+                 * @description `job_reads` only: the limit of one job, or of all the account's jobs together
+                 * @enum {string}
+                 */
+                per?: "job" | "account";
             } & {
                 [key: string]: unknown;
             };
@@ -1134,7 +1139,7 @@ export interface components {
         Location: string;
         /** @description RFC 7240: the `respond-async` preference was honoured */
         "Preference-Applied": "respond-async";
-        /** @description the job as it stands: send it back in If-None-Match to be told 304 while it is unchanged */
+        /** @description the job as it stands (a stream: as it stood when the stream began): send it back in If-None-Match to be told 304 while it is unchanged */
         ETag: string;
     };
     pathItems: never;
@@ -3630,15 +3635,7 @@ export interface operations {
                         data: components["schemas"]["Job"];
                         message: string;
                     };
-                    "application/x-ndjson": {
-                        /** @description sequence number, from 1 */
-                        seq: number;
-                        /** @description the item's place in `result` */
-                        index: number;
-                        item: unknown;
-                    } | components["schemas"]["Job"] | {
-                        error: components["schemas"]["ErrorBody"];
-                    };
+                    "application/x-ndjson": string;
                     "text/event-stream": string;
                 };
             };
@@ -3757,7 +3754,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description none needed: send no body, or {} */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never> | null;
             };
@@ -3845,7 +3842,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description none needed: send no body, or {} */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never> | null;
             };
