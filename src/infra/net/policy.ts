@@ -39,14 +39,68 @@ export class TargetPolicy {
   }
 
   /**
+   * Whether the records of an address block's reverse zone may be asked for (a PTR, or any
+   * type, of a name under `in-addr.arpa`/`ip6.arpa`, src/domain/dns): they map the operator's own
+   * network when the block is blocked, so they follow this policy as a probe target does. A whole
+   * address (`bits` 32 or 128) is judged as `check` judges it. A shorter block is refused when it
+   * lies wholly in one blocked range (its first and last addresses fall in the same one:
+   * `168.192.in-addr.arpa`, `d.f.ip6.arpa`) unless one allowed range holds it all; a block that
+   * spans public space (`172.in-addr.arpa`, `in-addr.arpa`) is the public registry's, and answered.
+   * Throws TargetForbiddenError naming `name`.
+   */
+  checkReverse(name: string, network: Addr, bits: number): void {
+    const full = network.kind() === 'ipv4' ? 32 : 128;
+    const [first, last] = bits >= full ? [network, network] : blockEnds(network, bits);
+    const c = classifyAddress(first);
+    if (c.type === 'public') return;
+    const end = bits >= full ? c : classifyAddress(last);
+    if (end.type !== c.type || end.range !== c.range) return;
+    if (this.#oneAllowedRangeHolds(first, last, c, end)) return;
+    const shown = bits >= full ? displayed(first, c) : `${displayed(first, c)}/${bits}`;
+    throw new TargetForbiddenError(
+      name,
+      shown,
+      c.range,
+      c.type,
+      `${name} is the reverse name of ${shown}, which is in the blocked ${c.type} range ${c.range}: its records belong to a private network (NETDIAG_ALLOW_TARGETS opts a range back in)`,
+    );
+  }
+
+  /** Both ends of a block in one allowed range (directly, or through the IPv4 they carry): then so is all between. */
+  #oneAllowedRangeHolds(first: Addr, last: Addr, cf: Classification, cl: Classification): boolean {
+    const within = (a: Addr, b: Addr) => this.#allowed.some(([net, bits]) => net.kind() === a.kind() && a.match(net, bits) && b.match(net, bits));
+    if (within(first, last)) return true;
+    const v4 = (c: Classification) => (ipaddr.IPv4.isValidFourPartDecimal(c.ip) ? ipaddr.IPv4.parse(c.ip) : null);
+    const [a, b] = [v4(cf), v4(cl)];
+    return a !== null && b !== null && within(a, b);
+  }
+
+  /**
    * Throws TargetForbiddenError naming `target`, the offending address and its range.
    * Returns the classification otherwise.
    */
   check(target: string, addr: Addr): Classification {
     const c = classifyAddress(addr);
     if (c.type === 'public' || this.#isAllowListed(addr, c)) return c;
-    const shown = addr.kind() === 'ipv6' ? new ipaddr.IPv6((addr as ipaddr.IPv6).parts).toString() : addr.toString();
-    const address = shown === c.ip ? shown : `${shown} (${c.ip})`;
-    throw new TargetForbiddenError(target, address, c.range, c.type);
+    throw new TargetForbiddenError(target, displayed(addr, c), c.range, c.type);
   }
+}
+
+/** An address as an error shows it: without its zone, and with the IPv4 that decided when it carries one. */
+function displayed(addr: Addr, c: Classification): string {
+  const shown = addr.kind() === 'ipv6' ? new ipaddr.IPv6((addr as ipaddr.IPv6).parts).toString() : addr.toString();
+  return shown === c.ip ? shown : `${shown} (${c.ip})`;
+}
+
+/** The first and last address of the block `network`/`bits`. */
+function blockEnds(network: Addr, bits: number): [Addr, Addr] {
+  const bytes = network.toByteArray();
+  const first = bytes.map((b, i) => b & prefixMask(bits - 8 * i));
+  const last = first.map((b, i) => b | (~prefixMask(bits - 8 * i) & 0xff));
+  return [ipaddr.fromByteArray(first), ipaddr.fromByteArray(last)];
+}
+
+/** The mask of a byte that keeps its first `bits` bits (none below 0, all from 8). */
+function prefixMask(bits: number): number {
+  return bits <= 0 ? 0 : bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
 }
