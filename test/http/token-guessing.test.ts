@@ -39,3 +39,27 @@ test('an address that has spent its anonymous budget on bad tokens gets 429s for
   const known = await b.api('/api/user');
   assert.equal(known.status, 200);
 });
+
+test('an unknown token sent again costs no lookup; the address is limited by minute, hour and day; a valid token still passes', async (t) => {
+  const b = await build(t);
+  let lookups = 0;
+  const findByHash = b.store.tokens.findByHash.bind(b.store.tokens);
+  b.store.tokens.findByHash = (hash) => {
+    lookups++;
+    return findByHash(hash);
+  };
+  const stale = guess(1);
+  const statuses: number[] = [];
+  // One token, in two spellings of the header: looked up once, refused from memory since.
+  for (let i = 0; i < 12; i++) {
+    const res = await b.api('/api/user', { headers: { authorization: i % 2 ? stale : stale.replace('Bearer ', 'bearer   ') } });
+    statuses.push(res.status);
+    // The anonymous limiter is the free plan's three windows, not only its minute.
+    assert.equal(res.headers.get('ratelimit-policy'), '10;w=60, 100;w=3600, 500;w=86400');
+  }
+  assert.deepEqual(statuses, [...Array(10).fill(401), 429, 429]);
+  assert.equal(lookups, 1, 'the unknown token was read once');
+  // A token made now, never seen by this process, is admitted from the limited address.
+  const { token } = await b.accounts.createToken('tester@example.com', 'new');
+  assert.equal((await b.api('/api/user', { token })).status, 200);
+});
