@@ -32,6 +32,9 @@ const ZONE: FixtureRecord[] = [
   // The operator's own network, as its resolver knows it (issue 38).
   { name: '9.9.9.10.in-addr.arpa', type: 'PTR', ttl: 60, data: 'internal.test' },
   { name: '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa', type: 'PTR', ttl: 60, data: 'internal6.test' },
+  // A public name leading into it, which a recursive resolver follows.
+  { name: 'into-private.evil.test', type: 'CNAME', ttl: 60, data: '9.9.9.10.in-addr.arpa' },
+  { name: 'into-public.evil.test', type: 'CNAME', ttl: 60, data: '10.2.0.192.in-addr.arpa' },
 ];
 
 /** The `data` of a lookup, as the published schema describes it. */
@@ -474,6 +477,23 @@ describe('reverse names of blocked ranges follow the target policy (issue 38)', 
     assert.match(String(body.data[1]!.error), /^domains\[1\]: 9\.9\.9\.10\.in-addr\.arpa is the reverse name of 10\.9\.9\.9, which is in the blocked private range 10\.0\.0\.0\/8/);
     assert.equal(body.data[1]!.domain, '10.9.9.9', 'the entry as given');
     assert.equal(dns.count(), 1, 'only the public entry was asked');
+  });
+
+  test('a name whose CNAME leads into such a zone is refused too, single and in a bulk (its answer is not shown)', async (t) => {
+    const built = await app(t, undefined, '127.0.0.0/8,192.0.2.0/24');
+    const res = await post<ErrorEnvelope>(built, '/api/dns/lookup', { domain: 'into-private.evil.test', type: 'PTR' });
+    assert.equal(res.status, 403, JSON.stringify(res.body));
+    assert.equal(res.body.error, 'target_forbidden');
+    assert.match(res.body.message, /^into-private\.evil\.test leads \(CNAME\) to 9\.9\.9\.10\.in-addr\.arpa, the reverse name of 10\.9\.9\.9, which is in the blocked private range 10\.0\.0\.0\/8/);
+    assert.doesNotMatch(JSON.stringify(res.body), /internal\.test/);
+    const { body } = await post<Envelope<Array<Record<string, unknown>>>>(built, '/api/dns/lookup-bulk', {
+      domains: ['into-public.evil.test', 'into-private.evil.test'],
+      type: 'PTR',
+    });
+    assert.deepEqual(body.data[0]!.records, [{ type: 'PTR', ttl: 3600, value: 'example.test' }], 'a CNAME into an allowed zone is answered');
+    assert.equal(body.data[1]!.error_code, 'target_forbidden');
+    assert.match(String(body.data[1]!.error), /^domains\[1\]: into-private\.evil\.test leads \(CNAME\) to /);
+    assert.doesNotMatch(JSON.stringify(body), /internal\.test/);
   });
 
   test('NETDIAG_ALLOW_TARGETS opts a range back in: its reverse names are answered', async (t) => {

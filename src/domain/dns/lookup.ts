@@ -1,6 +1,6 @@
-import { settleEntry, type EntryError } from '../bulk-entries.js';
+import { entryError, settleEntry, type EntryError } from '../bulk-entries.js';
 import { mapConcurrent } from '../../lib/map-concurrent.js';
-import { ValidationError } from '../../errors.js';
+import { TargetForbiddenError, ValidationError } from '../../errors.js';
 import type { DnsClient, DnsRecord, DnsRecordType, DnsStatus } from './client.js';
 import { DNS_BULK_CONCURRENCY, DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from './defaults.js';
 import { parseRecordType, queryName, reverseNetwork } from './names.js';
@@ -45,7 +45,8 @@ const PENDING = Object.freeze({}) as DnsBulkItem;
  * infra layer's dialer holds. Throws TargetForbiddenError for a blocked address block.
  */
 export interface ReversePolicy {
-  checkReverse(name: string, network: ipaddr.IPv4 | ipaddr.IPv6, bits: number): void;
+  /** `askedAs`: the name asked, when `name` is where its answer's CNAME chain led. */
+  checkReverse(name: string, network: ipaddr.IPv4 | ipaddr.IPv6, bits: number, askedAs?: string): void;
 }
 
 export interface DnsLookupDeps {
@@ -121,11 +122,16 @@ export class DnsLookupService {
     const names = entries.map((e) => ('value' in e ? e.value : null));
     const unique = [...new Set(names.filter((n): n is string => n !== null))];
     await mapConcurrent(unique, this.#concurrency, async (name) => {
-      const result = await this.#lookupName(name, rrtype, opts.dnssec === true);
+      // A name whose answer led into a blocked reverse zone is refused as its entry, not the call.
+      const result = await this.#lookupName(name, rrtype, opts.dnssec === true).catch((err: unknown) => {
+        if (err instanceof TargetForbiddenError) return err;
+        throw err;
+      });
       names.forEach((n, i) => {
         if (n !== name) return;
-        items[i] = result;
-        onItem?.(i, result);
+        const item: DnsBulkItem = result instanceof TargetForbiddenError ? { domain: domains[i]!, type: rrtype, ...entryError(result, `domains[${i}]`)! } : result;
+        items[i] = item;
+        onItem?.(i, item);
       });
     });
     return items;
@@ -133,6 +139,12 @@ export class DnsLookupService {
 
   async #lookupName(name: string, type: DnsRecordType, dnssec: boolean): Promise<DnsLookupResult> {
     const answer = await this.#client.query(name, type, dnssec ? { dnssec } : {});
+    // A public name may lead (CNAME) into a private reverse zone, which the resolver then answers
+    // for: asked already, but not shown. Its status would tell too, so the whole answer is refused.
+    for (const alias of answer.aliases ?? []) {
+      const block = reverseNetwork(alias);
+      if (block !== null) this.#policy.checkReverse(alias, block.network, block.bits, name);
+    }
     const result: DnsLookupResult = {
       domain: name,
       type,

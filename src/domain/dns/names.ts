@@ -6,6 +6,7 @@ import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
 import { DNS_RECORD_TYPES, isDnsRecordType, type DnsRecordType } from './client.js';
 import { DNS_DEFAULT_TYPE } from './defaults.js';
 import { hostMistake } from '../../net/target.js';
+import { classifyBlock } from '../../net/ranges.js';
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
 /**
  * ASCII characters that can appear in a name before IDN conversion. Anything else (space, '/',
@@ -160,4 +161,14 @@ export function reverseNetwork(name: string): ReverseNetwork | null {
   const parts = Array.from({ length: 8 }, () => 0);
   values.forEach((v, i) => (parts[i >> 2]! |= v << (12 - 4 * (i & 3))));
   return { network: new ipaddr.IPv6(parts), bits };
+}
+
+/**
+ * A name in the reverse zone of a block that lies wholly in a special range (src/net/ranges.ts),
+ * whatever the operator opted in: what a lookup that never asks about special addresses
+ * (/ip/lookup's PTR) must not show either when an answer's CNAME leads there.
+ */
+export function isSpecialReverseName(name: string): boolean {
+  const block = reverseNetwork(name);
+  return block !== null && classifyBlock(block.network, block.bits).type !== 'public';
 }

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { TargetForbiddenError } from '../../errors.js';
-import { classifyAddress, type Classification } from '../../net/ranges.js';
+import { blockEnds, classifyAddress, classifyBlock, type Classification } from '../../net/ranges.js';
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -46,23 +46,22 @@ export class TargetPolicy {
    * lies wholly in one blocked range (its first and last addresses fall in the same one:
    * `168.192.in-addr.arpa`, `d.f.ip6.arpa`) unless one allowed range holds it all; a block that
    * spans public space (`172.in-addr.arpa`, `in-addr.arpa`) is the public registry's, and answered.
-   * Throws TargetForbiddenError naming `name`.
+   * Throws TargetForbiddenError naming `name`, and `askedAs` when the name asked led there (a CNAME).
    */
-  checkReverse(name: string, network: Addr, bits: number): void {
-    const full = network.kind() === 'ipv4' ? 32 : 128;
-    const [first, last] = bits >= full ? [network, network] : blockEnds(network, bits);
-    const c = classifyAddress(first);
+  checkReverse(name: string, network: Addr, bits: number, askedAs?: string): void {
+    const c = classifyBlock(network, bits);
     if (c.type === 'public') return;
-    const end = bits >= full ? c : classifyAddress(last);
-    if (end.type !== c.type || end.range !== c.range) return;
-    if (this.#oneAllowedRangeHolds(first, last, c, end)) return;
+    const [first, last] = blockEnds(network, bits);
+    if (this.#oneAllowedRangeHolds(first, last, classifyAddress(first), classifyAddress(last))) return;
+    const full = network.kind() === 'ipv4' ? 32 : 128;
     const shown = bits >= full ? displayed(first, c) : `${displayed(first, c)}/${bits}`;
+    const what = askedAs === undefined ? `${name} is` : `${askedAs} leads (CNAME) to ${name},`;
     throw new TargetForbiddenError(
-      name,
+      askedAs ?? name,
       shown,
       c.range,
       c.type,
-      `${name} is the reverse name of ${shown}, which is in the blocked ${c.type} range ${c.range}: its records belong to a private network (NETDIAG_ALLOW_TARGETS opts a range back in)`,
+      `${what} the reverse name of ${shown}, which is in the blocked ${c.type} range ${c.range}: its records belong to a private network (NETDIAG_ALLOW_TARGETS opts a range back in)`,
     );
   }
 
@@ -90,17 +89,4 @@ export class TargetPolicy {
 function displayed(addr: Addr, c: Classification): string {
   const shown = addr.kind() === 'ipv6' ? new ipaddr.IPv6((addr as ipaddr.IPv6).parts).toString() : addr.toString();
   return shown === c.ip ? shown : `${shown} (${c.ip})`;
-}
-
-/** The first and last address of the block `network`/`bits`. */
-function blockEnds(network: Addr, bits: number): [Addr, Addr] {
-  const bytes = network.toByteArray();
-  const first = bytes.map((b, i) => b & prefixMask(bits - 8 * i));
-  const last = first.map((b, i) => b | (~prefixMask(bits - 8 * i) & 0xff));
-  return [ipaddr.fromByteArray(first), ipaddr.fromByteArray(last)];
-}
-
-/** The mask of a byte that keeps its first `bits` bits (none below 0, all from 8). */
-function prefixMask(bits: number): number {
-  return bits <= 0 ? 0 : bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
 }
