@@ -63,3 +63,15 @@ test('an unknown token sent again costs no lookup; the address is limited by min
   const { token } = await b.accounts.createToken('tester@example.com', 'new');
   assert.equal((await b.api('/api/user', { token })).status, 200);
 });
+
+test('guesses from every address of one IPv6 /64 share one budget; another /64 has its own', async (t) => {
+  const b = await build(t);
+  const from = async (remoteAddress: string, i: number): Promise<number> =>
+    (await b.app.inject({ method: 'GET', url: '/api/user', remoteAddress, headers: { authorization: guess(i) } })).statusCode;
+  const statuses: number[] = [];
+  // A client that takes a new address of its /64 for every guess.
+  for (let i = 0; i < 11; i++) statuses.push(await from(`2001:db8:1:2::${(i + 1).toString(16)}`, i));
+  assert.deepEqual(statuses, [...Array(10).fill(401), 429]);
+  assert.equal(await from('2001:db8:1:2:ffff:ffff:ffff:ffff', 11), 429);
+  assert.equal(await from('2001:db8:1:3::1', 12), 401, 'the next /64 is another client');
+});
