@@ -53,8 +53,9 @@ export interface DnsLookupDeps {
   client: DnsClient;
   /**
    * Every name under `in-addr.arpa` or `ip6.arpa` (a PTR of an address, or any type of a reverse
-   * name, however spelled) is checked against it before it is asked: the operator's resolver
-   * answers for private ranges (`10.9.9.9` → `internal.test`), which /ip/lookup never asks about.
+   * name, however spelled) is checked against it before it is asked, and so is every name an
+   * answer's CNAME chain led to: the operator's resolver answers for private ranges
+   * (`10.9.9.9` → `internal.test`), which /ip/lookup never asks about.
    */
   policy: ReversePolicy;
   bulkConcurrency?: number;
@@ -77,8 +78,9 @@ export class DnsLookupService {
 
   /**
    * The name a lookup of `input` asks (for PTR, an address's reverse name), or the
-   * ValidationError naming `field`, or TargetForbiddenError when it is the reverse name of a
-   * blocked block (whatever the type: a reverse zone's SOA, NS or CNAMEs map the network too).
+   * ValidationError naming `field`, or TargetForbiddenError when it lies in the reverse zone of a
+   * blocked address block (whatever the type: a reverse zone's SOA, NS or CNAMEs map the network
+   * too).
    * What a call and a job check before anything is asked.
    */
   queryName(input: string, type: DnsRecordType, field = 'domain'): string {
