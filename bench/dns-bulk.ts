@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DnsLookupService, type DnsLookupResult } from '../src/domain/dns/index.js';
 import { createDnsClient } from '../src/infra/dns/index.js';
+import { TargetPolicy } from '../src/infra/net/index.js';
 import { startServer } from './lib.js';
 import { median, quantile } from './stats.js';
 
@@ -81,7 +82,7 @@ const out: string[] = [];
 
 try {
   // In-process: the service and the real client (with its cache, which TTL 0 keeps empty).
-  const service = new DnsLookupService({ client: createDnsClient({ dnsServers: [{ host: '127.0.0.1', port }] }) });
+  const service = new DnsLookupService({ client: createDnsClient({ dnsServers: [{ host: '127.0.0.1', port }] }), policy: new TargetPolicy() });
   const inProcess = await measure(
     IN_PROCESS_ROUNDS,
     async () => check([await service.lookup(names[0]!)], 1),

@@ -134,7 +134,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   // MCP tools, each call made inside the /mcp request through its operation's steps.
   // Calls made inside another request (MCP tool calls, dashboard checks), through their route's steps.
   const calls = operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.httpMetrics });
-  await mcpRoutes(app, calls);
+  // corsOrigins: the browser origins the operator allows (NETDIAG_CORS_ORIGINS, once it exists) belong here.
+  await mcpRoutes(app, calls, { publicUrl: deps.config.publicUrl, corsOrigins: [] });
   await healthRoutes(app, deps.store, limiter, deps.geo);
   await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   await judgeRoutes(app, deps);

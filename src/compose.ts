@@ -169,7 +169,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
   const probes: OperationDeps = {
     metrics,
     dialer,
-    dns: new DnsLookupService({ client: dnsClient }),
+    dns: new DnsLookupService({ client: dnsClient, policy: dialer.policy }),
     whois: new RegistrationLookup({ rdap, whois: createWhoisService(config, dialer) }),
     rdap,
     ports: new PortScanner({ dialer }),

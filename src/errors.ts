@@ -103,12 +103,8 @@ export class ForbiddenError extends AppError {
 
 /** 403: a probe target resolved to an address in a blocked range. */
 export class TargetForbiddenError extends AppError {
-  constructor(target: string, address: string, range: string, rangeType: string) {
-    super(
-      'target_forbidden',
-      `target ${target} resolves to ${address}, which is in the blocked ${rangeType} range ${range}`,
-      { target, address, range, type: rangeType },
-    );
+  constructor(target: string, address: string, range: string, rangeType: string, message = `target ${target} resolves to ${address}, which is in the blocked ${rangeType} range ${range}`) {
+    super('target_forbidden', message, { target, address, range, type: rangeType });
   }
 }
 

@@ -191,6 +191,33 @@ export function classifyAddress(addr: ipaddr.IPv4 | ipaddr.IPv6): Classification
   return addr.kind() === 'ipv4' ? classifyV4(addr as ipaddr.IPv4) : classifyV6(addr as ipaddr.IPv6);
 }
 
+/** The first and last address of the block `network`/`bits` (the address itself for a whole one). */
+export function blockEnds(network: Addr, bits: number): [Addr, Addr] {
+  const bytes = network.toByteArray();
+  const first = bytes.map((b, i) => b & prefixMask(bits - 8 * i));
+  const last = first.map((b, i) => b | (~prefixMask(bits - 8 * i) & 0xff));
+  return [ipaddr.fromByteArray(first), ipaddr.fromByteArray(last)];
+}
+
+/** The mask of a byte that keeps its first `bits` bits (none below 0, all from 8). */
+function prefixMask(bits: number): number {
+  return bits <= 0 ? 0 : bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+}
+
+/**
+ * The class of a whole address block (a reverse zone's): a whole address's own; for a shorter
+ * block, the special range it lies wholly in, told by its first and last addresses falling in the
+ * same one (`168.192.in-addr.arpa`, `d.f.ip6.arpa`; carve-outs inside it do not make it public).
+ * A block that spans public space or several ranges (`172.0.0.0/8`, `0.0.0.0/0`) is public.
+ */
+export function classifyBlock(network: Addr, bits: number): Classification {
+  const [first, last] = blockEnds(network, bits);
+  const c = classifyAddress(first);
+  if (c.type === 'public' || first.toString() === last.toString()) return c;
+  const end = classifyAddress(last);
+  return end.type === c.type && end.range === c.range ? c : { type: 'public', range: '', ip: first.toString() };
+}
+
 /**
  * Classifies a dotted-quad IPv4 or an RFC 4291 IPv6 address (zone id allowed).
  * Throws a TypeError on anything else; callers validate user input first.

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { normalizeDomain, parseRecordType, queryName } from '../domain/dns/index.js';
+import { normalizeDomain, parseRecordType } from '../domain/dns/index.js';
 import { defineOperation } from './operation.js';
 import { DnsBulkBody, DnsBulkItem, DnsLookupBody, DnsLookupResult, WhoisBody, WhoisResult } from '../http/schemas/dns.js';
 
@@ -11,8 +11,9 @@ export const dnsOperations = [
     body: DnsLookupBody,
     data: DnsLookupResult,
     probe: false,
-    precheck(_deps, { domain, type }) {
-      queryName(domain, parseRecordType(type));
+    // The name's 400, and the 403 of a blocked reverse zone, before a job's 202 as before the call's answer.
+    precheck(deps, { domain, type }) {
+      deps.dns.queryName(domain, parseRecordType(type));
     },
     async run(deps, { domain, type, dnssec }) {
       const result = await deps.dns.lookup(domain, type, { dnssec });

@@ -29,6 +29,12 @@ const ZONE: FixtureRecord[] = [
   { name: 'example.test', type: 'DNSKEY', ttl: 3600, data: { flags: 257, algorithm: 13, key: Buffer.from('netdiag test key') } },
   { name: 'example.test', type: 'DS', ttl: 3600, data: { keyTag: 2371, algorithm: 13, digestType: 2, digest: Buffer.from('00ff10ab', 'hex') } },
   { name: 'plain.test', type: 'A', ttl: 60, data: '192.0.2.50' },
+  // The operator's own network, as its resolver knows it (issue 38).
+  { name: '9.9.9.10.in-addr.arpa', type: 'PTR', ttl: 60, data: 'internal.test' },
+  { name: '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa', type: 'PTR', ttl: 60, data: 'internal6.test' },
+  // A public name leading into it, which a recursive resolver follows.
+  { name: 'into-private.evil.test', type: 'CNAME', ttl: 60, data: '9.9.9.10.in-addr.arpa' },
+  { name: 'into-public.evil.test', type: 'CNAME', ttl: 60, data: '10.2.0.192.in-addr.arpa' },
 ];
 
 /** The `data` of a lookup, as the published schema describes it. */
@@ -56,8 +62,14 @@ before(async () => {
 });
 after(() => dns.close());
 
-async function app(t: TestContext, servers = `127.0.0.1:${dns.port}`): Promise<Built> {
-  return build(t, { env: { NETDIAG_DNS_SERVERS: servers, NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' } });
+/**
+ * The zone's reverse names are of documentation addresses (192.0.2.10, 2001:db8::1), which the
+ * target policy blocks like any special range: this suite opts them in, as an operator would.
+ */
+const ALLOWED = '127.0.0.0/8,192.0.2.0/24,2001:db8::/32';
+
+async function app(t: TestContext, servers = `127.0.0.1:${dns.port}`, allow = ALLOWED): Promise<Built> {
+  return build(t, { env: { NETDIAG_DNS_SERVERS: servers, NETDIAG_ALLOW_TARGETS: allow } });
 }
 
 /** POSTs, checks the body against the OpenAPI document, and hands back status and body. */
@@ -420,6 +432,78 @@ describe('POST /api/dns/lookup-bulk', () => {
     dns.resetLog();
     await rejected(built, '/api/dns/lookup-bulk', { domains: ['example.test'], type: 'ANY' }, 'type: must be one of A, AAAA, MX, TXT, NS, CNAME, SOA, PTR, SRV, CAA, HTTPS, SVCB, DNSKEY, DS');
     assert.equal(dns.count(), 0);
+  });
+});
+
+describe('reverse names of blocked ranges follow the target policy (issue 38)', () => {
+  const REFUSED: Array<{ domain: string; type: string }> = [
+    { domain: '10.9.9.9', type: 'PTR' },
+    { domain: '9.9.9.10.In-Addr.Arpa.', type: 'ptr' },
+    { domain: '::ffff:10.9.9.9', type: 'PTR' },
+    { domain: 'fd00::1', type: 'PTR' },
+    { domain: '10.in-addr.arpa', type: 'SOA' },
+    { domain: 'd.f.ip6.arpa', type: 'NS' },
+  ];
+
+  test('a call is a 403 target_forbidden, as a job is before its 202; nothing is asked', async (t) => {
+    const built = await app(t, undefined, '127.0.0.0/8');
+    dns.resetLog();
+    for (const json of REFUSED) {
+      for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
+        const res = await built.api('/api/dns/lookup', { json, headers });
+        const body = (await res.json()) as ErrorEnvelope & { details: { type: string } };
+        assert.equal(res.status, 403, `${JSON.stringify(json)} ${JSON.stringify(headers)}: ${JSON.stringify(body)}`);
+        assert.equal(body.error, 'target_forbidden');
+        assert.match(body.message, /is the reverse name of .* which is in the blocked (private|unique_local) range/);
+        await assertMatchesOpenApi(built.app as FastifyInstance, 'POST', '/api/dns/lookup', 403, body);
+      }
+    }
+    assert.equal(dns.count({ name: '9.9.9.10.in-addr.arpa' }), 0);
+    assert.equal(dns.count(), 0, 'no reverse zone of the private ranges was asked');
+  });
+
+  test('bulk: each such entry is its item (target_forbidden), the others are answered', async (t) => {
+    const built = await app(t, undefined, '127.0.0.0/8');
+    dns.resetLog();
+    const { status, body } = await post<Envelope<Array<Record<string, unknown>>>>(built, '/api/dns/lookup-bulk', {
+      domains: ['8.8.8.8', '10.9.9.9', '9.9.9.10.in-addr.arpa', 'fd00::1', 'bad..name'],
+      type: 'PTR',
+    });
+    assert.equal(status, 200);
+    assert.deepEqual(
+      body.data.map((item) => item.error_code ?? item.status),
+      ['NXDOMAIN', 'target_forbidden', 'target_forbidden', 'target_forbidden', 'validation_error'],
+    );
+    assert.match(String(body.data[1]!.error), /^domains\[1\]: 9\.9\.9\.10\.in-addr\.arpa is the reverse name of 10\.9\.9\.9, which is in the blocked private range 10\.0\.0\.0\/8/);
+    assert.equal(body.data[1]!.domain, '10.9.9.9', 'the entry as given');
+    assert.equal(dns.count(), 1, 'only the public entry was asked');
+  });
+
+  test('a name whose CNAME leads into such a zone is refused too, single and in a bulk (its answer is not shown)', async (t) => {
+    const built = await app(t, undefined, '127.0.0.0/8,192.0.2.0/24');
+    const res = await post<ErrorEnvelope>(built, '/api/dns/lookup', { domain: 'into-private.evil.test', type: 'PTR' });
+    assert.equal(res.status, 403, JSON.stringify(res.body));
+    assert.equal(res.body.error, 'target_forbidden');
+    assert.match(res.body.message, /^into-private\.evil\.test leads \(CNAME\) to 9\.9\.9\.10\.in-addr\.arpa, the reverse name of 10\.9\.9\.9, which is in the blocked private range 10\.0\.0\.0\/8/);
+    assert.doesNotMatch(JSON.stringify(res.body), /internal\.test/);
+    const { body } = await post<Envelope<Array<Record<string, unknown>>>>(built, '/api/dns/lookup-bulk', {
+      domains: ['into-public.evil.test', 'into-private.evil.test'],
+      type: 'PTR',
+    });
+    assert.deepEqual(body.data[0]!.records, [{ type: 'PTR', ttl: 3600, value: 'example.test' }], 'a CNAME into an allowed zone is answered');
+    assert.equal(body.data[1]!.error_code, 'target_forbidden');
+    assert.match(String(body.data[1]!.error), /^domains\[1\]: into-private\.evil\.test leads \(CNAME\) to /);
+    assert.doesNotMatch(JSON.stringify(body), /internal\.test/);
+  });
+
+  test('NETDIAG_ALLOW_TARGETS opts a range back in: its reverse names are answered', async (t) => {
+    const built = await app(t, undefined, '10.9.0.0/16,fd00::/8');
+    const v4 = await lookup(built, { domain: '10.9.9.9', type: 'PTR' });
+    assert.deepEqual(v4.records, [{ type: 'PTR', ttl: 60, value: 'internal.test' }]);
+    const v6 = await lookup(built, { domain: 'fd00::1', type: 'PTR' });
+    assert.deepEqual(v6.records, [{ type: 'PTR', ttl: 60, value: 'internal6.test' }]);
+    const { body } = await post<Envelope<Array<Record<string, unknown>>>>(built, '/api/dns/lookup-bulk', { domains: ['10.9.9.9', '10.8.0.1'], type: 'PTR' });
+    assert.deepEqual(body.data.map((item) => item.error_code ?? item.status), ['NOERROR', 'target_forbidden']);
   });
 });
 

@@ -39,3 +39,39 @@ test('an address that has spent its anonymous budget on bad tokens gets 429s for
   const known = await b.api('/api/user');
   assert.equal(known.status, 200);
 });
+
+test('an unknown token sent again costs no lookup; the address is limited by minute, hour and day; a valid token still passes', async (t) => {
+  const b = await build(t);
+  let lookups = 0;
+  const findByHash = b.store.tokens.findByHash.bind(b.store.tokens);
+  b.store.tokens.findByHash = (hash) => {
+    lookups++;
+    return findByHash(hash);
+  };
+  const stale = guess(1);
+  const statuses: number[] = [];
+  // One token, in two spellings of the header: looked up once, refused from memory since.
+  for (let i = 0; i < 12; i++) {
+    const res = await b.api('/api/user', { headers: { authorization: i % 2 ? stale : stale.replace('Bearer ', 'bearer   ') } });
+    statuses.push(res.status);
+    // The anonymous limiter is the free plan's three windows, not only its minute.
+    assert.equal(res.headers.get('ratelimit-policy'), '10;w=60, 100;w=3600, 500;w=86400');
+  }
+  assert.deepEqual(statuses, [...Array(10).fill(401), 429, 429]);
+  assert.equal(lookups, 1, 'the unknown token was read once');
+  // A token made now, never seen by this process, is admitted from the limited address.
+  const { token } = await b.accounts.createToken('tester@example.com', 'new');
+  assert.equal((await b.api('/api/user', { token })).status, 200);
+});
+
+test('guesses from every address of one IPv6 /64 share one budget; another /64 has its own', async (t) => {
+  const b = await build(t);
+  const from = async (remoteAddress: string, i: number): Promise<number> =>
+    (await b.app.inject({ method: 'GET', url: '/api/user', remoteAddress, headers: { authorization: guess(i) } })).statusCode;
+  const statuses: number[] = [];
+  // A client that takes a new address of its /64 for every guess.
+  for (let i = 0; i < 11; i++) statuses.push(await from(`2001:db8:1:2::${(i + 1).toString(16)}`, i));
+  assert.deepEqual(statuses, [...Array(10).fill(401), 429]);
+  assert.equal(await from('2001:db8:1:2:ffff:ffff:ffff:ffff', 11), 429);
+  assert.equal(await from('2001:db8:1:3::1', 12), 401, 'the next /64 is another client');
+});

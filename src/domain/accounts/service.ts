@@ -5,6 +5,7 @@ import { DEFAULT_PLAN, PLAN_NAMES, type PlanName } from './plans.js';
 import { canonicalOf } from '../../lib/canonical.js';
 import { TOKEN_PATTERN, generateToken, hashToken, tokenPrefix } from './tokens.js';
 import { DAY_MS } from '../../lib/time.js';
+import { LRUCache } from 'lru-cache';
 
 export type Clock = () => Date;
 
@@ -23,8 +24,18 @@ export const MAX_TOKEN_DAYS = 3_650;
 export const MAX_SEARCH_LENGTH = 200;
 /** The statuses an administrator may set. */
 export const ACCOUNT_STATUSES: readonly AccountStatus[] = ['active', 'suspended'];
-/** Bound on remembered token hashes; dropped wholesale when full. */
-export const HASH_MEMO_MAX_ENTRIES = 10_000;
+/**
+ * Hashes of tokens the store did not know, remembered so that one presented again costs no
+ * database read (a misconfigured script repeating a stale token, a guesser replaying its list).
+ * At most this many, the least recently seen dropped first: ~1.5 MB at most.
+ */
+export const UNKNOWN_TOKEN_MEMO_MAX_ENTRIES = 10_000;
+/**
+ * How long a token is remembered as unknown. Tokens are made from 238 random bits, so one created
+ * later is never one presented before; this bound only limits how long a token restored into the
+ * database by other means (a backup) could be refused by this process.
+ */
+export const UNKNOWN_TOKEN_MEMO_TTL_MS = 5 * 60_000;
 
 /** What every request of a suspended account is answered (403), and the error its cancelled jobs keep. */
 export function suspendedError(email: string): ForbiddenError {
@@ -58,12 +69,8 @@ export function bearerToken(authorization: string | undefined): string {
   return token;
 }
 
-/**
- * A copy of a token that holds no reference to the header it was cut from (V8 keeps a substring
- * as a slice of its parent): a memo keeps the token's bytes only, however long the header was.
- */
-export function detachedToken(token: string): string {
-  return Buffer.from(token, 'latin1').toString('latin1');
+function unknownToken(): UnauthorizedError {
+  return new UnauthorizedError('the API token is not known');
 }
 
 /** A plan name in any case ("Free") as its canonical name, or the ValidationError listing them. */
@@ -76,12 +83,13 @@ export function planOf(name: string): PlanName {
 /** Accounts and tokens: plain domain logic over the store interface. */
 export class AccountService {
   /**
-   * Hashes of recently presented tokens, keyed by the token (never by the header as sent, so every
-   * spelling of one token shares an entry): SHA-256 is the largest cost of authenticating a
-   * request whose account is cached. Bounded, and only tokens that matched an account are kept
-   * (the lookup by hash still decides every request).
+   * Hashes (never the tokens: no token text is kept in memory) the store answered "no such
+   * token" for lately. Safe to answer from: a token is only ever added to the store by
+   * issueToken, which makes it from fresh random bits (so no one presented it before; this
+   * process also forgets its hash here, to need no such argument), and rows are never deleted.
+   * A revoked or expired token is a row, so it is never here: its refusal comes from the store.
    */
-  private readonly hashes = new Map<string, string>();
+  private readonly unknownHashes: LRUCache<string, true>;
   /**
    * Told the ids of the jobs a suspension cancelled, so that their runs in this process stop at
    * once and other processes are told as for a DELETE. Given at construction only: src/compose.ts
@@ -96,6 +104,8 @@ export class AccountService {
     opts: { onJobsCancelled?: (ids: readonly string[]) => Promise<void> } = {},
   ) {
     this.onJobsCancelled = opts.onJobsCancelled;
+    // Aged by the service's clock, as everything else it dates.
+    this.unknownHashes = new LRUCache({ max: UNKNOWN_TOKEN_MEMO_MAX_ENTRIES, ttl: UNKNOWN_TOKEN_MEMO_TTL_MS, ttlResolution: 0, perf: { now: () => this.clock().getTime() } });
   }
 
   private now(): string {
@@ -215,11 +225,13 @@ export class AccountService {
       throw new ValidationError('tokens', `an account may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke one it no longer needs first`);
     }
     const token = generateToken();
+    const hash = hashToken(token);
+    this.unknownHashes.delete(hash);
     const expires_at = expiresInDays === undefined ? null : new Date(now.getTime() + expiresInDays * DAY_MS).toISOString();
     const row = await this.store.tokens.create({
       account_id: account.id,
       label: label.trim(),
-      hash: hashToken(token),
+      hash,
       prefix: tokenPrefix(token),
       created_at: now.toISOString(),
       expires_at,
@@ -262,31 +274,26 @@ export class AccountService {
     return this.verifyToken(bearerToken(authorization), now);
   }
 
-  /**
-   * The hash of a token this service accepted lately (its memo), without hashing anything:
-   * undefined for a token it has not seen or no longer remembers. What others key a token by,
-   * so that they keep no token text.
-   */
-  knownTokenHash(token: string): string | undefined {
-    return this.hashes.get(token);
-  }
-
   /** `authenticate` of a token already taken out of its header (`bearerToken`). */
-  async verifyToken(token: string, now?: number): Promise<Authenticated> {
-    // A token seen before needs no hashing again.
-    const memo = this.hashes.get(token);
-    const hash = memo ?? hashToken(token);
-    const found = await this.store.tokens.findByHash(hash);
-    return this.accept(token, memo === undefined ? hash : undefined, found, now ?? this.clock().getTime());
+  verifyToken(token: string, now?: number): Promise<Authenticated> {
+    return this.verifyTokenHash(hashToken(token), now);
   }
 
-  /** The checks after the lookup; `newHash` is the token's hash when the memo does not have it yet. */
-  private accept(token: string, newHash: string | undefined, found: { token: Token; account: Account } | undefined, now: number): Authenticated {
-    if (!found) throw new UnauthorizedError('the API token is not known');
-    if (newHash !== undefined) {
-      if (this.hashes.size >= HASH_MEMO_MAX_ENTRIES) this.hashes.clear();
-      this.hashes.set(detachedToken(token), newHash);
-    }
+  /**
+   * `verifyToken` of a token's hash (`hashToken`): what a token is known by in memory, here and in
+   * the callers' memos, never its text. A hash the store lately did not know is refused without
+   * asking it again.
+   */
+  async verifyTokenHash(hash: string, now?: number): Promise<Authenticated> {
+    if (this.unknownHashes.has(hash)) throw unknownToken();
+    const found = await this.store.tokens.findByHash(hash);
+    if (!found) this.unknownHashes.set(hash, true);
+    return this.accept(found, now ?? this.clock().getTime());
+  }
+
+  /** The checks after the lookup. */
+  private accept(found: { token: Token; account: Account } | undefined, now: number): Authenticated {
+    if (!found) throw unknownToken();
     if (found.token.revoked_at !== null) throw new UnauthorizedError('the API token has been revoked');
     if (found.token.expires_at !== null && Date.parse(found.token.expires_at) <= now) {
       throw new UnauthorizedError(`the API token expired at ${found.token.expires_at}; create a new one on the dashboard`);

@@ -99,6 +99,13 @@ export interface DnsAnswer<T extends DnsRecordType = DnsRecordType> {
    * leading to them is not included (except for CNAME queries, where the CNAME is the answer).
    */
   records: DnsRecordOf<T>[];
+  /**
+   * The other names the answer section speaks of: owners of its records other than the name
+   * asked, and CNAME targets (the chain the resolver followed, lowercase, no trailing dot).
+   * Absent when there are none. What a caller checks when a name may lead somewhere it must
+   * not (a public CNAME into a private reverse zone).
+   */
+  aliases?: string[];
   /** "ip:port" of the server that answered ("ip" alone for port 53); on TIMEOUT the last one asked. */
   resolver: string;
   /** Milliseconds this call took, two decimals at most (near zero for a cache hit). */

@@ -1,9 +1,10 @@
-import { settleEntry, type EntryError } from '../bulk-entries.js';
+import { entryError, settleEntry, type EntryError } from '../bulk-entries.js';
 import { mapConcurrent } from '../../lib/map-concurrent.js';
-import { ValidationError } from '../../errors.js';
+import { TargetForbiddenError, ValidationError } from '../../errors.js';
 import type { DnsClient, DnsRecord, DnsRecordType, DnsStatus } from './client.js';
 import { DNS_BULK_CONCURRENCY, DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from './defaults.js';
-import { parseRecordType, queryName } from './names.js';
+import { parseRecordType, queryName, reverseNetwork } from './names.js';
+import type ipaddr from 'ipaddr.js';
 
 /** One lookup as the API reports it. */
 export interface DnsLookupResult {
@@ -39,14 +40,24 @@ export type DnsBulkItem = DnsLookupResult | DnsEntryFailure;
 /** A bulk slot not answered yet. */
 const PENDING = Object.freeze({}) as DnsBulkItem;
 
-/** A bulk entry's query name, or the ValidationError naming `field` (its length is checked first). */
-function bulkName(input: string, type: DnsRecordType, field: string): string {
-  if (input.length > DNS_INPUT_MAX_CHARS) throw new ValidationError(field, `must be at most ${DNS_INPUT_MAX_CHARS} characters`);
-  return queryName(input, type, field);
+/**
+ * Which reverse zones may be asked about: the target policy (NETDIAG_ALLOW_TARGETS), which the
+ * infra layer's dialer holds. Throws TargetForbiddenError for a blocked address block.
+ */
+export interface ReversePolicy {
+  /** `askedAs`: the name asked, when `name` is where its answer's CNAME chain led. */
+  checkReverse(name: string, network: ipaddr.IPv4 | ipaddr.IPv6, bits: number, askedAs?: string): void;
 }
 
 export interface DnsLookupDeps {
   client: DnsClient;
+  /**
+   * Every name under `in-addr.arpa` or `ip6.arpa` (a PTR of an address, or any type of a reverse
+   * name, however spelled) is checked against it before it is asked, and so is every name an
+   * answer's CNAME chain led to: the operator's resolver answers for private ranges
+   * (`10.9.9.9` → `internal.test`), which /ip/lookup never asks about.
+   */
+  policy: ReversePolicy;
   bulkConcurrency?: number;
 }
 
@@ -56,16 +67,33 @@ export interface DnsLookupDeps {
  */
 export class DnsLookupService {
   readonly #client: DnsClient;
+  readonly #policy: ReversePolicy;
   readonly #concurrency: number;
 
   constructor(deps: DnsLookupDeps) {
     this.#client = deps.client;
+    this.#policy = deps.policy;
     this.#concurrency = deps.bulkConcurrency ?? DNS_BULK_CONCURRENCY;
+  }
+
+  /**
+   * The name a lookup of `input` asks (for PTR, an address's reverse name), or the
+   * ValidationError naming `field`, or TargetForbiddenError when it lies in the reverse zone of a
+   * blocked address block (whatever the type: a reverse zone's SOA, NS or CNAMEs map the network
+   * too).
+   * What a call and a job check before anything is asked.
+   */
+  queryName(input: string, type: DnsRecordType, field = 'domain'): string {
+    if (input.length > DNS_INPUT_MAX_CHARS) throw new ValidationError(field, `must be at most ${DNS_INPUT_MAX_CHARS} characters`);
+    const name = queryName(input, type, field);
+    const block = reverseNetwork(name);
+    if (block !== null) this.#policy.checkReverse(name, block.network, block.bits);
+    return name;
   }
 
   async lookup(domain: string, type: string = DNS_DEFAULT_TYPE, opts: DnsLookupOptions = {}): Promise<DnsLookupResult> {
     const rrtype = parseRecordType(type);
-    return this.#lookupName(queryName(domain, rrtype, 'domain'), rrtype, opts.dnssec === true);
+    return this.#lookupName(this.queryName(domain, rrtype), rrtype, opts.dnssec === true);
   }
 
   /**
@@ -89,18 +117,23 @@ export class DnsLookupService {
     domains.forEach((d, i) => {
       if (typeof d !== 'string') throw new ValidationError(`domains[${i}]`, 'must be a string');
     });
-    const entries = await Promise.all(domains.map((d, i) => settleEntry(`domains[${i}]`, () => bulkName(d, rrtype, `domains[${i}]`))));
+    const entries = await Promise.all(domains.map((d, i) => settleEntry(`domains[${i}]`, () => this.queryName(d, rrtype, `domains[${i}]`))));
     const items: DnsBulkItem[] = entries.map((e, i) => ('refused' in e ? { domain: domains[i]!, type: rrtype, ...e.refused } : PENDING));
     items.forEach((item, i) => item !== PENDING && onItem?.(i, item));
 
     const names = entries.map((e) => ('value' in e ? e.value : null));
     const unique = [...new Set(names.filter((n): n is string => n !== null))];
     await mapConcurrent(unique, this.#concurrency, async (name) => {
-      const result = await this.#lookupName(name, rrtype, opts.dnssec === true);
+      // A name whose answer led into a blocked reverse zone is refused as its entry, not the call.
+      const result = await this.#lookupName(name, rrtype, opts.dnssec === true).catch((err: unknown) => {
+        if (err instanceof TargetForbiddenError) return err;
+        throw err;
+      });
       names.forEach((n, i) => {
         if (n !== name) return;
-        items[i] = result;
-        onItem?.(i, result);
+        const item: DnsBulkItem = result instanceof TargetForbiddenError ? { domain: domains[i]!, type: rrtype, ...entryError(result, `domains[${i}]`)! } : result;
+        items[i] = item;
+        onItem?.(i, item);
       });
     });
     return items;
@@ -108,6 +141,12 @@ export class DnsLookupService {
 
   async #lookupName(name: string, type: DnsRecordType, dnssec: boolean): Promise<DnsLookupResult> {
     const answer = await this.#client.query(name, type, dnssec ? { dnssec } : {});
+    // A public name may lead (CNAME) into a private reverse zone, which the resolver then answers
+    // for: asked already, but not shown. Its status would tell too, so the whole answer is refused.
+    for (const alias of answer.aliases ?? []) {
+      const block = reverseNetwork(alias);
+      if (block !== null) this.#policy.checkReverse(alias, block.network, block.bits, name);
+    }
     const result: DnsLookupResult = {
       domain: name,
       type,

@@ -6,6 +6,7 @@ import { DNS_MAX_LABEL_LENGTH, DNS_MAX_NAME_LENGTH } from '../../net/bounds.js';
 import { DNS_RECORD_TYPES, isDnsRecordType, type DnsRecordType } from './client.js';
 import { DNS_DEFAULT_TYPE } from './defaults.js';
 import { hostMistake } from '../../net/target.js';
+import { classifyBlock } from '../../net/ranges.js';
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
 /**
  * ASCII characters that can appear in a name before IDN conversion. Anything else (space, '/',
@@ -115,4 +116,59 @@ export function queryName(input: string, type: DnsRecordType, field = 'domain'):
     if (ip !== null) return reverseName(ip);
   }
   return normalizeDomain(input, { field });
+}
+
+/** The reverse-mapping zones (RFC 1035 section 3.5, RFC 3596 section 2.5), as normalised names end. */
+const IN_ADDR_ARPA = 'in-addr.arpa';
+const IP6_ARPA = 'ip6.arpa';
+/** A label that names an IPv4 octet in `in-addr.arpa`: decimal, no leading zero, as the zones spell it. */
+const REVERSE_OCTET = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|\d)$/;
+/** A label that names an IPv6 nibble in `ip6.arpa`. */
+const REVERSE_NIBBLE = /^[0-9a-f]$/;
+
+/** The address block a reverse name lies under: `network` (host bits zero) and its prefix length. */
+export interface ReverseNetwork {
+  network: ipaddr.IPv4 | ipaddr.IPv6;
+  bits: number;
+}
+
+/**
+ * The address block whose reverse zone holds `name` (a normalised name: lowercase, no trailing
+ * dot), or null when it is not under `in-addr.arpa` or `ip6.arpa`. The labels left of the zone
+ * are read from the right as long as each names the next octet (nibble): `9.9.9.10.in-addr.arpa`
+ * is 10.9.9.9/32, `168.192.in-addr.arpa` 192.168.0.0/16, and a name with more labels
+ * (`x.9.10.in-addr.arpa`, RFC 2317's `1.0-25.2.0.192.in-addr.arpa`) lies in the zone of the block
+ * read so far. `in-addr.arpa` itself is 0.0.0.0/0.
+ */
+export function reverseNetwork(name: string): ReverseNetwork | null {
+  const v4 = name === IN_ADDR_ARPA || name.endsWith(`.${IN_ADDR_ARPA}`);
+  if (!v4 && name !== IP6_ARPA && !name.endsWith(`.${IP6_ARPA}`)) return null;
+  const zone = v4 ? IN_ADDR_ARPA : IP6_ARPA;
+  const labels = name === zone ? [] : name.slice(0, -(zone.length + 1)).split('.');
+  const [pattern, most, width] = v4 ? [REVERSE_OCTET, 4, 8] : [REVERSE_NIBBLE, 32, 4];
+  const values: number[] = [];
+  for (let i = labels.length - 1; i >= 0 && values.length < most; i--) {
+    const label = labels[i]!;
+    if (!pattern.test(label)) break;
+    values.push(Number.parseInt(label, v4 ? 10 : 16));
+  }
+  const bits = values.length * width;
+  if (v4) {
+    const octets = [0, 0, 0, 0];
+    values.forEach((v, i) => (octets[i] = v));
+    return { network: new ipaddr.IPv4(octets), bits };
+  }
+  const parts = Array.from({ length: 8 }, () => 0);
+  values.forEach((v, i) => (parts[i >> 2]! |= v << (12 - 4 * (i & 3))));
+  return { network: new ipaddr.IPv6(parts), bits };
+}
+
+/**
+ * A name in the reverse zone of a block that lies wholly in a special range (src/net/ranges.ts),
+ * whatever the operator opted in: what a lookup that never asks about special addresses
+ * (/ip/lookup's PTR) must not show either when an answer's CNAME leads there.
+ */
+export function isSpecialReverseName(name: string): boolean {
+  const block = reverseNetwork(name);
+  return block !== null && classifyBlock(block.network, block.bits).type !== 'public';
 }

@@ -1,5 +1,5 @@
 import type ipaddr from 'ipaddr.js';
-import { reverseName, reversedLabels } from '../dns/names.js';
+import { isSpecialReverseName, reverseName, reversedLabels } from '../dns/names.js';
 import { DNSBL_ERROR_PREFIX, DNSBL_POLICY_ANSWERS, DNSBL_PROXY_ANSWERS } from './defaults.js';
 import type { BlacklistResult, DnsQuerier } from './types.js';
 import { withDeadline } from '../../lib/deadline.js';
@@ -24,6 +24,8 @@ function addressesOf(result: DnsResult): string[] {
 export async function lookupPtr(dns: DnsQuerier, addr: ipaddr.IPv4 | ipaddr.IPv6, deadlineMs: number): Promise<string | null> {
   const result = await queryWithin(dns, reverseName(addr), 'PTR', deadlineMs);
   if (!result || result.status !== 'NOERROR') return null;
+  // A public address's reverse zone may lead (CNAME) into a private one, which the resolver answers for.
+  if (result.aliases?.some(isSpecialReverseName)) return null;
   const name = result.records.map((r) => r.value).find((v): v is string => typeof v === 'string' && v.length > 0);
   return name ? name.replace(/\.$/, '') : null;
 }

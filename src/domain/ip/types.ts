@@ -12,7 +12,7 @@ export interface DnsQuerier {
     name: string,
     type: 'A' | 'PTR',
     opts?: { timeoutMs?: number },
-  ): Promise<{ status: string; records: ReadonlyArray<{ address?: string; value?: string }> }>;
+  ): Promise<{ status: string; records: ReadonlyArray<{ address?: string; value?: string }>; aliases?: readonly string[] }>;
 }
 
 export interface IpLookupDeps {

@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PLANS, PLAN_NAMES, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import { bearerToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
+import { hashToken } from '../../domain/accounts/tokens.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
 import { WINDOW_MS, decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import type { Account } from '../../domain/accounts/repositories.js';
@@ -197,7 +198,8 @@ export function accountOf(request: FastifyRequest): Account {
 /**
  * Authentication and rate limiting of every /api request, in three plain steps: the token is
  * checked; a valid one is limited per account by its plan, anything else (no token, a bad one,
- * public routes) per client IP, so guessing tokens is as slow as the free plan. Every response,
+ * public routes) per client IP at the free plan's figures: an address gets that many 401s, then
+ * 429s (docs/security.md says what that does and does not stop). Every response,
  * errors included, carries the X-RateLimit-* headers of whichever limiter judged the request.
  *
  * The check is attached to each route as it is added (an `onRequest` hook of the route), so it
@@ -225,16 +227,12 @@ export function registerAccess(
   const limiter = deps.limiter;
 
   /**
-   * The account each token last authenticated as, by the token's hash as the account service
-   * remembers it (so no token text is kept here, and every spelling of one token is one entry).
-   * When the database cannot be reached, a 503 then shows that account's windows rather than the
-   * address's. A refusal forgets the token.
+   * The account each token last authenticated as, by the token's hash (so no token text is kept
+   * here, and every spelling of one token is one entry). When the database cannot be reached, a
+   * 503 then shows that account's windows rather than the address's. A refusal forgets the token.
    */
   const lastAccounts = new Map<string, Account>();
-  const hashOf = (token: string | undefined): string | undefined => (token === undefined ? undefined : deps.accounts.knownTokenHash(token));
-  const remember = (token: string, account: Account): void => {
-    const hash = hashOf(token);
-    if (hash === undefined) return;
+  const remember = (hash: string, account: Account): void => {
     if (!lastAccounts.has(hash) && lastAccounts.size >= LAST_ACCOUNTS_MAX_ENTRIES) lastAccounts.clear();
     lastAccounts.set(hash, account);
   };
@@ -258,15 +256,13 @@ export function registerAccess(
    * reached: a 503), answered with the headers of the windows as they stand, counting nothing:
    * the account's when this instance knows the token's account, else the address's.
    */
-  const refused = async (request: FastifyRequest, reply: FastifyReply, err: unknown, token: string | undefined): Promise<never> => {
+  const refused = async (request: FastifyRequest, reply: FastifyReply, err: unknown, hash: string | undefined): Promise<never> => {
     if (err instanceof AppError && (err.code === 'unauthorized' || err.code === 'forbidden')) {
-      const hash = hashOf(token);
       if (hash !== undefined) lastAccounts.delete(hash);
       await limitAnonymous(request, reply);
       throw err;
     }
     if (limiter) {
-      const hash = hashOf(token);
       const account = hash === undefined ? undefined : lastAccounts.get(hash);
       const policy = account ? policyOf(account.plan) : ANONYMOUS_POLICY;
       const key = account ? accountKey(account.id) : clientKey(request.ip);
@@ -279,19 +275,20 @@ export function registerAccess(
   /**
    * Every well-formed token is looked up, whatever its address spent without one: a request with
    * a valid token is judged by its account's windows alone (API.md), so an office behind one NAT
-   * address is not locked out by one misconfigured script there. A header that is no well-formed
-   * token is refused unread.
+   * address is not locked out by one misconfigured script there. A token the store lately did not
+   * know is refused from the account service's memo, without a read; a header that is no
+   * well-formed token is refused unread and unhashed.
    */
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<Authenticated> => {
-    let token: string | undefined;
+    let hash: string | undefined;
     try {
-      // The token, not the header as sent: every spelling of one token is one key below.
-      token = bearerToken(request.headers.authorization);
-      const auth = await deps.accounts.verifyToken(token, request.receivedAt);
-      remember(token, auth.account);
+      // The token's hash, not the header as sent: every spelling of one token is one key below.
+      hash = hashToken(bearerToken(request.headers.authorization));
+      const auth = await deps.accounts.verifyTokenHash(hash, request.receivedAt);
+      remember(hash, auth.account);
       return auth;
     } catch (err) {
-      return refused(request, reply, err, token);
+      return refused(request, reply, err, hash);
     }
   };
 

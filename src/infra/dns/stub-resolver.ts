@@ -203,6 +203,12 @@ function checkAttempts(n: number): number {
   return n;
 }
 
+/** A name from a message as names are compared here: lowercase, without the trailing dot. */
+function plainName(name: string): string {
+  const lower = name.toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
 /** toAnswer keeps only records of the asked type, so the narrowing holds. */
 function narrow<T extends DnsRecordType>(answer: DnsAnswer): DnsAnswer<T> {
   return answer as unknown as DnsAnswer<T>;
@@ -216,16 +222,22 @@ function toAnswer(
   transport: 'udp' | 'tcp',
 ): DnsAnswer {
   const records: DnsRecord[] = [];
+  const aliases = new Set<string>();
   const cut = recordsCut(packet);
   for (const a of packet.answers ?? []) {
     const record = toDnsRecord(a, type);
     if (record !== null) records.push(record);
+    const owner = plainName(a.name);
+    if (owner !== name) aliases.add(owner);
+    if (a.type === 'CNAME' && typeof a.data === 'string') aliases.add(plainName(a.data));
   }
+  aliases.delete(name);
   return {
     name,
     type,
     status: rcodeOf(packet) as DnsStatus,
     records,
+    ...(aliases.size > 0 ? { aliases: [...aliases] } : {}),
     resolver: formatServer(server),
     responseTimeMs: 0,
     transport,

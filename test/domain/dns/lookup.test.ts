@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DnsLookupService, type DnsLookupResult } from '../../../src/domain/dns/lookup.js';
-import { ValidationError } from '../../../src/errors.js';
+import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
+import { TargetPolicy } from '../../../src/infra/net/policy.js';
 import { DnsCache } from '../../../src/infra/dns/cache.js';
 import { StubResolver } from '../../../src/infra/dns/stub-resolver.js';
 import { startDnsServer, type DnsFixture } from '../../fixtures/dns-server.js';
@@ -15,14 +16,17 @@ before(async () => {
       { name: 'other.test', type: 'A', ttl: 300, data: '192.0.2.2' },
       { name: 'xn--bcher-kva.test', type: 'A', ttl: 300, data: '192.0.2.3' },
       { name: '1.2.0.192.in-addr.arpa', type: 'PTR', ttl: 300, data: 'example.test' },
+      { name: '9.9.9.10.in-addr.arpa', type: 'PTR', ttl: 300, data: 'internal.test' },
+      { name: '10.in-addr.arpa', type: 'SOA', ttl: 300, data: { mname: 'ns.internal.test', rname: 'hostmaster.internal.test', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 1 } },
       ...Array.from({ length: 30 }, (_, i) => ({ name: `host${i}.test`, type: 'A' as const, ttl: 60, data: `198.51.100.${i}` })),
     ],
   });
 });
 after(() => dns.close());
 
-function service(): DnsLookupService {
-  return new DnsLookupService({ client: new StubResolver({ servers: [dns.server], timeoutMs: 500, cache: new DnsCache() }) });
+/** The fixture's PTR is of a documentation address, which the target policy blocks unless allowed. */
+function service(allowTargets: string[] = ['192.0.2.0/24']): DnsLookupService {
+  return new DnsLookupService({ client: new StubResolver({ servers: [dns.server], timeoutMs: 500, cache: new DnsCache() }), policy: new TargetPolicy(allowTargets) });
 }
 
 test('a lookup has the API shape', async () => {
@@ -61,6 +65,32 @@ test('PTR of an IP address', async () => {
   const result = await service().lookup('192.0.2.1', 'PTR');
   assert.equal(result.domain, '1.2.0.192.in-addr.arpa');
   assert.deepEqual(result.records, [{ type: 'PTR', ttl: 300, value: 'example.test' }]);
+});
+
+test('a reverse name of a blocked range is refused before it is asked, whatever its spelling and type', async () => {
+  const s = service([]);
+  dns.resetLog();
+  for (const [input, type] of [
+    ['10.9.9.9', 'PTR'],
+    ['::ffff:10.9.9.9', 'PTR'],
+    ['9.9.9.10.in-addr.arpa', 'PTR'],
+    ['9.9.9.10.IN-ADDR.Arpa.', 'ptr'],
+    ['10.in-addr.arpa', 'SOA'],
+    ['10.in-addr.arpa', 'NS'],
+    ['x.9.10.in-addr.arpa', 'TXT'],
+    ['1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa', 'PTR'],
+    ['d.f.ip6.arpa', 'SOA'],
+  ] as const) {
+    await assert.rejects(s.lookup(input, type), TargetForbiddenError, `${input} ${type}`);
+  }
+  assert.equal(dns.count(), 0, 'nothing was asked');
+  // A public block's reverse zone, and one that spans public space, are asked.
+  assert.equal((await s.lookup('in-addr.arpa', 'NS')).domain, 'in-addr.arpa');
+  assert.equal((await s.lookup('8.8.8.8', 'PTR')).domain, '8.8.8.8.in-addr.arpa');
+  // NETDIAG_ALLOW_TARGETS opts the range back in.
+  const allowed = await service(['10.9.0.0/16']).lookup('10.9.9.9', 'PTR');
+  assert.deepEqual(allowed.records, [{ type: 'PTR', ttl: 300, value: 'internal.test' }]);
+  await assert.rejects(service(['10.9.0.0/16']).lookup('10.in-addr.arpa', 'SOA'), TargetForbiddenError, 'a /16 allowed does not open its /8');
 });
 
 test('NXDOMAIN is an answer, not an error', async () => {

@@ -33,6 +33,8 @@ const PBL_IP = '81.2.69.142';
 const XBL_IP = '5.188.10.3';
 const SLOW_IP = '9.9.9.9';
 const ERRCODE_IP = '77.88.8.8';
+const INTO_PRIVATE_IP = '1.0.0.2';
+const CLASSLESS_IP = '1.0.0.3';
 
 const rev = (ip: string): string => ip.split('.').reverse().join('.');
 const nibbles = (ip: string): string =>
@@ -54,6 +56,12 @@ before(async () => {
       { name: `${rev(XBL_IP)}.${ZEN}`, type: 'A', ttl: 60, data: '127.0.0.4' },
       { name: `${rev(ERRCODE_IP)}.${ZEN}`, type: 'A', ttl: 60, data: '127.255.255.254' },
       { name: `${rev(CLEAN_IP)}.in-addr.arpa`, type: 'PTR', ttl: 60, data: 'dns.google.' },
+      // A public address's reverse zone leading (CNAME) into the operator's private one, and
+      // one leading into a public classless delegation (RFC 2317).
+      { name: `${rev(INTO_PRIVATE_IP)}.in-addr.arpa`, type: 'CNAME', ttl: 60, data: '9.9.9.10.in-addr.arpa' },
+      { name: '9.9.9.10.in-addr.arpa', type: 'PTR', ttl: 60, data: 'internal.test.' },
+      { name: `${rev(CLASSLESS_IP)}.in-addr.arpa`, type: 'CNAME', ttl: 60, data: '3.0-25.0.0.1.in-addr.arpa' },
+      { name: '3.0-25.0.0.1.in-addr.arpa', type: 'PTR', ttl: 60, data: 'classless.example.' },
       {
         name: `${nibbles(GOOGLE_V6)}.ip6.arpa`,
         type: 'PTR',
@@ -139,6 +147,11 @@ describe('lookupIp', () => {
       assert.equal(r.hostname, null, ip);
     }
     assert.equal(dns.count({ type: 'PTR' }), before, 'the resolver was never asked');
+  });
+
+  test('a PTR whose CNAME leads into a private reverse zone is null; one into a public zone is followed', async () => {
+    assert.equal((await lookupIp(deps, INTO_PRIVATE_IP, { detailed: true })).hostname, null);
+    assert.equal((await lookupIp(deps, CLASSLESS_IP, { detailed: true })).hostname, 'classless.example');
   });
 
   test('a PTR that never answers is null, within its deadline', async () => {
