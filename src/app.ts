@@ -11,6 +11,7 @@ import { API_PREFIX, registerAccess } from './http/plugins/auth.js';
 import { registerInFlight } from './http/plugins/in-flight.js';
 import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
+import { registerLingeringClose } from './http/plugins/lingering-close.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
 import { callRecorder, registerUsageRecording } from './http/plugins/usage.js';
@@ -116,6 +117,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   registerMetrics(app, deps.httpMetrics);
   // Before access: a request refused while shutting down spends no rate budget and is no call.
   registerDraining(app);
+  // An answer given before its body was read closes the connection without a reset.
+  registerLingeringClose(app);
   const routes = new RouteIndex(app);
   registerErrorHandling(app, routes);
   const { accounts, limiter, now } = deps;
