@@ -11,6 +11,7 @@ import { API_PREFIX, registerAccess } from './http/plugins/auth.js';
 import { registerInFlight } from './http/plugins/in-flight.js';
 import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
+import { registerCors } from './http/plugins/cors.js';
 import { registerLingeringClose } from './http/plugins/lingering-close.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
@@ -115,6 +116,9 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
 
   registerObservability(app);
   registerMetrics(app, deps.httpMetrics);
+  // Before the shutdown's 503 and the token check: a preflight carries no token, and a page must
+  // be able to read a 401, 429 or 503.
+  await registerCors(app, deps.config.corsOrigins);
   // Before access: a request refused while shutting down spends no rate budget and is no call.
   registerDraining(app);
   // An answer given before its body was read closes the connection without a reset.

@@ -47,6 +47,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     rdapBootstrap: config.rdapBootstrap,
     sslCheckTarget: hostPort(config.sslCheckTarget),
     metrics: config.metricsToken === undefined ? 'off' : 'on (GET /metrics with NETDIAG_METRICS_TOKEN)',
+    corsOrigins: config.corsOrigins,
     extraCaCerts: config.extraCaCertsFile ?? null,
     geoip: { city: config.geoipCityDb ?? 'bundled', asn: config.geoipAsnDb ?? 'bundled' },
     timeoutsS: {

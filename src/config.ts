@@ -38,6 +38,11 @@ export interface Config {
   geoipAsnDb: string | undefined;
   /** NETDIAG_METRICS_TOKEN: the bearer token GET /metrics asks for; unset, /metrics is a 404. */
   metricsToken: string | undefined;
+  /**
+   * NETDIAG_CORS_ORIGINS: the web origins whose pages may call /api from a browser (CORS), exact
+   * `scheme://host[:port]` each, or `*` for any; empty (the default), no CORS headers at all.
+   */
+  corsOrigins: readonly string[];
   logLevel: string;
   /** LOG_FORMAT: `pretty` (readable lines) or `json` (one JSON object a line); unset, pretty on a terminal. */
   logFormat: LogFormat | undefined;
@@ -121,6 +126,9 @@ export const MAX_DURATION_S = 3_600;
 
 /** NETDIAG_JUDGE_SECRET's shortest length: 32 characters (`openssl rand -hex 32` gives 64). */
 export const JUDGE_SECRET_MIN_LENGTH = 32;
+/** NETDIAG_CORS_ORIGINS' longest list: an allow-list, each request's Origin is looked up in it. */
+export const MAX_CORS_ORIGINS = 100;
+
 /** NETDIAG_METRICS_TOKEN's bounds: long enough not to be guessed, short enough for one header. */
 export const METRICS_TOKEN_MIN_LENGTH = 16;
 export const METRICS_TOKEN_MAX_LENGTH = 1024;
@@ -169,6 +177,32 @@ function parseCidrs(variable: string, raw: string | undefined): string[] {
     } catch {
       throw new ConfigError(variable, `"${item}" is not an IP address or CIDR (e.g. 10.0.0.0/8, ::1/128)`, raw ?? '');
     }
+  });
+}
+
+/**
+ * NETDIAG_CORS_ORIGINS: `*` alone, or origins exactly as a browser sends them in `Origin`
+ * (`https://app.example.com`, `http://localhost:5173`): a scheme, a host, a port only when it is
+ * not the scheme's own, no path and no trailing slash, since the comparison is exact.
+ */
+export function parseCorsOrigins(raw: string | undefined): string[] {
+  const items = list(raw);
+  if (items.includes('*')) {
+    if (items.length > 1) throw new ConfigError('NETDIAG_CORS_ORIGINS', '"*" (any origin) stands alone; list origins or give "*", not both', raw ?? '');
+    return ['*'];
+  }
+  if (items.length > MAX_CORS_ORIGINS) throw new ConfigError('NETDIAG_CORS_ORIGINS', `at most ${MAX_CORS_ORIGINS} origins (got ${items.length})`, raw ?? '');
+  return items.map((item) => {
+    let origin: string | undefined;
+    try {
+      const url = new URL(item);
+      if (url.protocol === 'http:' || url.protocol === 'https:') origin = url.origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined) throw new ConfigError('NETDIAG_CORS_ORIGINS', `"${item}" is not an origin; write http(s)://host[:port], e.g. https://app.example.com`, raw ?? '');
+    if (origin !== item) throw new ConfigError('NETDIAG_CORS_ORIGINS', `"${item}" is not written as browsers send it; write "${origin}" (no path, no trailing slash, lower case, no default port)`, raw ?? '');
+    return origin;
   });
 }
 
@@ -391,6 +425,7 @@ export function loadConfig(env: Env = process.env): Config {
     geoipCityDb: env.NETDIAG_GEOIP_CITY_DB?.trim() || undefined,
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
     metricsToken,
+    corsOrigins: Object.freeze(parseCorsOrigins(env.NETDIAG_CORS_ORIGINS)),
     logLevel,
     logFormat,
     timeouts,
