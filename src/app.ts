@@ -12,6 +12,7 @@ import { registerInFlight } from './http/plugins/in-flight.js';
 import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
 import { registerCors } from './http/plugins/cors.js';
+import { registerCompression } from './http/plugins/compression.js';
 import { registerLingeringClose } from './http/plugins/lingering-close.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
@@ -114,6 +115,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, jsonBodyParser(app.getDefaultJsonParser('error', 'error')));
 
+  // Before every route: it hooks each one as it is added.
+  await registerCompression(app);
   registerObservability(app);
   registerMetrics(app, deps.httpMetrics);
   // Before the shutdown's 503 and the token check: a preflight carries no token, and a page must
