@@ -165,3 +165,41 @@ test('shutting down: requests pipelined before the shutdown are all answered, th
   assert.equal(user?.status, 200, user?.raw);
   assert.deepEqual(more, []);
 });
+
+test('shutting down: a request whose body is still coming gets the whole 503, not a reset, when it reads only after sending', async (t) => {
+  let release = (): void => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const b = await build(t, { extraRoutes: (app) => app.addHook('preClose', (done) => void held.then(() => done())) });
+  t.after(() => release());
+  const closed = b.app.close();
+  await eventually(async () => (await b.api('/api/user')).status === 503, { what: 'the app draining' });
+
+  // 4 MiB (the 503 comes before any body limit), more than the kernel's buffers hold, written in
+  // 16 KiB pieces before a byte of the answer is read.
+  const size = 4 * 1024 * 1024;
+  const socket = net.connect({ port: Number(new URL(b.url).port), host: '127.0.0.1', allowHalfOpen: true });
+  t.after(() => socket.destroy());
+  const chunks: Buffer[] = [];
+  let error: string | undefined;
+  socket.on('data', (d: Buffer) => chunks.push(d));
+  socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code));
+  await once(socket, 'connect');
+  socket.write(`POST /api/port/scan HTTP/1.1\r\nhost: netdiag.test\r\nauthorization: Bearer ${b.token}\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\n\r\n`);
+  const piece = Buffer.alloc(16 * 1024, ' ');
+  let sent = 0;
+  while (sent < size && !socket.destroyed) {
+    if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
+    sent += piece.length;
+  }
+  socket.end();
+  await once(socket, 'close');
+  assert.equal(error, undefined, `the client saw ${error}`);
+  assert.equal(sent, size);
+  const answer = parseRaw(Buffer.concat(chunks).toString('latin1'));
+  assert.equal(answer.status, 503);
+  assert.equal(answer.headers['retry-after'], String(DRAINING_RETRY_AFTER_S));
+  assert.equal(answer.headers.connection, 'close');
+  assert.equal((JSON.parse(answer.body) as { error: string }).error, 'service_unavailable');
+  release();
+  await closed;
+});

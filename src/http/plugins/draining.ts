@@ -48,7 +48,7 @@ export function registerDraining(app: FastifyInstance): void {
     done();
   });
   // Callback hooks: they run on every request, and cost nothing but a flag test until shutdown.
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (_request, _reply, done) => {
     if (!draining) return done();
     done(new ServiceUnavailableError('the server is shutting down; send the request again, to another instance or to this one once it is back', DRAINING_RETRY_AFTER_S));
   });

@@ -54,9 +54,9 @@ function lingeringDestroySoon(this: LingeringSocket): void {
 }
 
 /** Shuts our side of `socket` (the answer is already queued), reads until the bounds, then destroys it. */
-export function lingerThenClose(socket: Socket, request: IncomingMessage, bounds = { maxBytes: LINGER_MAX_BYTES, maxMs: LINGER_MAX_MS }): void {
+function lingerThenClose(socket: Socket, request: IncomingMessage): void {
   const readAtStart = socket.bytesRead;
-  const timer = setTimeout(() => socket.destroy(), bounds.maxMs);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MAX_MS);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
   // Destroyed before the answer is written out, the answer would be lost with it.
@@ -68,7 +68,7 @@ export function lingerThenClose(socket: Socket, request: IncomingMessage, bounds
     else socket.once('finish', () => socket.destroy());
   };
   const onData = (): void => {
-    if (request.complete || socket.bytesRead - readAtStart > bounds.maxBytes) closeOnceWritten();
+    if (request.complete || socket.bytesRead - readAtStart > LINGER_MAX_BYTES) closeOnceWritten();
   };
   socket.end();
   // Node's parser reads the rest of the request (its body is discarded: nobody listens to it).
