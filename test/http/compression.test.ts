@@ -68,6 +68,12 @@ test('gzip and br on the OpenAPI document, decoded equal to the plain one; HEAD 
   assert.equal(csv.headers['content-encoding'], 'gzip', 'text is compressed too');
   assert.equal(gunzipSync(csv.body).toString(), 'a,b\n'.repeat(1000));
 
+  // The reference's page is completed (viewport, bar) before it is compressed, not skipped for being bytes.
+  const docs = await get(`${b.url}/api/docs/`, { 'accept-encoding': 'gzip' });
+  assert.equal(docs.status, 200);
+  assert.equal(docs.headers['content-encoding'], 'gzip');
+  assert.match(gunzipSync(docs.body).toString(), /<meta name="viewport"/);
+
   // An error envelope is small and stays plain; a request without Accept-Encoding gets no encoding.
   const refused = await get(`${b.url}/api/user`, { 'accept-encoding': 'gzip' });
   assert.equal(refused.status, 401);

@@ -27,7 +27,8 @@ const UNCOMPRESSED_PREFIXES = ['/judge'];
  * gzip or br, as the client's Accept-Encoding prefers, for JSON and text answers of
  * COMPRESSION_THRESHOLD_BYTES or more (with `Vary: Accept-Encoding`). Request bodies are not
  * decompressed: a compressed body stays a 400, as before. Registered before the routes (it hooks
- * each as it is added).
+ * each as it is added), so its onSend is the route's own first: an onSend that a later onRoute
+ * hook adds to a route, and that reads the body, goes in front of it (src/http/openapi.ts).
  */
 export async function registerCompression(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
