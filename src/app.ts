@@ -11,6 +11,9 @@ import { API_PREFIX, registerAccess } from './http/plugins/auth.js';
 import { registerInFlight } from './http/plugins/in-flight.js';
 import { connectionOptions } from './http/plugins/connection.js';
 import { registerDraining } from './http/plugins/draining.js';
+import { registerCors } from './http/plugins/cors.js';
+import { registerCompression } from './http/plugins/compression.js';
+import { registerLingeringClose } from './http/plugins/lingering-close.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
 import { callRecorder, registerUsageRecording } from './http/plugins/usage.js';
@@ -103,10 +106,17 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, jsonBodyParser(app.getDefaultJsonParser('error', 'error')));
 
+  // Before every route: it hooks each one as it is added.
+  await registerCompression(app);
   registerObservability(app);
   registerMetrics(app, deps.httpMetrics);
+  // Before the shutdown's 503 and the token check: a preflight carries no token, and a page must
+  // be able to read a 401, 429 or 503.
+  await registerCors(app, deps.config.corsOrigins);
   // Before access: a request refused while shutting down spends no rate budget and is no call.
   registerDraining(app);
+  // An answer given before its body was read closes the connection without a reset.
+  registerLingeringClose(app);
   const routes = new RouteIndex(app);
   registerErrorHandling(app, routes);
   const { accounts, limiter, now } = deps;
@@ -134,8 +144,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   // MCP tools, each call made inside the /mcp request through its operation's steps.
   // Calls made inside another request (MCP tool calls, dashboard checks), through their route's steps.
   const calls = operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.httpMetrics });
-  // corsOrigins: the browser origins the operator allows (NETDIAG_CORS_ORIGINS, once it exists) belong here.
-  await mcpRoutes(app, calls, { publicUrl: deps.config.publicUrl, corsOrigins: [] });
+  // A browser page of an origin the operator allows for /api (NETDIAG_CORS_ORIGINS) may call /mcp too.
+  await mcpRoutes(app, calls, { publicUrl: deps.config.publicUrl, corsOrigins: deps.config.corsOrigins });
   await healthRoutes(app, deps.store, limiter, deps.geo);
   await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   await judgeRoutes(app, deps);

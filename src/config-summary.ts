@@ -48,6 +48,7 @@ export function configSummary(config: Config): Record<string, unknown> {
     sslCheckTarget: hostPort(config.sslCheckTarget),
     metrics: config.metricsToken === undefined ? 'off' : 'on (GET /metrics with NETDIAG_METRICS_TOKEN)',
     metricsPort: config.metricsPort ?? null,
+    corsOrigins: config.corsOrigins,
     extraCaCerts: config.extraCaCertsFile ?? null,
     geoip: { city: config.geoipCityDb ?? 'bundled', asn: config.geoipAsnDb ?? 'bundled' },
     timeoutsS: {

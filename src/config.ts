@@ -44,6 +44,11 @@ export interface Config {
    * instance serves /metrics on PORT and ignores this.
    */
   metricsPort: number | undefined;
+  /**
+   * NETDIAG_CORS_ORIGINS: the web origins whose pages may call /api from a browser (CORS), exact
+   * `scheme://host[:port]` each, or `*` for any; empty (the default), no CORS headers at all.
+   */
+  corsOrigins: readonly string[];
   logLevel: string;
   /** LOG_FORMAT: `pretty` (readable lines) or `json` (one JSON object a line); unset, pretty on a terminal. */
   logFormat: LogFormat | undefined;
@@ -127,6 +132,9 @@ export const MAX_DURATION_S = 3_600;
 
 /** NETDIAG_JUDGE_SECRET's shortest length: 32 characters (`openssl rand -hex 32` gives 64). */
 export const JUDGE_SECRET_MIN_LENGTH = 32;
+/** NETDIAG_CORS_ORIGINS' longest list: an allow-list, each request's Origin is looked up in it. */
+export const MAX_CORS_ORIGINS = 100;
+
 /** NETDIAG_METRICS_TOKEN's bounds: long enough not to be guessed, short enough for one header. */
 export const METRICS_TOKEN_MIN_LENGTH = 16;
 export const METRICS_TOKEN_MAX_LENGTH = 1024;
@@ -175,6 +183,32 @@ function parseCidrs(variable: string, raw: string | undefined): string[] {
     } catch {
       throw new ConfigError(variable, `"${item}" is not an IP address or CIDR (e.g. 10.0.0.0/8, ::1/128)`, raw ?? '');
     }
+  });
+}
+
+/**
+ * NETDIAG_CORS_ORIGINS: `*` alone, or origins exactly as a browser sends them in `Origin`
+ * (`https://app.example.com`, `http://localhost:5173`): a scheme, a host, a port only when it is
+ * not the scheme's own, no path and no trailing slash, since the comparison is exact.
+ */
+export function parseCorsOrigins(raw: string | undefined): string[] {
+  const items = list(raw);
+  if (items.includes('*')) {
+    if (items.length > 1) throw new ConfigError('NETDIAG_CORS_ORIGINS', '"*" (any origin) stands alone; list origins or give "*", not both', raw ?? '');
+    return ['*'];
+  }
+  if (items.length > MAX_CORS_ORIGINS) throw new ConfigError('NETDIAG_CORS_ORIGINS', `at most ${MAX_CORS_ORIGINS} origins (got ${items.length})`, raw ?? '');
+  return items.map((item) => {
+    let origin: string | undefined;
+    try {
+      const url = new URL(item);
+      if (url.protocol === 'http:' || url.protocol === 'https:') origin = url.origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined) throw new ConfigError('NETDIAG_CORS_ORIGINS', `"${item}" is not an origin; write http(s)://host[:port], e.g. https://app.example.com`, raw ?? '');
+    if (origin !== item) throw new ConfigError('NETDIAG_CORS_ORIGINS', `"${item}" is not written as browsers send it; write "${origin}" (no path, no trailing slash, lower case, no default port)`, raw ?? '');
+    return origin;
   });
 }
 
@@ -405,6 +439,7 @@ export function loadConfig(env: Env = process.env): Config {
     geoipAsnDb: env.NETDIAG_GEOIP_ASN_DB?.trim() || undefined,
     metricsToken,
     metricsPort,
+    corsOrigins: Object.freeze(parseCorsOrigins(env.NETDIAG_CORS_ORIGINS)),
     logLevel,
     logFormat,
     timeouts,

@@ -91,9 +91,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith(`${API_PREFIX}/docs`)) return;
     route.config = { ...route.config, public: true };
-    // The index page, by each URL swagger-ui serves it at.
+    // The index page, by each URL swagger-ui serves it at. First of the route's own hooks: it reads
+    // the page as text, before the compression (src/http/plugins/compression.ts) makes it bytes.
     if (route.url === `${API_PREFIX}/docs` || route.url === `${API_PREFIX}/docs/` || route.url.endsWith('/static/index.html')) {
-      route.onSend = [...(Array.isArray(route.onSend) ? route.onSend : route.onSend ? [route.onSend] : []), completeDocsPage];
+      route.onSend = [completeDocsPage, ...(Array.isArray(route.onSend) ? route.onSend : route.onSend ? [route.onSend] : [])];
     }
   });
   await app.register(swaggerUi, {

@@ -21,9 +21,12 @@ export class RouteIndex {
     });
   }
 
-  /** The methods a path takes, HEAD aside; undefined for an unknown path. */
+  /**
+   * The methods a path takes, sorted; undefined for an unknown path. HEAD is among them wherever
+   * GET is: Fastify answers it for every GET route (`exposeHeadRoutes`), and Allow lists it.
+   */
   methodsOf(path: string): string[] | undefined {
     const set = this.#methods.get(path);
-    return set && [...set].filter((m) => m !== 'HEAD').sort();
+    return set && [...set].sort();
   }
 }

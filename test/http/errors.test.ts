@@ -54,7 +54,7 @@ test('hostile input gets the 4xx and error body of API.md, never a 500', async (
   const json = { ...auth, 'content-type': 'application/json' };
   const twoMiB = JSON.stringify({ host: 'x'.repeat(2 * 1024 * 1024), port: 80 });
 
-  const table: Array<{ name: string; method?: string; path?: string; headers?: Record<string, string>; body?: string; status: number; error: string; field?: string; message?: RegExp }> = [
+  const table: Array<{ name: string; method?: string; path?: string; headers?: Record<string, string>; body?: string; status: number; error: string; field?: string; message?: RegExp; allow?: string }> = [
     { name: 'invalid JSON', body: '{"host": "a", "port": 80', status: 400, error: 'invalid_json' },
     { name: 'JSON with a trailing comma', body: '{"host": "a", "port": 80,}', status: 400, error: 'invalid_json' },
     { name: 'empty body with JSON content type', body: '', status: 400, error: 'invalid_json' },
@@ -82,8 +82,10 @@ test('hostile input gets the 4xx and error body of API.md, never a 500', async (
     { name: 'unknown route', method: 'GET', path: '/api/does-not-exist', headers: auth, status: 404, error: 'not_found' },
     { name: 'unknown route outside /api', method: 'GET', path: '/wp-login.php', headers: {}, status: 404, error: 'not_found' },
     { name: 'path traversal', method: 'GET', path: '/api/../../etc/passwd', headers: auth, status: 404, error: 'not_found' },
-    { name: 'wrong method', method: 'GET', path: '/api/test/probe', headers: auth, status: 405, error: 'method_not_allowed' },
-    { name: 'DELETE on a GET route', method: 'DELETE', path: '/api/user', headers: auth, status: 405, error: 'method_not_allowed' },
+    { name: 'wrong method', method: 'GET', path: '/api/test/probe', headers: auth, status: 405, error: 'method_not_allowed', allow: 'POST' },
+    { name: 'DELETE on a GET route', method: 'DELETE', path: '/api/user', headers: auth, status: 405, error: 'method_not_allowed', allow: 'GET, HEAD' },
+    // Fastify answers HEAD wherever GET is: Allow says so (RFC 9110 9.3.2).
+    { name: 'POST on a GET route', method: 'POST', path: '/api/user', headers: json, body: '{}', status: 405, error: 'method_not_allowed', allow: 'GET, HEAD' },
     { name: 'empty bearer', headers: { authorization: 'Bearer ', 'content-type': 'application/json' }, body: '{}', status: 401, error: 'unauthorized' },
     // (several spaces before the token are allowed, RFC 9110 1*SP; a second word is not)
     { name: 'Bearer with two words', headers: { authorization: `Bearer  ${token} x`, 'content-type': 'application/json' }, body: '{}', status: 401, error: 'unauthorized' },
@@ -100,7 +102,7 @@ test('hostile input gets the 4xx and error body of API.md, never a 500', async (
     if (c.field) assert.equal(body.details?.field, c.field, c.name);
     if (c.message) assert.match(body.message, c.message, c.name);
     assert.ok(res.headers['x-request-id'], `${c.name}: X-Request-Id`);
-    if (c.status === 405) assert.ok(res.headers.allow, `${c.name}: Allow header`);
+    if (c.status === 405) assert.equal(res.headers.allow, c.allow, `${c.name}: Allow header`);
     if (c.status === 500) assert.ok(!/passwd|stack|Error:/.test(res.body), 'a 500 carries no internals');
   }
 

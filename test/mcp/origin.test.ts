@@ -87,3 +87,11 @@ test('the operator\'s allowed origins (corsOrigins) pass; others do not', () => 
   // Without NETDIAG_PUBLIC_URL a named Host proves nothing (it may be a rebinding).
   assert.throws(() => checkMcpOrigin(request('https://netdiag.example.com'), origins), ForbiddenError);
 });
+
+test('an origin NETDIAG_CORS_ORIGINS allows for /api may call /mcp too; a wildcard opens no origin to /mcp', async (t) => {
+  const listed = await server(t, { NETDIAG_CORS_ORIGINS: 'https://tools.example.com' });
+  assert.equal((await mcp(listed, { origin: 'https://tools.example.com' })).status, 200);
+  assert.equal((await mcp(listed, { origin: 'https://evil.example' })).status, 403);
+  const any = await server(t, { NETDIAG_CORS_ORIGINS: '*' });
+  assert.equal((await mcp(any, { origin: 'https://evil.example' })).status, 403);
+});
