@@ -374,7 +374,7 @@ function tlsView(result: Json, now: number): Block[] {
       fields: [
         { label: 'Subject', value: str(cert.subject) },
         { label: 'Issuer', value: str(cert.issuer) },
-        { ...expiry, ...(days !== null ? { value: `${expiry.value.replace(/ \(.*\)$/, '')} (${days < 0 ? `expired ${-days} day${days === -1 ? '' : 's'} ago` : `${days} day${days === 1 ? '' : 's'} left`})`, tone: days > 14 ? ('ok' as const) : ('bad' as const) } : {}) },
+        { ...expiry, ...(days !== null && expiry.time !== undefined ? { value: `${pageTime(expiry.time, false)} (${days < 0 ? `expired ${-days} day${days === -1 ? '' : 's'} ago` : `${days} day${days === 1 ? '' : 's'} left`})`, tone: days > 14 ? ('ok' as const) : ('bad' as const) } : {}) },
         dateField('Valid from', cert.not_before, now),
         { label: 'Names (SAN)', value: Array.isArray(cert.san) && cert.san.length ? cert.san.map(str).join(', ') : 'none' },
         ...(key ? [{ label: 'Key', value: `${str(key.type)}${typeof key.bits === 'number' ? `, ${key.bits} bits` : ''}` }] : []),

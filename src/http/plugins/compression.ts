@@ -18,7 +18,9 @@ export const GZIP_LEVEL = 6;
  * `text/plain`...). Never `text/event-stream` nor `application/x-ndjson`: a stream's events must
  * go out as they come, and a compressor holds them back until its window fills.
  */
-export const COMPRESSIBLE_TYPES = /^(?:application\/(?:[\w.-]+\+)?json|text\/(?!event-stream)[\w.+-]+)\s*(?:;|$)/i;
+export const COMPRESSIBLE_TYPES = /^(?:application\/(?:[\w.-]+\+)?json|text\/[\w.+-]+)\s*(?:;|$)/i;
+/** Text that is a stream of events, never compressed (checked after COMPRESSIBLE_TYPES). */
+export const STREAM_TYPE = /^text\/event-stream\s*(?:;|$)/i;
 
 /** Paths answered as they are: the judge is fetched through proxies that must see what a plain web server sends. */
 const UNCOMPRESSED_PREFIXES = ['/judge'];
@@ -39,7 +41,7 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
     globalDecompression: false,
     encodings: ['br', 'gzip'],
     threshold: COMPRESSION_THRESHOLD_BYTES,
-    customTypes: COMPRESSIBLE_TYPES,
+    customTypes: (type: string) => COMPRESSIBLE_TYPES.test(type) && !STREAM_TYPE.test(type),
     brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
     zlibOptions: { level: GZIP_LEVEL },
   });
