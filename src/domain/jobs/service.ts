@@ -7,7 +7,7 @@ import { runAsOwner } from '../owner.js';
 import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from './repository.js';
 import { ItemWriter } from './item-writer.js';
 import { RESULT_IS_ITEMS, type JobOperations } from './operations.js';
-import { JOB_ITEMS_PAGE, JobViews, jobViewOf } from './views.js';
+import { JOB_ITEMS_PAGE, JobViews, jobViewOf, type JobViewText } from './views.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
 import { DAY_MS } from '../../lib/time.js';
 
@@ -230,9 +230,14 @@ export class JobService implements JobRunner {
     }
   }
 
-  /** `view` as JSON text, for a stream's last line (JobViews.viewText). */
-  viewText(row: JobRecord): Promise<[string, Iterable<string> | AsyncIterable<string>, string]> {
-    return this.#views.viewText(row);
+  /** `view` as JSON text, for a stream's last line and the JSON answers (JobViews.viewText). */
+  viewText(row: JobRecord, signal?: AbortSignal): Promise<JobViewText> {
+    return this.#views.viewText(row, signal);
+  }
+
+  /** How jobs are read back in pieces (a page's part of a result, a download's items). */
+  get views(): JobViews {
+    return this.#views;
   }
 
   /** The job as the API shows it. */
