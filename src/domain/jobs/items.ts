@@ -225,26 +225,30 @@ export async function itemOrder(read: (afterSeq: number, limit: number) => Promi
 /**
  * A job's item texts in input order, RESULT_PIECE_ITEMS at a time (the last fewer), read a few
  * batches at a time (`read`: JobRepository.itemBatches of the job) instead of all at once, in the
- * order `order` gives (itemOrder's, read first unless given; asked for when the first piece is): a batch is read again when a piece
+ * order `order` gives (itemOrder's, read first unless given; asked for when the first piece is),
+ * each batch a piece needs got by `batchAt` (read on its own unless given; SharedBatches shares them): a batch is read again when a piece
  * needs one that is not among the RESULT_READ_BATCHES last read. Each read and each piece is in a
  * turn of the event loop of its own (nextTurn): ten readers of a full-range scan at once held the
  * server for seconds when each read its whole result in one go. Items complete roughly in input
  * order, so each batch is mostly read once more; what is held at once is the order and a few
  * batches.
  */
-export async function* resultItemsRead(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>, order?: () => Promise<Int32Array>): AsyncGenerator<string[]> {
+export async function* resultItemsRead(
+  read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>,
+  order?: () => Promise<Int32Array>,
+  batchAt: (seq: number) => Promise<HeldBatch> = (seq) => readBatch(read, seq),
+): AsyncGenerator<string[]> {
   const seqOf = await (order ?? (() => itemOrder(read)))();
-  // The batches read last, oldest first: their first seq and their items' texts in seq order.
-  const window: Array<{ first: number; texts: string[] }> = [];
+  // The batches read last, oldest first.
+  const window: HeldBatch[] = [];
   const held = (seq: number): string | undefined => {
     for (const b of window) if (seq >= b.first && seq < b.first + b.texts.length) return b.texts[seq - b.first];
     return undefined;
   };
   const readAgain = async (seq: number): Promise<string> => {
-    const [batch] = await read(seq - 1, 1);
-    if (!batch || batch.first_seq > seq) throw new Error(`job item ${seq} is no longer stored`);
+    const batch = await batchAt(seq);
     if (window.length === RESULT_READ_BATCHES) window.shift();
-    window.push({ first: batch.first_seq, texts: linesAfter(batch, 0).map((line) => parseLine(line).item) });
+    window.push(batch);
     return held(seq)!;
   };
   let texts: string[] = [];
@@ -260,10 +264,60 @@ export async function* resultItemsRead(read: (afterSeq: number, limit: number) =
   if (texts.length > 0) yield texts;
 }
 
+/** A batch as a reader holds it: its first seq and its items' texts in seq order. */
+export interface HeldBatch {
+  first: number;
+  texts: string[];
+}
+
+/** The batch that holds item `seq`, read; an error when it is no longer stored. */
+async function readBatch(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>, seq: number): Promise<HeldBatch> {
+  const [batch] = await read(seq - 1, 1);
+  if (!batch || batch.first_seq > seq) throw new Error(`job item ${seq} is no longer stored`);
+  return { first: batch.first_seq, texts: linesAfter(batch, 0).map((line) => parseLine(line).item) };
+}
+
+/** Batches SharedBatches holds at once, of all jobs together: some 7 MB of a full-range scan's. */
+export const SHARED_BATCHES = 32;
+
+/**
+ * The batches of finished jobs read last, shared by every reader of them: ten readers of one
+ * full-range result at once, going at about the same pace, read each batch once between them
+ * instead of ten times (13 MB each; the text of every read stays in V8's large-object space until
+ * a full collection, which grew the server by a hundred MB and more). A batch being read for one
+ * reader is awaited by another that needs it. Only for finished jobs: a job run again rewrites
+ * its batches under the same seqs.
+ */
+export class SharedBatches {
+  readonly #held: Array<{ key: string; batch: HeldBatch }> = [];
+  readonly #reading = new Map<string, Promise<HeldBatch>>();
+
+  /** The batch of job `key` (its id and run) that holds `seq`: held, being read for another reader, or read now by `read`. */
+  at(key: string, seq: number, read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>): Promise<HeldBatch> {
+    for (const h of this.#held) if (h.key === key && seq >= h.batch.first && seq < h.batch.first + h.batch.texts.length) return Promise.resolve(h.batch);
+    const reading = `${key} ${seq}`;
+    const known = this.#reading.get(reading);
+    if (known) return known;
+    const batch = readBatch(read, seq).then((b) => {
+      this.#held.push({ key, batch: b });
+      if (this.#held.length > SHARED_BATCHES) this.#held.shift();
+      return b;
+    });
+    this.#reading.set(reading, batch);
+    const done = (): void => void this.#reading.delete(reading);
+    batch.then(done, done);
+    return batch;
+  }
+}
+
 /** resultPiecesOf's text for a finished job, read as resultItemsRead reads it: a piece per RESULT_PIECE_ITEMS items, then the closing bracket. */
-export async function* resultPiecesRead(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>, order?: () => Promise<Int32Array>): AsyncGenerator<string> {
+export async function* resultPiecesRead(
+  read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>,
+  order?: () => Promise<Int32Array>,
+  batchAt?: (seq: number) => Promise<HeldBatch>,
+): AsyncGenerator<string> {
   let opening = '[';
-  for await (const texts of resultItemsRead(read, order)) {
+  for await (const texts of resultItemsRead(read, order, batchAt)) {
     yield opening + texts.join(',');
     opening = ',';
   }

@@ -1,5 +1,5 @@
 import type { JobItemBatch, JobRecord, JobRepository } from './repository.js';
-import { batchesRead, itemOrder, itemsOf, resultItemsRead, resultPiecesRead, resultTextOf, type JobItemRecord } from './items.js';
+import { SharedBatches, batchesRead, itemOrder, itemsOf, resultItemsRead, resultPiecesRead, resultTextOf, type HeldBatch, type JobItemRecord } from './items.js';
 import { FINISHED_STATUSES } from './types.js';
 import type { JobOperations } from './operations.js';
 import type { JobError, JobView, WebhookAttemptView } from './types.js';
@@ -73,6 +73,7 @@ export interface JobViewsDeps {
 export class JobViews {
   readonly #d: JobViewsDeps;
   readonly #orders = new Map<string, { version: string; order: Promise<Int32Array> }>();
+  readonly #shared = new SharedBatches();
 
   constructor(deps: JobViewsDeps) {
     this.#d = deps;
@@ -93,7 +94,7 @@ export class JobViews {
    */
   async viewText(row: JobRecord, signal?: AbortSignal): Promise<JobViewText> {
     const stored = this.#stored(row);
-    const result = stored !== undefined ? [stored] : resultPiecesRead(this.#read(row, signal), this.#order(row, signal));
+    const result = stored !== undefined ? [stored] : resultPiecesRead(this.#read(row, signal), this.#order(row, signal), this.#batchAt(row, signal));
     const { result: _none, ...rest } = await this.#view(row, null);
     const head = `${JSON.stringify(rest).slice(0, -1)},"result":`;
     // The result is what the row says it is: a stored text is written once, with the outcome
@@ -121,7 +122,7 @@ export class JobViews {
   /** The result's item texts in input order, a piece at a time (resultItemsRead); null when the result is not items. */
   resultItems(row: JobRecord, signal?: AbortSignal): AsyncIterable<string[]> | null {
     if (this.#stored(row) !== undefined) return null;
-    return resultItemsRead(this.#read(row, signal), this.#order(row, signal));
+    return resultItemsRead(this.#read(row, signal), this.#order(row, signal), this.#batchAt(row, signal));
   }
 
   /** The job's items in the order they completed, a few batches at a time (batchesRead). */
@@ -147,6 +148,17 @@ export class JobViews {
     return async (after, limit) => {
       signal?.throwIfAborted();
       return this.#d.repo.itemBatches(row.id, after, limit);
+    };
+  }
+
+  /** The batch holding an item, shared with other readers when the job has finished (SharedBatches); none once `signal` aborted. */
+  #batchAt(row: JobRecord, signal?: AbortSignal): ((seq: number) => Promise<HeldBatch>) | undefined {
+    if (!FINISHED_STATUSES.has(row.status)) return undefined;
+    const key = `${row.id} ${row.attempts}`;
+    return async (seq) => {
+      signal?.throwIfAborted();
+      // Read without the signal: one reader's going away does not fail the read for the others.
+      return this.#shared.at(key, seq, this.#read(row));
     };
   }
 

@@ -4,7 +4,7 @@ import { JOB_ITEMS_PAGE, RESULT_IS_ITEMS, allItemBatches, type JobOperation } fr
 import { JobViews } from '../../../src/domain/jobs/views.js';
 import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
-import { ItemBatcher, RESULT_PIECE_ITEMS, RESULT_READ_BATCHES, batchOf, itemLine, itemOrder, itemsOf, ndjsonAfter, resultItemsRead, resultPiecesOf, resultPiecesRead, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
+import { ItemBatcher, RESULT_PIECE_ITEMS, RESULT_READ_BATCHES, SharedBatches, batchOf, itemLine, itemOrder, itemsOf, ndjsonAfter, resultItemsRead, resultPiecesOf, resultPiecesRead, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
 
 /** Items 1-5 completed out of input order, written in two batches (1-3, 4-5). */
 const ITEMS = [
@@ -146,6 +146,33 @@ test('a reader whose consumer stops reads no more', async () => {
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(reads, after);
   assert.ok(after <= RESULT_PIECE_ITEMS / 10 + 1, `${after} batch reads for one piece of ${RESULT_PIECE_ITEMS} items`);
+});
+
+test('readers of one finished result at once share the batches they read: each is read about once between them', async () => {
+  const n = 6 * RESULT_PIECE_ITEMS;
+  // Batches of 20, every 7th item late (in the last batches).
+  const order = Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 !== 3);
+  order.push(...Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 === 3));
+  const items = order.map((index, i) => ({ seq: i + 1, index, item: String(index) }));
+  const batches = Array.from({ length: n / 20 }, (_, k) => batchOf(items.slice(k * 20, k * 20 + 20)));
+  let reads = 0;
+  const read = async (afterSeq: number, limit: number) => (reads++, batches.filter((b) => b.last_seq > afterSeq).slice(0, limit));
+  const seqs = await itemOrder(read);
+  const alone = async (batchAt?: (seq: number) => Promise<{ first: number; texts: string[] }>) => {
+    let text = '';
+    for await (const piece of resultPiecesRead(read, async () => seqs, batchAt)) text += piece;
+    return text;
+  };
+  reads = 0;
+  const expected = await alone();
+  const one = reads;
+  reads = 0;
+  const shared = new SharedBatches();
+  const texts = await Promise.all(Array.from({ length: 10 }, () => alone((seq) => shared.at('job 1', seq, read))));
+  for (const text of texts) assert.equal(text, expected);
+  assert.ok(reads <= one + 10, `ten readers sharing read ${reads} batches; one alone reads ${one}`);
+  // Another job's (or another run's) batches are never taken for these.
+  await assert.rejects(shared.at('job 2', 1, async () => []), /no longer stored/);
 });
 
 test('an item text with a newline between its tokens is written on one line; a stored line that is not ours is an error, not a guess', () => {
