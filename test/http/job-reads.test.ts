@@ -208,7 +208,7 @@ test('a client that goes away in the middle of a big JSON answer stops its readi
   assert.ok(stopped < whole, `the reading stopped early: ${stopped} of the ${whole} reads a whole answer takes`);
 });
 
-test("the job page of a big result shows its first items and says where the rest is; a small one's is whole", async (t) => {
+test("the job page of a big result shows its first items and says where the rest is; a small one's is whole; the list reads none", async (t) => {
   const b = await app(t);
   const total = PAGE_RESULT_ITEMS * 3 + 5;
   const { id } = await finishedScan(b, total);
@@ -223,6 +223,19 @@ test("the job page of a big result shows its first items and says where the rest
   assert.match(page.html, /<strong>1000<\/strong>/);
   assert.doesNotMatch(page.html, /<strong>1001<\/strong>/);
   assert.doesNotMatch(page.html, /id="result-json"/);
+
+  // The list of jobs shows no result, and reads none.
+  let reads = 0;
+  const itemBatches = b.store.jobs.itemBatches.bind(b.store.jobs);
+  b.store.jobs.itemBatches = (...args) => {
+    reads++;
+    return itemBatches(...args);
+  };
+  const list = await c.get('/jobs');
+  assert.equal(list.status, 200);
+  assert.match(list.html, new RegExp(id));
+  assert.equal(reads, 0, 'the list read no item of any job');
+  b.store.jobs.itemBatches = itemBatches;
 
   const small = await finishedScan(b, 40);
   const whole = await c.get(`/jobs/${small.id}`);

@@ -152,14 +152,20 @@ export class JobService implements JobRunner {
     return row && this.view(row);
   }
 
-  async list(accountId: number, opts: { status?: JobStatus | undefined; limit: number; cursor?: string | undefined }): Promise<JobPage> {
+  /**
+   * The account's jobs, newest first, a page at a time. `resultItems`: at most that many items of
+   * each result (JobViews.viewPart), for a list that shows none (the dashboard's): a page of
+   * full-range scans read whole was 13 MB of items each.
+   */
+  async list(accountId: number, opts: { status?: JobStatus | undefined; limit: number; cursor?: string | undefined; resultItems?: number | undefined }): Promise<JobPage> {
     const before = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
     const rows = await this.#d.repo.list(accountId, { status: opts.status, before, limit: opts.limit + 1 });
     const cutoff = this.#cutoff();
     const live = rows.filter((r) => r.created_at >= cutoff);
     const page = live.slice(0, opts.limit);
     const more = live.length > opts.limit;
-    return { jobs: await Promise.all(page.map((r) => this.view(r))), next_cursor: more ? encodeCursor(page[page.length - 1]!) : null };
+    const view = opts.resultItems === undefined ? (r: JobRecord) => this.view(r) : async (r: JobRecord) => (await this.#views.viewPart(r, opts.resultItems!)).view;
+    return { jobs: await Promise.all(page.map(view)), next_cursor: more ? encodeCursor(page[page.length - 1]!) : null };
   }
 
   /** Cancels a queued or running job: its view, 'finished' when it had already finished, undefined when there is none. */

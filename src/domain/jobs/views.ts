@@ -111,6 +111,8 @@ export class JobViews {
   async viewPart(row: JobRecord, max: number): Promise<{ view: JobView; shown: number; total: number }> {
     const stored = this.#stored(row);
     if (stored !== undefined) return { view: await this.#view(row, JSON.parse(stored) as unknown), shown: 1, total: 1 };
+    // None asked for: nothing is read (the first piece would need the order of them all).
+    if (max <= 0) return { view: await this.#view(row, []), shown: 0, total: row.progress_done };
     const texts: string[] = [];
     for await (const piece of this.resultItems(row)!) {
       texts.push(...piece.slice(0, max - texts.length));
