@@ -2,9 +2,8 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
-import { planLimits } from '../domain/accounts/plans.js';
-import { ndjsonAfter, sseAfter } from '../domain/jobs/items.js';
-import { JOB_ITEMS_PAGE, type JobService } from '../domain/jobs/service.js';
+import { RESULT_READ_BATCHES, ndjsonAfter, nextTurn, sseAfter } from '../domain/jobs/items.js';
+import type { JobService } from '../domain/jobs/service.js';
 import type { JobRecord } from '../domain/jobs/repository.js';
 import { FINISHED_STATUSES } from '../domain/jobs/types.js';
 import { utcTimestamp } from '../domain/usage/service.js';
@@ -64,17 +63,22 @@ async function* streamLines(
       if (!row) return;
       const finished = FINISHED_STATUSES.has(row.status);
       for (let from = after; ; ) {
-        // One write per page of batches, not per item: a 1000-port scan is a thousand lines.
-        const batches = await jobs.itemBatches(id, from, JOB_ITEMS_PAGE);
+        // One write per few batches, not per item (a 1000-port scan is a thousand lines), nor
+        // all of them at once (a full-range scan's are 13 MB), each in its own turn of the loop.
+        const batches = await jobs.itemBatches(id, from, RESULT_READ_BATCHES);
         if (batches.length === 0) break;
-        const chunk = kind === 'sse' ? sseAfter(batches, after) : ndjsonAfter(batches, after);
+        // A batch at a time: the stored lines go out as they are, never joined into one string.
+        for (const batch of batches) {
+          const chunk = kind === 'sse' ? sseAfter([batch], after) : ndjsonAfter([batch], after);
+          if (chunk !== '') yield chunk;
+        }
         from = batches[batches.length - 1]!.last_seq;
         after = Math.max(after, from);
-        if (chunk !== '') yield chunk;
-        if (batches.length < JOB_ITEMS_PAGE || signal.aborted) break;
+        if (batches.length < RESULT_READ_BATCHES || signal.aborted) break;
+        await nextTurn();
       }
       if (finished) {
-        const [head, result, tail] = await jobs.viewText(row);
+        const { head, result, tail } = await jobs.viewText(row, signal);
         // The result goes out as it is, piece by piece: a full-range scan's is 13 MB, never one string.
         yield kind === 'sse' ? `event: job\ndata: ${head}` : head;
         yield* result;
@@ -125,7 +129,7 @@ export function jobStreams(app: FastifyInstance, jobs: JobService): JobStreams {
     if (already >= JOB_STREAMS_PER_ACCOUNT) {
       throw new RateLimitError(
         `at most ${JOB_STREAMS_PER_ACCOUNT} job streams open at once per account; close one, or read the job without streaming`,
-        { limit: planLimits(plan).requests_per_minute, remaining: 0, reset_at: utcTimestamp(Date.now() + 1000), window: 'job_reads' },
+        { limit: JOB_STREAMS_PER_ACCOUNT, remaining: 0, reset_at: utcTimestamp(Date.now() + 1000), window: 'job_reads', per: 'account' },
         { 'retry-after': '1' },
       );
     }

@@ -128,12 +128,6 @@ export function contractProblems(app: FastifyInstance, answer: Answer, opts: { r
 
 /** The media types whose bodies are sequences: each item is checked against the media type's `x-item-schema`. */
 const STREAM_TYPES = new Set(['application/x-ndjson', 'text/event-stream']);
-/**
- * Headers the document gives streamed answers that the streams do not send yet: the ETag of a
- * job's stream is sent by src/http/job-streams.ts's rewrite (issue 38, branch i38-reads). Empty
- * this set when that lands; until then every stream test would fail on it alone.
- */
-const STREAM_HEADERS_PENDING = new Set(['etag']);
 /** A stream's bytes kept for the check: a full-range scan's is 13 MB; past this, the lines kept are checked. */
 const STREAM_CAPTURE_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -260,8 +254,7 @@ function watchStreams(app: FastifyInstance, problems: string[], opts: { rateLimi
     res.once('close', () => {
       if (!head) return;
       const answer = { method: request.method, route, status: head.status, contentType: head.contentType };
-      const headers = new Set([...head.headers, ...STREAM_HEADERS_PENDING]);
-      problems.push(...contractProblems(app, { ...answer, headers, hasBody: false }, opts));
+      problems.push(...contractProblems(app, { ...answer, headers: new Set(head.headers), hasBody: false }, opts));
       problems.push(...streamProblems(app, { ...answer, text: Buffer.concat(chunks).toString('utf8'), complete: complete && res.writableFinished }));
     });
   });

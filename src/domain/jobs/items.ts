@@ -124,8 +124,13 @@ export function itemsOf(batches: readonly JobItemBatch[], afterSeq = 0): JobItem
   return items;
 }
 
-/** Items of a result written in one piece of resultPiecesOf: some 200 KB of a port scan's. */
-export const RESULT_PIECE_ITEMS = 1000;
+/**
+ * Items of a result written in one piece (resultPiecesOf, resultItemsRead): some 50 KB of a port
+ * scan's. Under V8's large-object size (128 KB), so a piece written and dropped is young garbage,
+ * freed at the next scavenge; pieces of 200 KB lived until a full collection, and ten readers of a
+ * full-range scan grew the server by a hundred MB and more with them.
+ */
+export const RESULT_PIECE_ITEMS = 250;
 
 /**
  * The items in input order as a JSON array, their texts as stored (not parsed and written again):
@@ -158,45 +163,165 @@ export function* resultPiecesOf(batches: readonly JobItemBatch[]): Generator<str
   yield pieces.end();
 }
 
-/** Batches resultPiecesRead holds at once. */
+/** Batches a reader of a finished result holds at once (resultItemsRead, batchesRead). */
 export const RESULT_READ_BATCHES = 8;
 
 /**
- * resultPiecesOf for a finished job, its batches read (`read`: JobRepository.itemBatches of the
- * job) a few at a time instead of all at once: a first pass notes the seq of each index, a second
- * writes the pieces in input order, reading a batch again when a piece needs one that is not among
- * the RESULT_READ_BATCHES last read. A full-range scan's 13 MB of batches, read at once for its
- * stream's last line, grew the server's memory by up to ~45 MB there (bench/port-scan.ts); items
- * complete roughly in input order, so each batch is mostly read twice in all.
+ * The batches with items after `afterSeq`, RESULT_READ_BATCHES a read (`read`: JobRepository.
+ * itemBatches of the job), each page yielded in its turn of the event loop: a reader of a
+ * 65535-port result (13 MB) never holds it whole, nor the loop for longer than a page takes.
  */
-export async function* resultPiecesRead(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>): AsyncGenerator<string> {
-  const seqOf: number[] = [];
-  for (let after = 0; ; ) {
+export async function* batchesRead(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>, afterSeq = 0): AsyncGenerator<JobItemBatch[]> {
+  for (let after = afterSeq; ; ) {
     const page = await read(after, RESULT_READ_BATCHES);
-    for (const b of page) linesAfter(b, 0).forEach((line, i) => (seqOf[parseLine(line).index] = b.first_seq + i));
-    if (page.length < RESULT_READ_BATCHES) break;
+    if (page.length > 0) yield page;
+    if (page.length < RESULT_READ_BATCHES) return;
     after = page[page.length - 1]!.last_seq;
+    await nextTurn();
   }
-  // The batches read last, oldest first: their first seq and their items' texts in seq order.
-  const window: Array<{ first: number; texts: string[] }> = [];
+}
+
+/**
+ * Lets whatever else waits on the event loop run (I/O first). The store's reads may not yield at
+ * all (better-sqlite3 answers synchronously), so a reader of a big result that only awaited them
+ * would hold every other request until it had read the whole.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Calls `each(seq, index)` for every line of the batch, its index read in place (the item is neither parsed nor copied). */
+function eachIndex(batch: JobItemBatch, each: (seq: number, index: number) => void): void {
+  const text = batch.lines;
+  let seq = batch.first_seq;
+  for (let start = 0; start < text.length; seq++) {
+    const end = text.indexOf('\n', start);
+    const lineEnd = end < 0 ? text.length : end;
+    const indexAt = text.indexOf(INDEX, start);
+    const itemAt = indexAt < 0 || indexAt > lineEnd ? -1 : text.indexOf(ITEM, indexAt + INDEX.length);
+    const index = itemAt < 0 || itemAt > lineEnd ? NaN : uintAt(text, indexAt + INDEX.length, itemAt);
+    if (!text.startsWith(SEQ, start) || Number.isNaN(index)) {
+      throw new Error(`a stored job item line is malformed: ${JSON.stringify(text.slice(start, Math.min(lineEnd, start + 80)))}`);
+    }
+    each(seq, index);
+    start = lineEnd + 1;
+  }
+}
+
+/**
+ * The seq of the item at each index of a job's result (0 where none is stored yet), read a few
+ * batches at a time, each index read in place (no item parsed or copied): the order a reader of
+ * the result gives the items in (resultItemsRead). A finished job's never changes (JobViews keeps
+ * a few of them).
+ */
+export async function itemOrder(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>): Promise<Int32Array> {
+  const seqOf: number[] = [];
+  for await (const page of batchesRead(read)) for (const b of page) eachIndex(b, (seq, index) => (seqOf[index] = seq));
+  const order = new Int32Array(seqOf.length);
+  seqOf.forEach((seq, index) => (order[index] = seq));
+  return order;
+}
+
+/**
+ * A job's item texts in input order, RESULT_PIECE_ITEMS at a time (the last fewer), read a few
+ * batches at a time (`read`: JobRepository.itemBatches of the job) instead of all at once, in the
+ * order `order` gives (itemOrder's, read first unless given; asked for when the first piece is),
+ * each batch a piece needs got by `batchAt` (read on its own unless given; SharedBatches shares them): a batch is read again when a piece
+ * needs one that is not among the RESULT_READ_BATCHES last read. Each read and each piece is in a
+ * turn of the event loop of its own (nextTurn): ten readers of a full-range scan at once held the
+ * server for seconds when each read its whole result in one go. Items complete roughly in input
+ * order, so each batch is mostly read once more; what is held at once is the order and a few
+ * batches.
+ */
+export async function* resultItemsRead(
+  read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>,
+  order?: () => Promise<Int32Array>,
+  batchAt: (seq: number) => Promise<HeldBatch> = (seq) => readBatch(read, seq),
+): AsyncGenerator<string[]> {
+  const seqOf = await (order ?? (() => itemOrder(read)))();
+  // The batches read last, oldest first.
+  const window: HeldBatch[] = [];
   const held = (seq: number): string | undefined => {
     for (const b of window) if (seq >= b.first && seq < b.first + b.texts.length) return b.texts[seq - b.first];
     return undefined;
   };
   const readAgain = async (seq: number): Promise<string> => {
-    const [batch] = await read(seq - 1, 1);
-    if (!batch || batch.first_seq > seq) throw new Error(`job item ${seq} is no longer stored`);
+    const batch = await batchAt(seq);
     if (window.length === RESULT_READ_BATCHES) window.shift();
-    window.push({ first: batch.first_seq, texts: linesAfter(batch, 0).map((line) => parseLine(line).item) });
+    window.push(batch);
     return held(seq)!;
   };
-  const pieces = new Pieces();
+  let texts: string[] = [];
   for (const seq of seqOf) {
-    if (seq === undefined) continue;
-    const piece = pieces.add(held(seq) ?? (await readAgain(seq)));
-    if (piece !== null) yield piece;
+    // A running job's items so far leave holes, which are skipped.
+    if (seq === 0) continue;
+    texts.push(held(seq) ?? (await readAgain(seq)));
+    if (texts.length < RESULT_PIECE_ITEMS) continue;
+    yield texts;
+    texts = [];
+    await nextTurn();
   }
-  yield pieces.end();
+  if (texts.length > 0) yield texts;
+}
+
+/** A batch as a reader holds it: its first seq and its items' texts in seq order. */
+export interface HeldBatch {
+  first: number;
+  texts: string[];
+}
+
+/** The batch that holds item `seq`, read; an error when it is no longer stored. */
+async function readBatch(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>, seq: number): Promise<HeldBatch> {
+  const [batch] = await read(seq - 1, 1);
+  if (!batch || batch.first_seq > seq) throw new Error(`job item ${seq} is no longer stored`);
+  return { first: batch.first_seq, texts: linesAfter(batch, 0).map((line) => parseLine(line).item) };
+}
+
+/** Batches SharedBatches holds at once, of all jobs together: some 7 MB of a full-range scan's. */
+export const SHARED_BATCHES = 32;
+
+/**
+ * The batches of finished jobs read last, shared by every reader of them: ten readers of one
+ * full-range result at once, going at about the same pace, read each batch once between them
+ * instead of ten times (13 MB each; the text of every read stays in V8's large-object space until
+ * a full collection, which grew the server by a hundred MB and more). A batch being read for one
+ * reader is awaited by another that needs it. Only for finished jobs: a job run again rewrites
+ * its batches under the same seqs.
+ */
+export class SharedBatches {
+  readonly #held: Array<{ key: string; batch: HeldBatch }> = [];
+  readonly #reading = new Map<string, Promise<HeldBatch>>();
+
+  /** The batch of job `key` (its id and run) that holds `seq`: held, being read for another reader, or read now by `read`. */
+  at(key: string, seq: number, read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>): Promise<HeldBatch> {
+    for (const h of this.#held) if (h.key === key && seq >= h.batch.first && seq < h.batch.first + h.batch.texts.length) return Promise.resolve(h.batch);
+    const reading = `${key} ${seq}`;
+    const known = this.#reading.get(reading);
+    if (known) return known;
+    const batch = readBatch(read, seq).then((b) => {
+      this.#held.push({ key, batch: b });
+      if (this.#held.length > SHARED_BATCHES) this.#held.shift();
+      return b;
+    });
+    this.#reading.set(reading, batch);
+    const done = (): void => void this.#reading.delete(reading);
+    batch.then(done, done);
+    return batch;
+  }
+}
+
+/** resultPiecesOf's text for a finished job, read as resultItemsRead reads it: a piece per RESULT_PIECE_ITEMS items, then the closing bracket. */
+export async function* resultPiecesRead(
+  read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>,
+  order?: () => Promise<Int32Array>,
+  batchAt?: (seq: number) => Promise<HeldBatch>,
+): AsyncGenerator<string> {
+  let opening = '[';
+  for await (const texts of resultItemsRead(read, order, batchAt)) {
+    yield opening + texts.join(',');
+    opening = ',';
+  }
+  yield opening === '[' ? '[]' : ']';
 }
 
 /** Item texts, added in input order, as the pieces of one JSON array of RESULT_PIECE_ITEMS items each. */

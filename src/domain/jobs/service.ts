@@ -7,7 +7,7 @@ import { runAsOwner } from '../owner.js';
 import type { ClaimCandidate, JobItemBatch, JobRecord, JobRepository } from './repository.js';
 import { ItemWriter } from './item-writer.js';
 import { RESULT_IS_ITEMS, type JobOperations } from './operations.js';
-import { JOB_ITEMS_PAGE, JobViews, jobViewOf } from './views.js';
+import { JOB_ITEMS_PAGE, JobViews, jobViewOf, type JobViewText } from './views.js';
 import { FINISHED_STATUSES, type JobError, type JobEvents, type JobStatus, type JobView, type JobWebhooks } from './types.js';
 import { DAY_MS } from '../../lib/time.js';
 
@@ -152,14 +152,20 @@ export class JobService implements JobRunner {
     return row && this.view(row);
   }
 
-  async list(accountId: number, opts: { status?: JobStatus | undefined; limit: number; cursor?: string | undefined }): Promise<JobPage> {
+  /**
+   * The account's jobs, newest first, a page at a time. `resultItems`: at most that many items of
+   * each result (JobViews.viewPart), for a list that shows none (the dashboard's): a page of
+   * full-range scans read whole was 13 MB of items each.
+   */
+  async list(accountId: number, opts: { status?: JobStatus | undefined; limit: number; cursor?: string | undefined; resultItems?: number | undefined }): Promise<JobPage> {
     const before = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
     const rows = await this.#d.repo.list(accountId, { status: opts.status, before, limit: opts.limit + 1 });
     const cutoff = this.#cutoff();
     const live = rows.filter((r) => r.created_at >= cutoff);
     const page = live.slice(0, opts.limit);
     const more = live.length > opts.limit;
-    return { jobs: await Promise.all(page.map((r) => this.view(r))), next_cursor: more ? encodeCursor(page[page.length - 1]!) : null };
+    const view = opts.resultItems === undefined ? (r: JobRecord) => this.view(r) : async (r: JobRecord) => (await this.#views.viewPart(r, opts.resultItems!)).view;
+    return { jobs: await Promise.all(page.map(view)), next_cursor: more ? encodeCursor(page[page.length - 1]!) : null };
   }
 
   /** Cancels a queued or running job: its view, 'finished' when it had already finished, undefined when there is none. */
@@ -230,9 +236,14 @@ export class JobService implements JobRunner {
     }
   }
 
-  /** `view` as JSON text, for a stream's last line (JobViews.viewText). */
-  viewText(row: JobRecord): Promise<[string, Iterable<string> | AsyncIterable<string>, string]> {
-    return this.#views.viewText(row);
+  /** `view` as JSON text, for a stream's last line and the JSON answers (JobViews.viewText). */
+  viewText(row: JobRecord, signal?: AbortSignal): Promise<JobViewText> {
+    return this.#views.viewText(row, signal);
+  }
+
+  /** How jobs are read back in pieces (a page's part of a result, a download's items). */
+  get views(): JobViews {
+    return this.#views;
   }
 
   /** The job as the API shows it. */

@@ -69,10 +69,12 @@ function dateField(label: string, iso: Json, now: number): Field {
 
 // --- Ports ---
 
-function portsView(result: Json): Block[] {
+/** `total`: the items of the whole result when `result` is only its first ones (a job page's part). */
+function portsView(result: Json, _now: number, total?: number): Block[] {
   const items = (Array.isArray(result) ? result : [result]).filter(isObj);
   if (items.length === 0) return [];
   const first = items[0]!;
+  const part = total !== undefined && total > items.length;
   const counts = { open: 0, closed: 0, filtered: 0, unresolved: 0 } as Record<string, number>;
   for (const p of items) counts[String(p.state)] = (counts[String(p.state)] ?? 0) + 1;
   const blocks: Block[] = [
@@ -83,8 +85,11 @@ function portsView(result: Json): Block[] {
         { label: 'Host', value: str(first.host) },
         { label: 'Address', value: first.ip === null ? `did not resolve: ${str(first.error ?? first.reason)}` : str(first.ip), ...(first.ip === null ? { tone: 'bad' as const } : {}) },
         first.ip === null
-          ? { label: 'Ports', value: `none scanned (${items.length} asked): no address to send to` }
-          : { label: 'Ports', value: `${items.length} scanned: ${counts.open} open, ${counts.closed} closed, ${counts.filtered} filtered` },
+          ? { label: 'Ports', value: `none scanned (${total ?? items.length} asked): no address to send to` }
+          : {
+              label: 'Ports',
+              value: `${part ? `${total} scanned; of the first ${items.length}` : `${items.length} scanned`}: ${counts.open} open, ${counts.closed} closed, ${counts.filtered} filtered`,
+            },
       ],
     },
   ];
@@ -93,7 +98,7 @@ function portsView(result: Json): Block[] {
   const open = items.filter((p) => p.state === 'open');
   blocks.push({
     type: 'table',
-    title: open.length ? `Open ports (${open.length})` : 'Open ports: none',
+    title: `${open.length ? `Open ports (${open.length})` : 'Open ports: none'}${part ? ` among the first ${items.length}` : ''}`,
     columns: ['Port', 'Service', 'State', 'Answered in'],
     numeric: [0, 3],
     rows: open.slice(0, TABLE_ROWS_MAX).map((p) => [{ text: str(p.port) }, { text: p.service === null ? 'unknown' : str(p.service) }, { text: 'open', tone: 'ok' }, { text: ms(p.response_time) }]),
@@ -102,7 +107,7 @@ function portsView(result: Json): Block[] {
   if (items.length > 1) {
     blocks.push({
       type: 'ports',
-      title: `Every port (${items.length})`,
+      title: part ? `The first ${items.length} ports` : `Every port (${items.length})`,
       ports: items.map((p) => ({ port: Number(p.port), state: String(p.state), service: p.service === null ? '' : str(p.service) })),
     });
   } else if (first.state !== 'open') {
@@ -551,7 +556,7 @@ export function genericView(result: Json, now: number): Block[] {
 }
 
 /** The views made by hand, by endpoint; every other endpoint gets the generic view. */
-const VIEWS: Record<string, (result: Json, now: number) => Block[]> = {
+const VIEWS: Record<string, (result: Json, now: number, total?: number) => Block[]> = {
   '/port/scan': portsView,
   '/port/scan-range': portsView,
   '/port/scan-common': portsView,
@@ -570,9 +575,9 @@ const VIEWS: Record<string, (result: Json, now: number) => Block[]> = {
   '/proxy/check-bulk': proxyBulkView,
 };
 
-/** The blocks of a job's result; [] when it has none yet. */
-export function resultBlocks(endpoint: string, result: Json, now: number): Block[] {
+/** The blocks of a job's result; [] when it has none yet. `total`: the whole result's items when `result` holds only the first. */
+export function resultBlocks(endpoint: string, result: Json, now: number, total?: number): Block[] {
   if (result === null || result === undefined) return [];
   const view = VIEWS[endpoint];
-  return view ? view(result, now) : genericView(result, now);
+  return view ? view(result, now, total) : genericView(result, now);
 }

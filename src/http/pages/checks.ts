@@ -1,5 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
+import { nextTurn } from '../../domain/jobs/items.js';
+import type { JobRecord } from '../../domain/jobs/repository.js';
+import type { JobViews } from '../../domain/jobs/views.js';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
 import { WEBHOOK_SCHEDULE_TEXT } from '../../domain/webhooks/delivery.js';
 import type { Account } from '../../domain/accounts/repositories.js';
@@ -8,6 +11,7 @@ import { OPERATIONS, type AnyOperation } from '../../operations/index.js';
 import type { CallOperation } from '../calls.js';
 import { NEVER } from '../operation.js';
 import { pathWords } from '../../operations/names.js';
+import { answerDone, jsonPieces, sendPieces } from '../job-reads.js';
 import { resumeAfter } from '../job-streams.js';
 import { bodyOf, checkToolOf, fieldsFilled, type CheckTool } from './check-forms.js';
 import { resultBlocks } from './check-views.js';
@@ -16,8 +20,23 @@ import { pageTime, refusal, render } from './render.js';
 
 /** A result's JSON shown on its page to copy; a larger one is a download only (a 65535-port scan is megabytes). */
 export const INLINE_JSON_MAX_CHARS = 200_000;
+/**
+ * Items of a result a job's page shows (the first, in input order); the rest are the download's.
+ * A 1000-port scan's page is whole; a 65535-port one's built whole was 4.7 MB of HTML (a port
+ * grid of 65535 cells) and held the server for a quarter of a second per view.
+ */
+export const PAGE_RESULT_ITEMS = 1000;
+/**
+ * CSV rows made in one turn of the event loop: ten downloads of a full-range scan at once take
+ * turns, each piece a few milliseconds, so that other requests wait for no more than ten of them.
+ */
+export const CSV_PIECE_ROWS = 250;
+
 /** Seconds between reloads of a running job's page where no script runs. */
 export const JOB_PAGE_REFRESH_S = 3;
+
+/** Endpoints whose items are ports: the page counts them as such. */
+const PORT_ENDPOINTS = new Set(['/port/scan-range', '/port/scan-common']);
 
 /** The Checks page lists these groups (operations' first tags) first, in this order. */
 const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'ipv6'];
@@ -60,12 +79,92 @@ export function resultCsv(result: unknown): string {
   return stringify(rows.map((r) => columns.map((c) => r[c] ?? '')), { header: true, columns });
 }
 
+/** Finished jobs whose CSV columns are kept, the last downloaded first (a few hundred bytes each). */
+export const CSV_COLUMNS_KEPT = 16;
+
+/**
+ * The CSV columns of a job whose result is items: every item's fields in the order resultCsv finds
+ * them (by the first row that has each, then its place in that row), gathered by a pass over the
+ * items in the order they were stored, CSV_PIECE_ROWS items a turn of the event loop.
+ */
+async function csvColumns(views: JobViews, row: JobRecord, signal?: AbortSignal): Promise<string[]> {
+  const first = new Map<string, [index: number, place: number]>();
+  for await (const records of views.itemsBySeq(row, signal)) {
+    for (let at = 0; at < records.length; at += CSV_PIECE_ROWS) {
+      for (const r of records.slice(at, at + CSV_PIECE_ROWS)) {
+        Object.keys(flatten(JSON.parse(r.item))).forEach((column, place) => {
+          const known = first.get(column);
+          if (known === undefined || r.index < known[0]) first.set(column, [r.index, place]);
+        });
+      }
+      await nextTurn();
+    }
+  }
+  return [...first].sort(([, a], [, b]) => a[0] - b[0] || a[1] - b[1]).map(([column]) => column);
+}
+
+/**
+ * resultCsv of a job's result, made piece by piece from its stored items: the columns first
+ * (csvColumns; `columns` gives them when known), then CSV_PIECE_ROWS rows a turn of the event
+ * loop, in input order.
+ */
+export async function* resultCsvPieces(
+  views: JobViews,
+  row: JobRecord,
+  signal?: AbortSignal,
+  columns: (views: JobViews, row: JobRecord, signal?: AbortSignal) => Promise<string[]> = csvColumns,
+): AsyncGenerator<string> {
+  const items = views.resultItems(row, signal);
+  if (items === null) {
+    yield resultCsv(JSON.parse(await views.resultText(row)) as unknown);
+    return;
+  }
+  const names = await columns(views, row, signal);
+  let header = true;
+  for await (const texts of items) {
+    for (let at = 0; at < texts.length; at += CSV_PIECE_ROWS) {
+      const rows = texts.slice(at, at + CSV_PIECE_ROWS).map((t) => flatten(JSON.parse(t)));
+      yield stringify(rows.map((r) => names.map((c) => r[c] ?? '')), { header, columns: names });
+      header = false;
+      await nextTurn();
+    }
+  }
+  if (header) yield resultCsv([]);
+}
+
+/**
+ * csvColumns, kept for finished jobs (their items no longer change): ten downloads of one
+ * full-range result at once make one pass over its items for the columns, not ten.
+ */
+function keptCsvColumns(): (views: JobViews, row: JobRecord, signal?: AbortSignal) => Promise<string[]> {
+  const kept = new Map<string, { version: string; columns: Promise<string[]> }>();
+  return (views, row, signal) => {
+    if (!FINISHED_STATUSES.has(row.status)) return csvColumns(views, row, signal);
+    const version = `${row.attempts} ${row.finished_at}`;
+    const known = kept.get(row.id);
+    kept.delete(row.id);
+    if (known && known.version === version) {
+      kept.set(row.id, known);
+      return known.columns;
+    }
+    // Shared: one download's going away does not stop it for the others.
+    const columns = csvColumns(views, row);
+    columns.catch(() => {
+      if (kept.get(row.id)?.columns === columns) kept.delete(row.id);
+    });
+    kept.set(row.id, { version, columns });
+    if (kept.size > CSV_COLUMNS_KEPT) kept.delete(kept.keys().next().value!);
+    return columns;
+  };
+}
+
 /** The Checks section and every job's own page. */
 export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
   const jobs = deps.jobs;
   const calls = deps.calls;
   if (!jobs || !calls) return;
   const byPath = new Map(OPERATIONS.map((op) => [op.path, op]));
+  const columnsOf = keptCsvColumns();
   const tools = OPERATIONS.map(checkToolOf);
   const bySlug = new Map(tools.map((t) => [t.slug, t]));
   const slugOf = (endpoint: string) => pathWords(endpoint).join('-');
@@ -120,10 +219,13 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
 
   const jobPage = async (request: FastifyRequest, reply: FastifyReply, notice?: { kind: 'ok' | 'error'; text: string }) => {
     const { id } = request.params as { id: string };
-    const view = await jobs.get(request.viewer!.account.id, id);
-    if (!view) return noJob(request, reply);
+    const row = await jobs.find(request.viewer!.account.id, id);
+    if (!row) return noJob(request, reply);
+    // A bounded part of a big result: the page is read by a person, the whole is the download's.
+    const { view, shown, total } = await jobs.views.viewPart(row, PAGE_RESULT_ITEMS);
     const finished = FINISHED_STATUSES.has(view.status);
-    const json = JSON.stringify(view.result, null, 2) ?? 'null';
+    const partial = shown < total;
+    const json = partial ? '' : (JSON.stringify(view.result, null, 2) ?? 'null');
     const query = request.query as { sent?: unknown };
     const tool = bySlug.get(slugOf(view.endpoint));
     return render(request, reply, 'job.eta', {
@@ -135,8 +237,9 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
       finished,
       refresh: finished ? null : JOB_PAGE_REFRESH_S,
       times: { created: pageTime(view.created_at), started: pageTime(view.started_at), finished: pageTime(view.finished_at) },
-      blocks: resultBlocks(view.endpoint, view.result, deps.now()),
-      json: json.length <= INLINE_JSON_MAX_CHARS ? json : null,
+      blocks: resultBlocks(view.endpoint, view.result, deps.now(), partial ? total : undefined),
+      partial: partial ? { shown: shown.toLocaleString('en-US'), total: total.toLocaleString('en-US'), what: PORT_ENDPOINTS.has(view.endpoint) ? 'ports' : 'items' } : null,
+      json: !partial && json.length <= INLINE_JSON_MAX_CHARS ? json : null,
       attempts: (view.webhook_deliveries ?? []).map((a) => ({ ...a, when: pageTime(a.at) })),
       // The rule the attempts follow, from the constants the delivery runs on.
       schedule: WEBHOOK_SCHEDULE_TEXT.replaceAll('`', ''),
@@ -158,18 +261,20 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
     return deps.streams.open(reply, account.id, account.plan, job, resumeAfter(typeof after === 'string' ? after : undefined), 'sse');
   });
 
+  // The downloads are written from the stored items piece by piece (src/http/job-reads.ts).
   app.get('/jobs/:id/json', async (request, reply) => {
     const { id } = request.params as { id: string };
-    const view = await jobs.get(request.viewer!.account.id, id);
-    if (!view) return noJob(request, reply);
-    return reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="${view.id}.json"`).send(JSON.stringify(view, null, 2));
+    const row = await jobs.find(request.viewer!.account.id, id);
+    if (!row) return noJob(request, reply);
+    const text = await jobs.viewText(row, answerDone(reply));
+    return sendPieces(reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="${row.id}.json"`), jsonPieces(text));
   });
 
   app.get('/jobs/:id/csv', async (request, reply) => {
     const { id } = request.params as { id: string };
-    const view = await jobs.get(request.viewer!.account.id, id);
-    if (!view) return noJob(request, reply);
-    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${view.id}.csv"`).send(resultCsv(view.result));
+    const row = await jobs.find(request.viewer!.account.id, id);
+    if (!row) return noJob(request, reply);
+    return sendPieces(reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${row.id}.csv"`), resultCsvPieces(jobs.views, row, answerDone(reply), columnsOf));
   });
 
   app.post('/jobs/:id/run-again', { preHandler: app.csrfProtection }, async (request, reply) => {

@@ -7,7 +7,7 @@ import { pageTime, render } from './render.js';
 /** Jobs a page lists at a time (the API's default page). */
 export const JOBS_PAGE_SIZE = 20;
 
-/** What the list shows of a job: status and progress, never its result (that is the API's). */
+/** What the list shows of a job: status and progress, never its result (that is the API's; none is read for it). */
 interface JobRow {
   id: string;
   endpoint: string;
@@ -53,12 +53,12 @@ export async function jobPages(app: FastifyInstance, deps: PageDeps): Promise<vo
     const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
     let page;
     try {
-      page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE, cursor });
+      page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE, cursor, resultItems: 0 });
     } catch (err) {
       // A cursor that is not one of ours (the service bounds and checks it): the first page.
       // Anything else (the database away) is the pages' error handler's.
       if (!(err instanceof ValidationError)) throw err;
-      page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE });
+      page = await jobs.list(request.viewer!.account.id, { status, limit: JOBS_PAGE_SIZE, resultItems: 0 });
     }
     const next = page.next_cursor === null ? null : `/jobs?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor })}`;
     return render(request, reply, 'jobs.eta', {

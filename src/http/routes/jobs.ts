@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import type { JobView } from '../../domain/jobs/types.js';
+import { FINISHED_STATUSES } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { ConflictError, JobNotFoundError, RateLimitError } from '../../errors.js';
 import { accountOf } from '../plugins/auth.js';
 import { ok } from '../reply.js';
+import { answerDone, ifNoneMatch, jobEtag, joined, jsonPieces, sendPieces, streamsJson } from '../job-reads.js';
 import { NoBody, responses } from '../schemas/common.js';
 import { errorResponse } from '../schemas/errors.js';
 import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobNotModified, JobParams, JobRead, JobReadHeaders, JobRef } from '../schemas/jobs.js';
@@ -59,17 +59,8 @@ export function jobReadsDetails(over: 'job' | 'account', resetAtMs: number): { l
   };
 }
 
-function etagOf(view: JobView): string {
-  return `"${createHash('sha256').update(JSON.stringify(view)).digest('base64url').slice(0, 32)}"`;
-}
-
-/** RFC 9110 If-None-Match: `*` or any listed tag, weak or strong (the weak comparison). */
-function matches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((t) => {
-    const tag = t.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
+function headerText(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: JobStreams): Promise<void> {
@@ -114,18 +105,23 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: 
       const { id } = request.params as Static<typeof JobParams>;
       readAllowed(account.id, id);
       const kind = streamKind(request.headers.accept);
-      if (kind !== null) {
-        const job = await jobs.find(account.id, id);
-        if (!job) throw new JobNotFoundError();
-        const lastEventId = request.headers['last-event-id'];
-        return streams.open(reply, account.id, account.plan, job, kind === 'sse' ? resumeAfter(typeof lastEventId === 'string' ? lastEventId : undefined) : 0, kind);
-      }
-      const view = await jobs.get(account.id, id);
-      if (!view) throw new JobNotFoundError();
-      const etag = etagOf(view);
+      const job = await jobs.find(account.id, id);
+      if (!job) throw new JobNotFoundError();
+      // Nothing of the result is read for the ETag, nor for a 304, nor once the client has gone.
+      const text = await jobs.viewText(job, answerDone(reply));
+      const finished = FINISHED_STATUSES.has(job.status);
+      const after = kind === 'sse' ? resumeAfter(headerText(request.headers['last-event-id'])) : 0;
+      // A stream's tag names its kind (and where an SSE stream resumes); a running job's stream
+      // is more than the job as it stood when it began: weak, and never a 304.
+      const etag = kind === null ? jobEtag(text.version) : jobEtag(text.version, after > 0 ? `${kind}-${after}` : kind, !finished);
       reply.header('etag', etag).header('cache-control', 'no-cache');
-      if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
-      return ok(view, `job ${view.status}: ${view.progress.done} of ${view.progress.total} done`);
+      if ((kind === null || finished) && ifNoneMatch(headerText(request.headers['if-none-match']), etag)) return reply.code(304).send();
+      if (kind !== null) return streams.open(reply, account.id, account.plan, job, after, kind);
+      const message = `job ${job.status}: ${job.progress_done} of ${job.progress_total} done`;
+      // The envelope of ok(), around the job's text as stored.
+      const pieces = jsonPieces(text, '{"success":true,"data":', `,"message":${JSON.stringify(message)}}`);
+      reply.type('application/json; charset=utf-8');
+      return streamsJson(job) ? sendPieces(reply, pieces) : reply.send(await joined(pieces));
     },
   );
 

@@ -79,7 +79,7 @@ export const WebhookUrlField = Type.Optional(
 
 /** The request headers GET /api/jobs/{id} reads (Accept picks the media type of its 200). */
 export const JobReadHeaders = Type.Object({
-  'If-None-Match': Type.Optional(Type.String({ description: 'an ETag of an earlier answer: 304 while the job is unchanged' })),
+  'If-None-Match': Type.Optional(Type.String({ description: 'an ETag of an earlier answer: 304 while the job is unchanged (a stream: once the job has finished)' })),
   'Last-Event-ID': Type.Optional(
     Type.String({ description: 'with `Accept: text/event-stream`: the `id` (item sequence number) of the last event received; the stream resumes after it' }),
   ),
@@ -128,7 +128,11 @@ export const ITEM_SCHEMA = 'x-item-schema';
 export const JobRead = {
   description:
     'The job (`Accept: application/json` or none); with `Accept: application/x-ndjson` one JSON line per completed item then the finished job; with `Accept: text/event-stream` the same as Server-Sent Events (`event: item`, `id` = seq; `event: job` last; `event: error` when the stream cannot go on).',
-  headers: { ETag: Type.String({ description: `${ETAG_DESCRIPTION} (a stream's: the job as it stood when the stream began)` }) },
+  headers: {
+    ETag: Type.String({
+      description: `${ETAG_DESCRIPTION}. Each representation has its own (a stream's ends in \`-ndjson\` or \`-sse\`); a running job's stream has a weak one (\`W/\`), the job as it stood when the stream began, never answered with a 304`,
+    }),
+  },
   content: {
     'application/json': { schema: envelope(JobRef) },
     'application/x-ndjson': {

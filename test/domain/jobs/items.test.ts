@@ -4,7 +4,7 @@ import { JOB_ITEMS_PAGE, RESULT_IS_ITEMS, allItemBatches, type JobOperation } fr
 import { JobViews } from '../../../src/domain/jobs/views.js';
 import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
-import { ItemBatcher, RESULT_PIECE_ITEMS, RESULT_READ_BATCHES, batchOf, itemLine, itemsOf, ndjsonAfter, resultPiecesOf, resultPiecesRead, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
+import { ItemBatcher, RESULT_PIECE_ITEMS, RESULT_READ_BATCHES, SharedBatches, batchOf, itemLine, itemOrder, itemsOf, ndjsonAfter, resultItemsRead, resultPiecesOf, resultPiecesRead, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
 
 /** Items 1-5 completed out of input order, written in two batches (1-3, 4-5). */
 const ITEMS = [
@@ -73,14 +73,106 @@ test('a finished result read a few batches at a time gives the same pieces as al
     return batches.filter((b) => b.last_seq > afterSeq).slice(0, limit);
   };
   const pieces = await collect(resultPiecesRead(read));
-  assert.deepEqual(pieces, [...resultPiecesOf(batches)]);
+  assert.equal(pieces.join(''), resultTextOf(batches));
   assert.deepEqual(JSON.parse(pieces.join('')), Array.from({ length: n }, (_, i) => ({ i })));
+  for (const piece of pieces) assert.ok(piece.split(',').filter((t) => t !== '').length <= RESULT_PIECE_ITEMS, 'a piece holds at most RESULT_PIECE_ITEMS items');
+  // The order read once serves any number of readers after it.
+  const seqs = await itemOrder(read);
+  assert.equal(seqs.length, n);
+  reads.length = 0;
+  assert.equal((await collect(resultPiecesRead(read, async () => seqs))).join(''), resultTextOf(batches));
+  assert.ok(reads.every((limit) => limit === 1), 'with the order given, only the batches a piece needs are read');
   assert.ok(reads.every((limit) => limit <= RESULT_READ_BATCHES), 'never more than RESULT_READ_BATCHES batches in one read');
-  assert.deepEqual(await collect(resultPiecesRead(async () => [])), ['[]']);
+  assert.equal((await collect(resultPiecesRead(async () => []))).join(''), '[]');
   // A batch gone between the two passes (the job purged meanwhile) is an error, not a short result.
   let calls = 0;
   const vanishing = async (afterSeq: number, limit: number) => (calls++ === 0 ? batches.slice(0, limit).filter((b) => b.last_seq > afterSeq) : []);
   await assert.rejects(collect(resultPiecesRead(vanishing)), /no longer stored/);
+});
+
+test('a reader of a big result gives the event loop a turn between its pieces and its reads', async () => {
+  // Each item its own batch, in reverse input order: the first pass reads many pages, the second
+  // many pieces. A marker that runs once a turn must have run between two pieces, and between
+  // every few reads: the reader never goes on without letting other work in.
+  const n = 3 * RESULT_PIECE_ITEMS + 5;
+  const batches = Array.from({ length: n }, (_, i) => batchOf([{ seq: i + 1, index: n - 1 - i, item: String(n - 1 - i) }]));
+  let turns = 0;
+  let reads = 0;
+  let readsSinceTurn = 0;
+  const read = async (afterSeq: number, limit: number) => {
+    reads++;
+    // Reads without a turn between them: at most a batch per item of one piece (and the first
+    // pass's last page before the first), never the whole.
+    assert.ok(++readsSinceTurn <= RESULT_PIECE_ITEMS + 1, 'the reader read on without a turn');
+    return batches.filter((b) => b.last_seq > afterSeq).slice(0, limit);
+  };
+  // Runs once in every turn of the event loop (an immediate set from an immediate runs in the next).
+  let done = false;
+  const tick = () => {
+    turns++;
+    readsSinceTurn = 0;
+    if (!done) setImmediate(tick);
+  };
+  setImmediate(tick);
+  let pieces = 0;
+  let turnsBefore = -1;
+  try {
+    for await (const texts of resultItemsRead(read)) {
+      assert.ok(turns > turnsBefore, `piece ${pieces} came without a turn of the event loop since the one before`);
+      turnsBefore = turns;
+      assert.ok(texts.length <= RESULT_PIECE_ITEMS);
+      pieces++;
+    }
+  } finally {
+    done = true;
+  }
+  assert.equal(pieces, Math.ceil(n / RESULT_PIECE_ITEMS));
+  // The first pass alone read n / RESULT_READ_BATCHES pages, each in its own turn.
+  assert.ok(turns >= Math.floor(n / RESULT_READ_BATCHES), `${turns} turns for ${reads} reads`);
+});
+
+test('a reader whose consumer stops reads no more', async () => {
+  const n = 4 * RESULT_PIECE_ITEMS;
+  const batches = Array.from({ length: n / 10 }, (_, k) => batchOf(Array.from({ length: 10 }, (_, i) => ({ seq: k * 10 + i + 1, index: k * 10 + i, item: String(k * 10 + i) }))));
+  let reads = 0;
+  const read = async (afterSeq: number, limit: number) => (reads++, batches.filter((b) => b.last_seq > afterSeq).slice(0, limit));
+  const order = await itemOrder(read);
+  reads = 0;
+  for await (const texts of resultItemsRead(read, async () => order)) {
+    assert.equal(texts.length, RESULT_PIECE_ITEMS);
+    break;
+  }
+  const after = reads;
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(reads, after);
+  assert.ok(after <= RESULT_PIECE_ITEMS / 10 + 1, `${after} batch reads for one piece of ${RESULT_PIECE_ITEMS} items`);
+});
+
+test('readers of one finished result at once share the batches they read: each is read about once between them', async () => {
+  const n = 6 * RESULT_PIECE_ITEMS;
+  // Batches of 20, every 7th item late (in the last batches).
+  const order = Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 !== 3);
+  order.push(...Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 === 3));
+  const items = order.map((index, i) => ({ seq: i + 1, index, item: String(index) }));
+  const batches = Array.from({ length: n / 20 }, (_, k) => batchOf(items.slice(k * 20, k * 20 + 20)));
+  let reads = 0;
+  const read = async (afterSeq: number, limit: number) => (reads++, batches.filter((b) => b.last_seq > afterSeq).slice(0, limit));
+  const seqs = await itemOrder(read);
+  const alone = async (batchAt?: (seq: number) => Promise<{ first: number; texts: string[] }>) => {
+    let text = '';
+    for await (const piece of resultPiecesRead(read, async () => seqs, batchAt)) text += piece;
+    return text;
+  };
+  reads = 0;
+  const expected = await alone();
+  const one = reads;
+  reads = 0;
+  const shared = new SharedBatches();
+  const texts = await Promise.all(Array.from({ length: 10 }, () => alone((seq) => shared.at('job 1', seq, read))));
+  for (const text of texts) assert.equal(text, expected);
+  assert.ok(reads <= one + 10, `ten readers sharing read ${reads} batches; one alone reads ${one}`);
+  // Another job's (or another run's) batches are never taken for these.
+  await assert.rejects(shared.at('job 2', 1, async () => []), /no longer stored/);
 });
 
 test('an item text with a newline between its tokens is written on one line; a stored line that is not ours is an error, not a guess', () => {
