@@ -3,7 +3,7 @@ import type { Static, TSchema } from 'typebox';
 import type { Checker } from '../domain/checks/index.js';
 import type { IpLookupDeps } from '../domain/ip/index.js';
 import type { DnsLookupService } from '../domain/dns/index.js';
-import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/operations.js';
+import { RESULT_IS_ITEMS, type ItemSet, type JobOperation } from '../domain/jobs/operations.js';
 import type { PortScanner } from '../domain/ports/index.js';
 import type { TcpPinger } from '../domain/ping/index.js';
 import type { ProxyChecker } from '../domain/proxy/index.js';
@@ -53,6 +53,12 @@ export interface RunContext {
   onItem?: ((index: number, item: unknown) => void) | undefined;
   /** The most items this run may take (the operation's `bounds`: `sync`, or `job` in a job); undefined without bounds. */
   maxItems?: number | undefined;
+  /**
+   * A job run again: the items its earlier runs stored. A call that can skip them does (they are
+   * not probed again; their places in `data` are left empty); whatever it reports of them is
+   * dropped.
+   */
+  done?: ItemSet | undefined;
 }
 
 /**
@@ -165,12 +171,16 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
       // reported once), or is ITEMS_REPORTED, the result is those items, already written; else
       // `data` is written whole. Which item went where is kept weakly: nothing here holds an item
       // its run let go of (a 65535-port scan keeps none past its batch).
+      // A run again: the items stored before are the result's too (an empty place of `data` is one).
       const reportedAt = new WeakMap<object, number>();
+      const done = ctx.done !== undefined && ctx.done.size > 0 ? ctx.done : undefined;
       let reports = 0;
       const { data } = await runOperation(op, deps, body, {
         signal: ctx.signal,
         maxItems,
+        done,
         onItem: (index, item) => {
+          if (done?.has(index)) return;
           if (typeof item === 'object' && item !== null) reportedAt.set(item, index);
           reports++;
           report(index, () => writeItem(item));
@@ -178,7 +188,11 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
       });
       if (data === ITEMS_REPORTED) return RESULT_IS_ITEMS;
       const itemsOnly =
-        Array.isArray(data) && data.length > 0 && data.length === reports && data.every((item, i) => typeof item === 'object' && item !== null && reportedAt.get(item) === i);
+        Array.isArray(data) &&
+        data.length > 0 &&
+        data.length === reports + (done?.size ?? 0) &&
+        // every() passes over the empty places a call that skipped the stored items left.
+        data.every((item, i) => done?.has(i) === true || (typeof item === 'object' && item !== null && reportedAt.get(item) === i));
       return itemsOnly ? RESULT_IS_ITEMS : writeData(data);
     },
   };
