@@ -119,12 +119,14 @@ export class JobLeases {
   /**
    * Fairness between accounts for jobs of any length (API.md, "Rate limits"): with every worker
    * here busy, looks in the database (so across instances) for a job of another account waiting
-   * for a slot, its account under its own limit (JobRunner.admit); when one of the accounts
-   * running a resumable job here holds at least two more running jobs than the waiting one's
-   * account (counted in the database), the longest-running of that account's jobs here (past
-   * its slice) gives its turn back: it stops, keeps what it completed, and is claimable again at
-   * once, behind the waiting account in the round-robin. One job per check, so a waiting account
-   * takes turns only until the shares are even; nothing is given back while nobody waits.
+   * for a slot, its account under its own limit (JobRunner.admit). When the waiting account runs
+   * nothing, or one of the accounts running a resumable job here runs at least two more jobs
+   * than it (counted in the database, across instances), a job of the account here running the
+   * most (the one past its slice that has had its turn longest) gives its turn back: it stops,
+   * keeps what it completed, and is claimable again at once, behind the waiting account in the
+   * round-robin. One job per check, so a waiting account takes turns until the shares are even
+   * (accounts with more long jobs than there are workers take turns of a slice each); nothing is
+   * given back while nobody else waits.
    * Answers the id of the job that gave its turn, if one did.
    */
   checkTurns(): Promise<string | undefined> {
@@ -155,8 +157,11 @@ export class JobLeases {
       if (asked.has(c.account_id)) continue;
       asked.add(c.account_id);
       const giver = givers.find((g) => g.job.account_id !== c.account_id);
-      // Shares even (or nearly): taking a turn from the giver would only swap who waits.
-      if (!giver || count(giver.job.account_id) - 1 <= count(c.account_id)) continue;
+      // A turn goes to an account running nothing, or from one running two more than the
+      // waiting one; between accounts that both run jobs and hold nearly even shares, a turn
+      // taken would only swap who waits (and throw away the giver's probes in flight).
+      const gives = count(c.account_id) === 0 || (giver !== undefined && count(giver.job.account_id) > count(c.account_id) + 1);
+      if (!giver || !gives) continue;
       // The waiting account at its own limit would not take the turn.
       const release = await runner.admit(c);
       if (release === null) continue;
