@@ -91,6 +91,11 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
    */
   items?: (body: Static<B>, max?: number) => number;
   /**
+   * Bulk and range calls whose `run` skips the items in `ctx.done` (never probes them): their
+   * jobs may give their turn to other accounts' work between batches and go on later.
+   */
+  skipsDone?: boolean;
+  /**
    * When a job takes more items than a synchronous call: both bounds, in this one declaration.
    * The body schema states the job's bound (it validates both); `run` and `items` are given the
    * one that applies, and the route's description in the document says both.
@@ -161,6 +166,7 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
   const maxItems = op.bounds?.job;
   return {
     items: op.items ? (body) => op.items!(body, maxItems) : undefined,
+    skipsDone: op.skipsDone === true,
     async run(body, ctx) {
       const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;

@@ -51,6 +51,7 @@ export const portOperations = [
     probe: true,
     bounds: { sync: MAX_PORTS_PER_SCAN, job: MAX_PORTS_PER_JOB, noun: 'ports' },
     items: ({ ports }, max) => normalizePorts(ports, 'ports', max).length,
+    skipsDone: true,
     precheck: (deps, { host }) => checkHost(deps, host),
     async run(deps, { host, ports, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem, maxItems, done }) {
       const opts = { timeoutMs: timeout * 1000, signal, maxPorts: maxItems, skip: done };
@@ -71,6 +72,7 @@ export const portOperations = [
     data: Type.Array(PortScanItem),
     probe: true,
     items: ({ preset }) => normalizePorts(PRESETS[preset]).length,
+    skipsDone: true,
     precheck: (deps, { host }) => checkHost(deps, host),
     async run(deps, { host, preset, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem, done }) {
       const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal, onItem, skip: done });

@@ -22,6 +22,12 @@ export interface JobOperation {
   /** Bulk and range calls: the number of items; undefined for a call with one answer. */
   items: ((body: unknown) => number) | undefined;
   /**
+   * A run again does not probe the items stored before (`done`): the job may give its turn back
+   * between batches. A call that would run them all again keeps its turn to its end (given back
+   * at every turn, it could be made to start over for ever).
+   */
+  skipsDone?: boolean;
+  /**
    * The synchronous call's `data` as the JSON text its answer would hold; each item of a bulk or
    * range call, as it completes, through `onItem`: its place in `data`, and its JSON text when
    * asked for (written then, once, not in the middle of the probe). `done`: the items a

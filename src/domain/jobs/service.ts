@@ -258,9 +258,10 @@ export class JobService implements JobRunner {
     return this.#d.slots.tryAcquire(this.#d.ownerKey(candidate.account_id), this.#d.inFlightLimit(candidate.plan));
   }
 
-  /** Bulk and range calls go on from their stored items, so their runs may give their turn back between batches. */
+  /** Calls that skip their stored items when run again (a port scan) may give their turn back between batches. */
   resumable(job: JobRecord): boolean {
-    return this.#d.operations(job.endpoint)?.items !== undefined;
+    const op = this.#d.operations(job.endpoint);
+    return op?.items !== undefined && op.skipsDone === true;
   }
 
   /**

@@ -26,6 +26,7 @@ function countingOp() {
   const state = { pauseAfter: undefined as number | undefined, paused: false };
   const op: JobOperation = {
     items: () => N,
+    skipsDone: true,
     async run(_body, ctx) {
       let probed = 0;
       for (let i = 0; i < N; i++) {
@@ -135,3 +136,11 @@ for (const where of ['this process', 'another process'] as const) {
     await assertEachOnce(store, id, probes);
   });
 }
+
+test('only a call that skips its stored items may give its turn back', async (t) => {
+  const { store, jobs, id, op } = await setup(t);
+  const row = (await store.jobs.find(id))!;
+  assert.equal(jobs.resumable(row), true);
+  assert.equal(service(store, { ...op, skipsDone: false }).resumable(row), false, 'a bulk call that would check its entries again');
+  assert.equal(service(store, { ...op, items: undefined }).resumable(row), false, 'a call with one answer');
+});
