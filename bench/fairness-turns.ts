@@ -27,6 +27,10 @@ import { randomBytes } from 'node:crypto';
  *   loses it); the job is run again by whichever instance looks next. Counts every connect per
  *   port: ports dialled twice (only those in flight at the loss should be), and items stored
  *   twice (none should be).
+ * - cluster (with BENCH_DATABASE_URL and BENCH_REDIS_URL): two instances (apps of one process) on
+ *   PostgreSQL (a schema of its own, dropped after) and BullMQ, beside two CPU hogs of the
+ *   parent's: three scans of BENCH_CLUSTER_PORTS dropping ports and sixty 1-second jobs; every
+ *   job's outcome, items stored twice, ports dialled more than once, the small jobs' longest wait.
  *
  * Each case runs in a child process per code tree: this one, and BENCH_BASE_ROOT when set (a
  * worktree of the base commit with node_modules linked in), so both are measured in the same run.
@@ -42,6 +46,7 @@ const TARGET = '10.250.38.2';
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 4_000);
 const GIVE_UP_S = Number(process.env.BENCH_GIVE_UP_S ?? 30);
 const LEASE_PORTS = Number(process.env.BENCH_LEASE_PORTS ?? 6_000);
+const CLUSTER_PORTS = Number(process.env.BENCH_CLUSTER_PORTS ?? 4_000);
 /** When the lease is taken from the running instance, after the scan's start. */
 const LEASE_LOSS_MS = 3_000;
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -86,6 +91,7 @@ interface Tree {
   loadConfig: (env: Record<string, string>) => Record<string, unknown>;
   AccountService: new (store: unknown) => { createAccount(a: { email: string; name: string; plan: string }): Promise<{ token: string }> };
   openSqliteStore: (path: string) => Promise<import('../src/domain/store.js').Store>;
+  openPostgresStore: (url: string, opts: { schema: string }) => Promise<import('../src/domain/store.js').Store>;
   BullMqJobQueue: new (o: Record<string, unknown>) => unknown;
   JobCancelledError: new () => Error;
   createDialer: (config: Record<string, unknown>, overrides: Record<string, unknown>) => unknown;
@@ -93,7 +99,7 @@ interface Tree {
 
 async function loadTree(root: string): Promise<Tree> {
   const m = (p: string) => import(pathToFileURL(join(root, p)).href) as Promise<Record<string, unknown>>;
-  const [compose, config, accounts, sqlite, bullmq, errors, dialer] = await Promise.all([
+  const [compose, config, accounts, sqlite, bullmq, errors, dialer, postgres] = await Promise.all([
     m('src/compose.ts'),
     m('src/config.ts'),
     m('src/domain/accounts/service.ts'),
@@ -101,6 +107,7 @@ async function loadTree(root: string): Promise<Tree> {
     m('src/infra/jobs/bullmq.ts'),
     m('src/errors.ts'),
     m('src/infra/net/dialer.ts'),
+    m('src/infra/store/postgres.ts'),
   ]);
   return {
     composeApp: compose.composeApp as Tree['composeApp'],
@@ -110,6 +117,7 @@ async function loadTree(root: string): Promise<Tree> {
     BullMqJobQueue: bullmq.BullMqJobQueue as Tree['BullMqJobQueue'],
     JobCancelledError: errors.JobCancelledError as Tree['JobCancelledError'],
     createDialer: dialer.createDialer as Tree['createDialer'],
+    openPostgresStore: postgres.openPostgresStore as Tree['openPostgresStore'],
   };
 }
 
@@ -251,10 +259,101 @@ async function leaseCase(tree: Tree): Promise<{ ports: number; dials: number; di
   }
 }
 
+/**
+ * The cluster case: two instances (apps, in this one process) on PostgreSQL and BullMQ, beside
+ * the parent's CPU hogs; three scans of CLUSTER_PORTS dropping ports each (their own ranges) from
+ * one account and sixty one-port scans (timeout 1 s) from four others. Every job's outcome, the
+ * items stored twice, the ports dialled more than once, and the small jobs' longest wait.
+ */
+async function clusterCase(tree: Tree): Promise<Record<string, unknown>> {
+  const url = process.env.BENCH_DATABASE_URL!;
+  const redisUrl = process.env.BENCH_REDIS_URL!;
+  const schema = `nd_bench_turns_${process.pid}`;
+  const prefix = `netdiag-bench-cluster:${randomBytes(4).toString('hex')}`;
+  const stores = [await tree.openPostgresStore(url, { schema })];
+  stores.push(await tree.openPostgresStore(url, { schema }));
+  const accounts = new tree.AccountService(stores[0]);
+  const scanner = (await accounts.createAccount({ email: 's@example.com', name: 'S', plan: 'enterprise' })).token;
+  const small: string[] = [];
+  for (let i = 0; i < 4; i++) small.push((await accounts.createAccount({ email: `p${i}@example.com`, name: `P${i}`, plan: 'enterprise' })).token);
+  const dials = new Map<number, number>();
+  const connectFn = (opts: net.TcpNetConnectOpts) => {
+    dials.set(Number(opts.port), (dials.get(Number(opts.port)) ?? 0) + 1);
+    return net.connect(opts);
+  };
+  const apps: Array<import('fastify').FastifyInstance> = [];
+  const urls: string[] = [];
+  try {
+    for (const store of stores) {
+      const config = tree.loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_ALLOW_TARGETS: `${TARGET}/32`, NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_WORKERS: '4' });
+      const dialer = tree.createDialer({ allowTargets: [`${TARGET}/32`], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+      const jobQueue = new tree.BullMqJobQueue({ redisUrl, repo: store.jobs, workers: 4, prefix, cancelReason: () => new tree.JobCancelledError() });
+      const app = await tree.composeApp({ config, store, logger: false, dialer, jobQueue });
+      apps.push(app);
+      urls.push(await listen(app));
+    }
+    const apis = urls.map(client);
+    const started = Date.now();
+    const scans: JobView[] = [];
+    for (let i = 0; i < 3; i++) {
+      const from = i * CLUSTER_PORTS + 1;
+      scans.push(await apis[i % 2]!.create(scanner, '/port/scan-range', { host: TARGET, ports: `${from}-${from + CLUSTER_PORTS - 1}`, timeout: 1 }));
+    }
+    const smalls: Array<[string, JobView]> = [];
+    for (let i = 0; i < 60; i++) {
+      const token = small[i % small.length]!;
+      smalls.push([token, await apis[i % 2]!.create(token, '/port/scan', { host: TARGET, port: 60_000 + i, timeout: 1 })]);
+    }
+    const finished = async (token: string, id: string): Promise<JobView> => {
+      for (;;) {
+        const v = await apis[0]!.read(token, id);
+        if (v && ['succeeded', 'failed', 'cancelled'].includes(v.status)) return v;
+        await sleep(300);
+      }
+    };
+    const smallViews = [];
+    for (const [token, j] of smalls) smallViews.push(await finished(token, j.id));
+    const scanViews = [];
+    for (const j of scans) scanViews.push(await finished(scanner, j.id));
+    let storedTwice = 0;
+    let items = 0;
+    for (const v of scanViews) {
+      const ports = (v.result as Array<{ port: number }> | null) ?? [];
+      items += ports.length;
+      storedTwice += ports.length - new Set(ports.map((p) => p.port)).size;
+    }
+    let dialledTwice = 0;
+    for (const [port, n] of dials) if (port < 60_000 && n > 1) dialledTwice++;
+    const waits = smallViews.map((v) => (v.started_at ? Date.parse(v.started_at) - Date.parse(v.created_at) : Infinity));
+    return {
+      seconds: (Date.now() - started) / 1000,
+      statuses: [...scanViews, ...smallViews].reduce<Record<string, number>>((acc, v) => ({ ...acc, [v.status]: (acc[v.status] ?? 0) + 1 }), {}),
+      items,
+      ports: 3 * CLUSTER_PORTS,
+      storedTwice,
+      dialledTwice,
+      smallWaitMaxMs: Math.max(...waits),
+    };
+  } finally {
+    for (const app of apps) await app.close();
+    for (const s of stores) await s.close();
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`drop schema if exists "${schema}" cascade`);
+    await c.end();
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(redisUrl);
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  }
+}
+
 async function child(root: string, what: string): Promise<void> {
   const tree = await loadTree(root);
   const [kind, queue, accountsCase] = what.split(':');
-  const out = kind === 'lease' ? await leaseCase(tree) : await turnsCase(tree, queue as 'embedded' | 'bullmq', accountsCase as 'enterprise' | 'free');
+  const out = kind === 'cluster' ? await clusterCase(tree) : kind === 'lease' ? await leaseCase(tree) : await turnsCase(tree, queue as 'embedded' | 'bullmq', accountsCase as 'enterprise' | 'free');
   process.stdout.write(`${JSON.stringify(out)}\n`);
   // Sockets of cancelled scans may linger in their timeouts: the figure is out.
   process.exit(0);
@@ -307,6 +406,18 @@ async function main(): Promise<void> {
       for (const [name, root] of trees) {
         const r = await runChild(root, 'lease');
         console.log(`  ${name.padEnd(4)} ${String(r.dials)} connects for ${String(r.ports)} ports (${String(r.dialledTwice)} ports dialled twice); ${String(r.items)} items, ${String(r.storedTwice)} stored twice; ${(r.seconds as number).toFixed(1)} s`);
+      }
+    }
+    if (process.env.BENCH_DATABASE_URL && process.env.BENCH_REDIS_URL && (!only || only.includes('cluster'))) {
+      console.log(`two instances on PostgreSQL + BullMQ beside two CPU hogs: three scans of ${CLUSTER_PORTS} dropping ports (timeout 1 s) and sixty 1-second jobs`);
+      for (const [name, root] of trees) {
+        const hogs = [0, 1].map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+        try {
+          const r = await runChild(root, 'cluster');
+          console.log(`  ${name.padEnd(4)} ${JSON.stringify(r)}`);
+        } finally {
+          for (const h of hogs) h.kill();
+        }
       }
     }
   } finally {
