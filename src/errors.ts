@@ -376,6 +376,17 @@ export class QueueClosingError extends Error {
   }
 }
 
+/**
+ * Why a run was aborted: it gave its turn back to another account's waiting work (its claim is
+ * given back at once, its completed items kept); it goes on later from where it was.
+ */
+export class TurnYieldedError extends Error {
+  constructor() {
+    super("the run gave its turn to another account's work; it goes on later");
+    this.name = 'TurnYieldedError';
+  }
+}
+
 /** Why a run was aborted: its lease was lost (cancelled or taken over elsewhere). */
 export class LeaseLostError extends Error {
   constructor() {

@@ -3,7 +3,7 @@ import type { Static, TSchema } from 'typebox';
 import type { Checker } from '../domain/checks/index.js';
 import type { IpLookupDeps } from '../domain/ip/index.js';
 import type { DnsLookupService } from '../domain/dns/index.js';
-import { RESULT_IS_ITEMS, type JobOperation } from '../domain/jobs/operations.js';
+import { RESULT_IS_ITEMS, type ItemSet, type JobOperation } from '../domain/jobs/operations.js';
 import type { PortScanner } from '../domain/ports/index.js';
 import type { TcpPinger } from '../domain/ping/index.js';
 import type { ProxyChecker } from '../domain/proxy/index.js';
@@ -53,6 +53,12 @@ export interface RunContext {
   onItem?: ((index: number, item: unknown) => void) | undefined;
   /** The most items this run may take (the operation's `bounds`: `sync`, or `job` in a job); undefined without bounds. */
   maxItems?: number | undefined;
+  /**
+   * A job run again: the items its earlier runs stored. A call that can skip them does (they are
+   * not probed again; their places in `data` are left empty); whatever it reports of them is
+   * dropped.
+   */
+  done?: ItemSet | undefined;
 }
 
 /**
@@ -84,6 +90,11 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
    * `max` (a ValidationError beyond it).
    */
   items?: (body: Static<B>, max?: number) => number;
+  /**
+   * Bulk and range calls whose `run` skips the items in `ctx.done` (never probes them): their
+   * jobs may give their turn to other accounts' work between batches and go on later.
+   */
+  skipsDone?: boolean;
   /**
    * When a job takes more items than a synchronous call: both bounds, in this one declaration.
    * The body schema states the job's bound (it validates both); `run` and `items` are given the
@@ -155,6 +166,7 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
   const maxItems = op.bounds?.job;
   return {
     items: op.items ? (body) => op.items!(body, maxItems) : undefined,
+    skipsDone: op.skipsDone === true,
     async run(body, ctx) {
       const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;
@@ -165,12 +177,16 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
       // reported once), or is ITEMS_REPORTED, the result is those items, already written; else
       // `data` is written whole. Which item went where is kept weakly: nothing here holds an item
       // its run let go of (a 65535-port scan keeps none past its batch).
+      // A run again: the items stored before are the result's too (an empty place of `data` is one).
       const reportedAt = new WeakMap<object, number>();
+      const done = ctx.done !== undefined && ctx.done.size > 0 ? ctx.done : undefined;
       let reports = 0;
       const { data } = await runOperation(op, deps, body, {
         signal: ctx.signal,
         maxItems,
+        done,
         onItem: (index, item) => {
+          if (done?.has(index)) return;
           if (typeof item === 'object' && item !== null) reportedAt.set(item, index);
           reports++;
           report(index, () => writeItem(item));
@@ -178,7 +194,11 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
       });
       if (data === ITEMS_REPORTED) return RESULT_IS_ITEMS;
       const itemsOnly =
-        Array.isArray(data) && data.length > 0 && data.length === reports && data.every((item, i) => typeof item === 'object' && item !== null && reportedAt.get(item) === i);
+        Array.isArray(data) &&
+        data.length > 0 &&
+        data.length === reports + (done?.size ?? 0) &&
+        // every() passes over the empty places a call that skipped the stored items left.
+        data.every((item, i) => done?.has(i) === true || (typeof item === 'object' && item !== null && reportedAt.get(item) === i));
       return itemsOnly ? RESULT_IS_ITEMS : writeData(data);
     },
   };

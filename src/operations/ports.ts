@@ -20,7 +20,9 @@ function target(first: PortResult): string {
 
 /** "1000 ports of example.com (93.184.216.34): 3 open, 995 closed, 2 filtered". */
 function tallyMessage(tally: ScanTally): string {
-  const first = tally.first!;
+  const first = tally.first;
+  // A job run again that had stored its first port: the message is not a job's business.
+  if (first === null) return `${tally.ports} ports`;
   return first.ip === null ? target(first) : `${tally.ports} ports of ${target(first)}: ${tally.open} open, ${tally.closed} closed, ${tally.filtered} filtered`;
 }
 
@@ -49,9 +51,10 @@ export const portOperations = [
     probe: true,
     bounds: { sync: MAX_PORTS_PER_SCAN, job: MAX_PORTS_PER_JOB, noun: 'ports' },
     items: ({ ports }, max) => normalizePorts(ports, 'ports', max).length,
+    skipsDone: true,
     precheck: (deps, { host }) => checkHost(deps, host),
-    async run(deps, { host, ports, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem, maxItems }) {
-      const opts = { timeoutMs: timeout * 1000, signal, maxPorts: maxItems };
+    async run(deps, { host, ports, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem, maxItems, done }) {
+      const opts = { timeoutMs: timeout * 1000, signal, maxPorts: maxItems, skip: done };
       if (onItem) {
         // A job: every result goes to the job as it completes and none is kept here (up to 65535).
         const tally = await deps.ports.scanPortsEach(host, ports, { ...opts, onItem });
@@ -69,9 +72,10 @@ export const portOperations = [
     data: Type.Array(PortScanItem),
     probe: true,
     items: ({ preset }) => normalizePorts(PRESETS[preset]).length,
+    skipsDone: true,
     precheck: (deps, { host }) => checkHost(deps, host),
-    async run(deps, { host, preset, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem }) {
-      const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal, onItem });
+    async run(deps, { host, preset, timeout = RANGE_DEFAULT_TIMEOUT_S }, { signal, onItem, done }) {
+      const results = await deps.ports.scanPorts(host, PRESETS[preset], { timeoutMs: timeout * 1000, signal, onItem, skip: done });
       return { data: results, message: `${preset}: ${tallyMessage(tallyOf(results))}` };
     },
   }),

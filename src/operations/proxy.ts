@@ -47,11 +47,14 @@ export const proxyOperations = [
     probe: true,
     items: ({ proxies }) => proxies.length,
     // No precheck: a bad or forbidden entry is an item of the result, never the job's 400 or 403.
-    async run(deps, body, { signal, onItem }) {
-      const results = await deps.proxy.checkBulk(body.proxies, flagsOf(body), signal, onItem);
+    skipsDone: true,
+    async run(deps, body, { signal, onItem, done }) {
+      // A job run again: the entries it stored are not checked again (their places stay empty).
+      const answered = await deps.proxy.checkBulk(body.proxies, flagsOf(body), signal, onItem, done);
+      const results = answered.filter((r): r is NonNullable<typeof r> => r !== undefined);
       const working = results.filter((r) => r.status === 'working').length;
       const refused = results.filter((r) => 'error_code' in r).length;
-      return { data: results, message: `${results.length} proxies checked, ${working} working${refused ? `, ${refused} refused (invalid or forbidden)` : ''}` };
+      return { data: done === undefined ? results : answered, message: `${results.length} proxies checked, ${working} working${refused ? `, ${refused} refused (invalid or forbidden)` : ''}` };
     },
   }),
 ];

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
 import { JOB_READS_PER_SECOND } from '../../src/http/routes/jobs.js';
+import { itemsOf } from '../../src/domain/jobs/items.js';
 import { createDialer, type ConnectFn, type Dialer } from '../../src/infra/net/dialer.js';
 import type { Store } from '../../src/domain/store.js';
 import type { Backend } from '../infra/store/backends.js';
@@ -429,6 +430,49 @@ export function jobEngineSuite(engine: JobEngine): void {
         if (before < 7) await eventually(() => held.dialled.length > before, { timeoutMs: 5_000 });
       }
       assert.deepEqual([...held.dialled].sort((x, y) => x - y), [1, 2, 3, 11, 12, 13, 21]);
+    });
+
+    test("a long scan gives its turn to another account's job between batches, then goes on from where it was: no stored port dialled again", async (t) => {
+      // Ports 1-100 refuse at once; 101-200 hang (until `answer()`: then they refuse too).
+      const dials = new Map<number, number>();
+      const held: net.Socket[] = [];
+      let answering = false;
+      const answer = () => {
+        answering = true;
+        for (const socket of held) if (!socket.destroyed) refuse(socket);
+      };
+      const refuse = (socket: net.Socket) => process.nextTick(() => socket.destroy(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })));
+      const fn: ConnectFn = (opts) => {
+        const port = Number(opts.port);
+        dials.set(port, (dials.get(port) ?? 0) + 1);
+        const socket = new net.Socket();
+        if (port <= 100 || answering) refuse(socket);
+        else held.push(socket);
+        return socket;
+      };
+      const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn: fn });
+      const s = await harness(t, engine).start({ env: { NETDIAG_WORKERS: '1' }, deps: { dialer } });
+      const scan = await createJob(s, '/port/scan-range', { host: '127.0.0.1', ports: '1-200', timeout: 30 });
+      await eventually(async () => (await s.store.jobs.find(scan.id))!.progress_done === 100, { what: 'the answering ports stored', timeoutMs: 10_000 });
+      const firstStart = (await s.store.jobs.find(scan.id))!.started_at;
+      // The one worker is held by a scan that would run 30 s more: another account's job starts at its next turn check.
+      const other = await createJob(s, '/ipv6/validate', { ipv6: '::1' }, s.tokens.b);
+      const done = await pollJob(s, other.id, undefined, s.tokens.b);
+      assert.equal(done.status, 'succeeded');
+      const during = await pollJob(s, scan.id, () => true);
+      assert.equal(during.status, 'running', 'the scan gave its turn and stays running to the API');
+      assert.equal(during.progress.done, 100, 'with its progress');
+      answer();
+      const finished = await pollJob(s, scan.id);
+      assert.equal(finished.status, 'succeeded');
+      assert.equal(finished.started_at, firstStart, 'its first start');
+      assert.deepEqual((finished.result as Array<{ port: number }>).map((r) => r.port), Array.from({ length: 200 }, (_, i) => i + 1));
+      assert.equal(finished.progress.done, 200);
+      const items = itemsOf(await s.store.jobs.itemBatches(scan.id, 0, 10_000));
+      assert.deepEqual(items.map((it) => it.seq), Array.from({ length: 200 }, (_, i) => i + 1), 'seqs 1..200, without a gap');
+      assert.deepEqual(items.map((it) => it.index).sort((a, b) => a - b), Array.from({ length: 200 }, (_, i) => i), 'each port stored once');
+      for (let port = 1; port <= 100; port++) assert.equal(dials.get(port), 1, `port ${port} (stored before the turn) dialled once`);
+      for (let port = 101; port <= 200; port++) assert.ok((dials.get(port) ?? 0) >= 1, `port ${port} dialled`);
     });
 
     test('suspending an account cancels its queued and running jobs at once (error: the 403 body), sends no webhook for them, and starts nothing of it', async (t) => {

@@ -91,3 +91,33 @@ test('a job whose final data is not exactly the items it reported is written fro
   const single = defineOperation({ ...op, path: '/x/one', items: undefined, data: Item, async run() { return { data: { port: 7, open: false, hidden: 1 }, message: 'ok' }; } });
   assert.equal(await jobOperation(single, { metrics: NO_METRICS } as RouteDeps).run({}, { signal: new AbortController().signal }), '{"port":7,"open":false}');
 });
+
+test('a job run again: the stored items are the result with what it reports now, whether the call skipped them or ran them again (their reports dropped)', async () => {
+  const Item = Type.Object({ port: Type.Integer() });
+  const done = new Set([0, 2]);
+  const make = (skips: boolean) =>
+    defineOperation({
+      path: '/x/bulk',
+      summary: 'x',
+      tags: [],
+      body: Type.Object({}),
+      data: Type.Array(Item),
+      probe: false,
+      items: () => 4,
+      async run(_deps, _body, ctx) {
+        const data: Array<{ port: number }> = new Array(4);
+        for (let i = 0; i < 4; i++) {
+          if (skips && ctx.done?.has(i)) continue;
+          data[i] = { port: i };
+          ctx.onItem?.(i, data[i]);
+        }
+        return { data, message: 'ok' };
+      },
+    });
+  for (const skips of [true, false]) {
+    const seen: number[] = [];
+    const result = await jobOperation(make(skips), { metrics: NO_METRICS } as RouteDeps).run({}, { signal: new AbortController().signal, onItem: (i) => seen.push(i), done });
+    assert.deepEqual(seen, [1, 3], `skips: ${skips}`);
+    assert.equal(result, RESULT_IS_ITEMS, `skips: ${skips}`);
+  }
+});

@@ -12,19 +12,22 @@ export const JOB_ITEM_FLUSH_MS = 20;
  * a gap in the seqs).
  */
 export class ItemWriter {
-  readonly #batcher = new ItemBatcher();
+  readonly #batcher: ItemBatcher;
   readonly #write: (batch: JobItemBatch) => Promise<void>;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | null = null;
-  #written = 0;
+  #written: number;
   #error: unknown = null;
   #ending = false;
 
-  constructor(write: (batch: JobItemBatch) => Promise<void>) {
+  /** `lastSeq`: the seq of the last item already stored (a job run again goes on after it). */
+  constructor(write: (batch: JobItemBatch) => Promise<void>, lastSeq = 0) {
     this.#write = write;
+    this.#batcher = new ItemBatcher(lastSeq);
+    this.#written = lastSeq;
   }
 
-  /** The seq of the last item written (0 before the first write). */
+  /** The seq of the last item written (the stored last seq before the first write). */
   get written(): number {
     return this.#written;
   }

@@ -19,6 +19,12 @@ export interface JobRunner {
    * process shuts down; the run then writes nothing more.
    */
   run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void>;
+  /**
+   * The job's run goes on from its stored items when run again (a bulk or range call), so it may
+   * give its turn back between batches while another account's job waits (JOB_SLICE_MS). A call
+   * with one answer would start over: it keeps its turn to its end.
+   */
+  resumable?(job: JobRecord): boolean;
 }
 
 export interface JobQueue {
@@ -40,3 +46,10 @@ export interface JobQueue {
 export const JOB_LEASE_MS = 30_000;
 /** A running job renews its lease this often (cancellation by another process is seen within it). */
 export const JOB_LEASE_RENEW_MS = 5_000;
+/**
+ * A running job's turn: every this often a process whose workers are all busy looks for another
+ * account's job waiting for a slot (in the database, so across instances), and a resumable job
+ * that has run at least this long in its turn, of an account holding more than its share, gives
+ * its turn back (JobRepository.yieldTurn) so the waiting one starts (API.md: within 2 s).
+ */
+export const JOB_SLICE_MS = 1_000;

@@ -85,8 +85,9 @@ export interface JobRepository {
   claimable(now: number, limit: number, perAccount?: number): Promise<ClaimCandidate[]>;
   /**
    * Takes the job for `owner` until `leaseUntil` when it is still claimable at `now` and its
-   * account is active; its items of an earlier run are dropped. Undefined when another claimer
-   * was first (or the account is suspended).
+   * account is active. Its items of an earlier run are kept (the run goes on from them), and so
+   * are its progress and its first `started_at` (`startedAt` is set only on a first claim).
+   * Undefined when another claimer was first (or the account is suspended).
    */
   claim(id: string, owner: string, now: number, leaseUntil: number, startedAt: string): Promise<JobRecord | undefined>;
   /** Extends the lease; false when `owner` no longer holds the running job (cancelled, taken over). */
@@ -100,6 +101,14 @@ export interface JobRepository {
   finish(id: string, owner: string, outcome: JobOutcome, items?: JobItemBatch | null): Promise<boolean>;
   /** Gives a running job back to the queue (its process is shutting down). */
   release(id: string, owner: string): Promise<boolean>;
+  /**
+   * Gives the run's turn back while another account's job waits (JOB_SLICE_MS): the job stays
+   * `running`, with its progress and items, but its lease is over, so it is claimable at once
+   * (behind the waiting accounts in the round-robin). False when `owner` no longer holds it.
+   */
+  yieldTurn(id: string, owner: string): Promise<boolean>;
+  /** Jobs running on a live lease at `now` (epoch ms), per account of `accountIds` (accounts with none are absent). */
+  runningCounts(now: number, accountIds: readonly number[]): Promise<Map<number, number>>;
   /** Cancels the account's job while it is queued or running: true for exactly one caller. */
   cancel(id: string, accountId: number, at: string): Promise<boolean>;
   /**

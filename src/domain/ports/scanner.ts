@@ -48,6 +48,8 @@ export interface ScanOptions {
   onItem?: (index: number, result: PortResult) => void;
   /** The most ports the scan takes: MAX_PORTS_PER_SCAN (a synchronous call) unless given. */
   maxPorts?: number;
+  /** Positions (in the sorted ports) not to probe nor report: a job run again skips what it stored. */
+  skip?: { has(index: number): boolean } | undefined;
 }
 
 /** What scanPortsEach tells of a scan whose results it did not keep. */
@@ -193,7 +195,7 @@ export class PortScanner {
       if (!(err instanceof ResolveError)) throw err;
       const shown = host.trim();
       const answer = dnsAnswer(err);
-      for (let i = 0; i < ports.length; i++) each(i, portResult(shown, null, ports[i]!, 'unresolved', null, err.message, null, answer));
+      for (let i = 0; i < ports.length; i++) if (!opts.skip?.has(i)) each(i, portResult(shown, null, ports[i]!, 'unresolved', null, err.message, null, answer));
       return;
     }
     // IPv4 first, like nmap: one address per scan, so every port describes the same machine.
@@ -204,10 +206,12 @@ export class PortScanner {
     // (65535 of them held a job's full-range scan at some 60 MB). A failure stops them all.
     let next = 0;
     let failed = false;
+    const skip = opts.skip;
     const run = async (o: ScanOptions): Promise<void> => {
       try {
         while (next < ports.length && !failed) {
           const i = next++;
+          if (skip?.has(i)) continue;
           each(i, await this.#probe(target.target, ip, ports[i]!, perScan, o));
         }
       } catch (err) {

@@ -153,16 +153,30 @@ export class ProxyChecker {
     return cancellable(this.#run(spec, resolved, flags, this.#dialer.socketBudget(PROXY_SINGLE_SOCKETS), signal), signal);
   }
 
-  /** `onItem` is told each proxy's result as it completes, with its input position (jobs stream these). */
+  /**
+   * `onItem` is told each proxy's result as it completes, with its input position (jobs stream
+   * these). The positions `skip` names (a job run again: its stored items) are neither resolved
+   * nor checked nor reported, and their places in the answer are undefined.
+   */
+  async checkBulk(inputs: readonly string[], flags?: CheckFlags, signal?: AbortSignal, onItem?: (index: number, result: ProxyBulkItem) => void): Promise<ProxyBulkItem[]>;
+  async checkBulk(
+    inputs: readonly string[],
+    flags: CheckFlags,
+    signal: AbortSignal | undefined,
+    onItem: ((index: number, result: ProxyBulkItem) => void) | undefined,
+    skip: { has(index: number): boolean } | undefined,
+  ): Promise<Array<ProxyBulkItem | undefined>>;
   async checkBulk(
     inputs: readonly string[],
     flags: CheckFlags = ALL_CHECKS,
     signal?: AbortSignal,
     onItem?: (index: number, result: ProxyBulkItem) => void,
-  ): Promise<ProxyBulkItem[]> {
+    skip?: { has(index: number): boolean },
+  ): Promise<Array<ProxyBulkItem | undefined>> {
     // Every proxy passes the target policy before any of them is sent a packet. An entry that is
     // not a proxy, or whose target is forbidden, gets an item saying so; the others are checked.
-    const entries = await mapConcurrent(inputs, PROXY_RESOLVE_CONCURRENCY, async (input, i): Promise<BulkEntry> => {
+    const entries = await mapConcurrent(inputs, PROXY_RESOLVE_CONCURRENCY, async (input, i): Promise<BulkEntry | undefined> => {
+      if (skip?.has(i)) return undefined;
       const field = `proxies[${i}]`;
       const parsed = await settleEntry(field, () => parseProxy(input, field));
       if ('refused' in parsed) return { input, refused: parsed.refused };
@@ -173,7 +187,8 @@ export class ProxyChecker {
     // Every check of the bulk and each of its steps listen to this one signal: many listeners
     // are the design here, not a leak (unbounded, or Node warns once past ten).
     if (signal) setMaxListeners(0, signal);
-    const checkOne = async (entry: BulkEntry, i: number): Promise<ProxyBulkItem> => {
+    const checkOne = async (entry: BulkEntry | undefined, i: number): Promise<ProxyBulkItem | undefined> => {
+      if (entry === undefined) return undefined;
       const item = 'refused' in entry ? this.#refused(entry, flags) : await this.#run(entry.spec, entry.resolved, flags, budget, signal);
       onItem?.(i, item);
       return item;

@@ -5,7 +5,7 @@ import { withoutRepeats } from '../../lib/repeat-filter.js';
 import { JobLeases, type TakenJob } from './job-leases.js';
 import type { JobQueue, JobRunner } from '../../domain/jobs/queue.js';
 import { withDeadline } from '../../lib/deadline.js';
-import { QueueClosingError } from '../../errors.js';
+import { QueueClosingError, TurnYieldedError } from '../../errors.js';
 
 /** The BullMQ queue's name; its keys start with the prefix (default `netdiag:bull`). */
 export const BULLMQ_QUEUE_NAME = 'netdiag-jobs';
@@ -63,6 +63,8 @@ export interface BullMqQueueOptions {
    */
   onRedis?: (state: 'lost' | 'back', err?: unknown) => void;
   cancelReason?: () => Error;
+  /** How often turns are checked (JobLeases.checkTurns), and the least a run keeps its turn: JOB_SLICE_MS unless given. */
+  sliceMs?: number;
 }
 
 /** BullMQ's words for a lock that lapsed while its worker paused: the job went back to the queue and runs again. */
@@ -147,6 +149,7 @@ export class BullMqJobQueue implements JobQueue {
       renewMs: opts.renewMs,
       owner: opts.owner,
       cancelReason: opts.cancelReason,
+      sliceMs: opts.sliceMs,
     });
     const prefix = opts.prefix ?? BULLMQ_PREFIX;
     const name = opts.name ?? BULLMQ_QUEUE_NAME;
@@ -285,8 +288,9 @@ export class BullMqJobQueue implements JobQueue {
     const taken = await this.#takeFairest();
     if (taken) {
       const reason = await this.#run(taken);
-      // Shutting down: given back in the database; the entry back in the queue, due now, for another worker.
-      if (reason instanceof QueueClosingError) return this.#later(job, token, Date.now());
+      // Shutting down, or the run gave its turn to another account's job: given back in the
+      // database; the entry back in the queue, due now, so the job is taken in turn again.
+      if (reason instanceof QueueClosingError || reason instanceof TurnYieldedError) return this.#later(job, token, Date.now());
       if (taken.job.id === id) return;
       return this.#later(job, token, Date.now());
     }

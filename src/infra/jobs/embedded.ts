@@ -19,6 +19,8 @@ export interface EmbeddedQueueOptions {
   onError?: (err: unknown) => void;
   /** Reasons a run was aborted with, passed to `onAbort` (tests): cancel reasons come from the caller. */
   cancelReason?: () => Error;
+  /** How often turns are checked (JobLeases.checkTurns), and the least a run keeps its turn: JOB_SLICE_MS unless given. */
+  sliceMs?: number;
 }
 
 /**
@@ -47,6 +49,7 @@ export class EmbeddedJobQueue implements JobQueue {
       renewMs: opts.renewMs,
       owner: opts.owner,
       cancelReason: opts.cancelReason,
+      sliceMs: opts.sliceMs,
     });
   }
 
@@ -62,7 +65,12 @@ export class EmbeddedJobQueue implements JobQueue {
   async enqueue(_id: string, answered?: Promise<unknown>): Promise<void> {
     // Not at once: the run's first turn (a scan opens hundreds of sockets in it) comes after the
     // creating request's 202 has been written, not before; without word of it, on a timer.
-    const kick = (): void => this.#leases.queue.kick();
+    // With every worker busy, a job of an account holding more than its share gives its turn
+    // to this one (if it is another account's) now rather than at the next check.
+    const kick = (): void => {
+      this.#leases.queue.kick();
+      void this.#leases.checkTurns();
+    };
     if (answered) void answered.then(kick, kick);
     else setTimeout(kick, 0);
   }
@@ -76,6 +84,11 @@ export class EmbeddedJobQueue implements JobQueue {
 
   async cancel(id: string): Promise<void> {
     this.#leases.cancel(id);
+  }
+
+  /** Gives a turn to another account's waiting job if the shares call for it (JobLeases.checkTurns): the id of the job that gave its turn. */
+  checkTurns(): Promise<string | undefined> {
+    return this.#leases.checkTurns();
   }
 
   async close(): Promise<void> {

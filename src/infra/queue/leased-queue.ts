@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { LeaseLostError, QueueClosingError } from '../../errors.js';
+import { LeaseLostError, QueueClosingError, TurnYieldedError } from '../../errors.js';
 
 /**
  * One leased queue, the way every queue of work kept in the database runs it (jobs, embedded or
@@ -45,11 +45,12 @@ export interface LeasedWork<W> {
   /** The run is over (or never started): frees what its claim held in this process (an account's slot). */
   ended?(item: W): void;
   /**
-   * The queue closed while the item was claimed: its run was aborted (or never started) and is
-   * over. Gives the claim back so another process takes it at once. `outcome` is what run
-   * returned; undefined when it threw or never started.
+   * The queue closed while the item was claimed (`reason` QueueClosingError), or its run gave its
+   * turn back (TurnYieldedError, LeasedQueue.yield): its run was aborted (or never started) and is
+   * over. Gives the claim back so another process (or this one's next look) takes it at once.
+   * `outcome` is what run returned; undefined when it threw or never started.
    */
-  giveBack(item: W, owner: string, outcome: unknown): Promise<unknown>;
+  giveBack(item: W, owner: string, outcome: unknown, reason: QueueClosingError | TurnYieldedError): Promise<unknown>;
 }
 
 /** Something a polling queue does now and then in its looks: a purge, a sweep. */
@@ -218,15 +219,26 @@ export class LeasedQueue<W> {
     } finally {
       clearInterval(renewal);
       this.#work.ended?.(item);
-      if (abort.signal.reason instanceof QueueClosingError) {
-        await this.#work.giveBack(item, this.owner, outcome).catch((err: unknown) => this.#onError(err));
+      const reason: unknown = abort.signal.reason;
+      if (reason instanceof QueueClosingError || reason instanceof TurnYieldedError) {
+        await this.#work.giveBack(item, this.owner, outcome, reason).catch((err: unknown) => this.#onError(err));
       }
       this.#running.delete(run);
       if (this.#byId.get(id) === run) this.#byId.delete(id);
       // A slot (and the account's share) is free again: another look, when the last one left items
-      // behind. New items kick a look of their own, and the poll finds other processes' items.
-      if (this.#leftBehind) this.kick();
+      // behind (a yielded turn always did: the waiting work it gave way to). New items kick a
+      // look of their own, and the poll finds other processes' items.
+      if (this.#leftBehind || reason instanceof TurnYieldedError) this.kick();
     }
+  }
+
+  /**
+   * The item's run here, if any, gives its turn back to other work: it stops at once (what it
+   * completed is its own to keep), its claim is given back (giveBack) and a look follows.
+   */
+  yield(id: string): void {
+    const run = this.#byId.get(id);
+    if (run && !run.abort.signal.aborted) run.abort.abort(new TurnYieldedError());
   }
 
   /** The item was cancelled: its run here, if any, stops at once with `reason`. */

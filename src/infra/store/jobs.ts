@@ -141,8 +141,8 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'post
           status: 'running',
           lease_owner: owner,
           lease_until: leaseUntil,
-          started_at: startedAt,
-          progress_done: 0,
+          // The job's first start: a run again (a lapsed lease, a give-back, a yielded turn) goes on from its items.
+          started_at: eb.fn.coalesce('started_at', eb.val(startedAt)),
           result: null,
           error: null,
           attempts: eb('attempts', '+', 1),
@@ -153,10 +153,7 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'post
         .where('account_id', 'in', (eb) => eb.selectFrom('accounts').select('accounts.id').where('accounts.status', '=', 'active'))
         .returningAll()
         .executeTakeFirst();
-      if (!r) return undefined;
-      // The items of an earlier run (its process died, or gave the job back) go; a first run has none.
-      if (Number(r.attempts) > 1) await db.deleteFrom('job_item_batches').where('job_id', '=', id).execute();
-      return asJob(r);
+      return r && asJob(r);
     },
     async renew(id, owner, leaseUntil) {
       return heldUpdate(id, owner, { lease_until: leaseUntil }, null);
@@ -169,6 +166,24 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'post
     },
     async release(id, owner) {
       return heldUpdate(id, owner, { status: 'queued', lease_owner: null, lease_until: null }, null);
+    },
+    async yieldTurn(id, owner) {
+      // A lease that ended at the epoch: lapsed for every claimer, and not counted as the account's running job.
+      return heldUpdate(id, owner, { lease_owner: null, lease_until: 0 }, null);
+    },
+    async runningCounts(now, accountIds) {
+      const counts = new Map<number, number>();
+      if (accountIds.length === 0) return counts;
+      const rows = await db
+        .selectFrom('jobs')
+        .select(['account_id', (eb) => eb.fn.countAll<number | string | bigint>().as('n')])
+        .where('status', '=', 'running')
+        .where('account_id', 'in', [...new Set(accountIds)])
+        .where('lease_until', '>=', now)
+        .groupBy('account_id')
+        .execute();
+      for (const r of rows) counts.set(Number(r.account_id), Number(r.n));
+      return counts;
     },
     async cancel(id, accountId, at) {
       const r = await db

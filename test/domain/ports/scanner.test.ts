@@ -308,3 +308,27 @@ describe('budgets', () => {
     await settled(d, scanner);
   });
 });
+
+describe('a job run again skips the ports it stored', () => {
+  test('positions in `skip` are neither dialled nor reported; the others are, at their places', async () => {
+    const spy = connectSpy();
+    const d = dialer(LOOPBACK, spy.fn);
+    const ports = quietLowPorts(20).sort((a, b) => a - b);
+    const skip = new Set([0, 3, 4, 19]);
+    const reported: number[] = [];
+    const tally = await new PortScanner({ dialer: d }).scanPortsEach('127.0.0.1', ports, { ...T, skip, onItem: (i, r) => {
+      assert.equal(r.port, ports[i]);
+      reported.push(i);
+    } });
+    const rest = ports.map((_, i) => i).filter((i) => !skip.has(i));
+    assert.deepEqual(reported.sort((a, b) => a - b), rest);
+    assert.deepEqual(spy.calls.map((c) => c.port).sort((a, b) => Number(a) - Number(b)), rest.map((i) => ports[i]));
+    assert.equal(tally.closed, rest.length);
+    assert.equal(tally.first, null, 'the first port was stored before');
+    // A name that does not resolve: the skipped positions are not reported either.
+    const unresolved: number[] = [];
+    await new PortScanner({ dialer: d }).scanPortsEach('gone.test', [80, 443, 8080], { ...T, skip: new Set([1]), onItem: (i) => unresolved.push(i) });
+    assert.deepEqual(unresolved, [0, 2]);
+    await settled(d);
+  });
+});

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { Judge, ProxyChecker } from '../../../src/domain/proxy/index.js';
+import { ALL_CHECKS } from '../../../src/domain/proxy/types.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { loadConfig } from '../../../src/config.js';
 import { EXIT_ADDRESS, startHttpProxy, startSocksProxy, startTlsTarget } from '../../fixtures/proxies.js';
@@ -57,6 +58,12 @@ test('SOCKS4a and SOCKS5 reach a judge named by hostname; every check runs', asy
   ]);
   for (const r of results) assert.equal(r.checks.speed?.status, 'ok', r.checks.speed?.error ?? '');
   assert.equal(judge.active, 0, 'every nonce is revoked when its check ends');
+
+  // A job run again: the entries it stored are neither checked nor reported again.
+  const reported: number[] = [];
+  const again = await checker.checkBulk([`socks4a://${socks4.address}`, `socks5://${socks5.address}`, elite.address], ALL_CHECKS, undefined, (i) => reported.push(i), new Set([0, 2]));
+  assert.deepEqual(reported, [1]);
+  assert.deepEqual(again.map((r) => r?.protocol), [undefined, 'socks5', undefined]);
 });
 
 test('a speed test that cannot finish in time is a timeout of that step; the proxy is still working', async (t) => {

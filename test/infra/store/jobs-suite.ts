@@ -142,25 +142,50 @@ export function jobsStoreSuite(make: () => Backend): void {
     assert.equal(await store.jobs.renew('job_1', loser, now + 60_000), false);
     assert.equal(await store.jobs.renew('job_1', owner, now + 60_000), true);
 
-    // The lease lapses (the owner died): another claimer takes the job over, with its items dropped.
+    // The lease lapses (the owner died): another claimer takes the job over, with its items,
+    // progress and first start kept (its run goes on from them).
     const later = now + 61_000;
     assert.deepEqual((await store.jobs.claimable(later, 10)).map((c) => c.id), ['job_1']);
     const retaken = await other.jobs.claim('job_1', 'p9', later, later + 30_000, at(40));
     assert.equal(retaken?.lease_owner, 'p9');
     assert.equal(retaken?.attempts, 2);
-    assert.equal(retaken?.progress_done, 0);
-    assert.deepEqual(await store.jobs.itemBatches('job_1', 0, 10), []);
-    const outcome = { status: 'succeeded' as const, result: '[1]', error: null, finished_at: at(50), progress_done: 3 };
-    const last = batchOf([{ seq: 1, index: 0, item: '1' }]);
+    assert.equal(retaken?.progress_done, 3);
+    assert.equal(retaken?.started_at, at(10));
+    assert.deepEqual(itemsOf(await store.jobs.itemBatches('job_1', 0, 10)), all);
+    const outcome = { status: 'succeeded' as const, result: '[1]', error: null, finished_at: at(50), progress_done: 4 };
+    const last = batchOf([{ seq: 4, index: 3, item: '{"p":4}' }]);
     assert.equal(await store.jobs.finish('job_1', owner, outcome, last), false, 'the old owner writes nothing');
-    assert.deepEqual(await store.jobs.itemBatches('job_1', 0, 10), [], 'not even its last items');
+    assert.deepEqual(itemsOf(await store.jobs.itemBatches('job_1', 0, 10)), all, 'not even its last items');
     assert.equal(await store.jobs.finish('job_1', 'p9', outcome, last), true);
-    assert.deepEqual(await store.jobs.itemBatches('job_1', 0, 10), [last], 'the last items go with the outcome');
+    assert.deepEqual(itemsOf(await store.jobs.itemBatches('job_1', 0, 10)), [...all, { seq: 4, index: 3, item: '{"p":4}' }], 'the last items go with the outcome');
     const done = (await store.jobs.find('job_1'))!;
     assert.equal(done.status, 'succeeded');
     assert.equal(done.result, '[1]');
     assert.equal(done.lease_owner, null);
     assert.equal(await store.jobs.cancel('job_1', a.id, at(60)), false, 'a finished job is not cancelled');
+  });
+
+  test(`${name} store: a yielded turn leaves the job running but claimable at once, not counted as running`, async (t) => {
+    const store = await opened(t);
+    const a = await account(store, 'a@example.com', 'pro');
+    const b = await account(store, 'b@example.com', 'free');
+    await job(store, 'job_a1', a.id, 1);
+    await job(store, 'job_a2', a.id, 2);
+    await job(store, 'job_b1', b.id, 3);
+    const now = Date.parse(at(10));
+    for (const id of ['job_a1', 'job_a2']) await store.jobs.claim(id, 'p1', now, now + 30_000, at(10));
+    assert.deepEqual(await store.jobs.runningCounts(now, [a.id, b.id]), new Map([[a.id, 2]]));
+    assert.equal(await store.jobs.addItems('job_a1', 'p1', batchOf([{ seq: 1, index: 0, item: '1' }]), 1), true);
+    assert.equal(await store.jobs.yieldTurn('job_a1', 'p2'), false, 'only its owner gives its turn');
+    assert.equal(await store.jobs.yieldTurn('job_a1', 'p1'), true);
+    const row = (await store.jobs.find('job_a1'))!;
+    assert.deepEqual([row.status, row.lease_owner, row.progress_done], ['running', null, 1]);
+    assert.equal(await store.jobs.addItems('job_a1', 'p1', batchOf([{ seq: 2, index: 1, item: '2' }]), 2), false, 'its run writes nothing more');
+    assert.deepEqual(await store.jobs.runningCounts(now, [a.id, b.id]), new Map([[a.id, 1]]));
+    // The waiting account first (it runs none), then the yielded job.
+    assert.deepEqual((await store.jobs.claimable(now, 10)).map((c) => c.id), ['job_b1', 'job_a1']);
+    const again = await store.jobs.claim('job_a1', 'p3', now + 1, now + 30_000, at(20));
+    assert.deepEqual([again?.status, again?.started_at, again?.progress_done], ['running', at(10), 1]);
   });
 
   test(`${name} store: release gives a running job back; purge removes old jobs and their items`, async (t) => {
