@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
-import { RESULT_READ_BATCHES, ndjsonAfter, nextTurn, sseAfter } from '../domain/jobs/items.js';
+import { ndjsonAfter, nextTurn, ssePiecesAfter } from '../domain/jobs/items.js';
 import type { JobService } from '../domain/jobs/service.js';
 import type { JobRecord } from '../domain/jobs/repository.js';
 import { FINISHED_STATUSES } from '../domain/jobs/types.js';
@@ -31,6 +31,13 @@ export function streamKind(accept: string | undefined): StreamKind | null {
 export function resumeAfter(header: string | undefined): number {
   return header !== undefined && /^\d{1,9}$/.test(header.trim()) ? Number(header.trim()) : 0;
 }
+
+/**
+ * Stored batches a stream reads at once (~200 KB each for a port scan's): one, as each stream reads
+ * its own. Ten NDJSON streams of a full-range result grew the server by 94-107 MB reading 8 at a
+ * time, by 63 MB reading one (bench/big-reads.ts, same quiet machine, BENCHMARKS.md).
+ */
+export const STREAM_READ_BATCHES = 1;
 
 /**
  * Items as they complete, then the finished job, as NDJSON lines or SSE events. It reads the
@@ -65,16 +72,20 @@ async function* streamLines(
       for (let from = after; ; ) {
         // One write per few batches, not per item (a 1000-port scan is a thousand lines), nor
         // all of them at once (a full-range scan's are 13 MB), each in its own turn of the loop.
-        const batches = await jobs.itemBatches(id, from, RESULT_READ_BATCHES);
+        const batches = await jobs.itemBatches(id, from, STREAM_READ_BATCHES);
         if (batches.length === 0) break;
         // A batch at a time: the stored lines go out as they are, never joined into one string.
         for (const batch of batches) {
-          const chunk = kind === 'sse' ? sseAfter([batch], after) : ndjsonAfter([batch], after);
+          if (kind === 'sse') {
+            yield* ssePiecesAfter(batch, after);
+            continue;
+          }
+          const chunk = ndjsonAfter([batch], after);
           if (chunk !== '') yield chunk;
         }
         from = batches[batches.length - 1]!.last_seq;
         after = Math.max(after, from);
-        if (batches.length < RESULT_READ_BATCHES || signal.aborted) break;
+        if (batches.length < STREAM_READ_BATCHES || signal.aborted) break;
         await nextTurn();
       }
       if (finished) {

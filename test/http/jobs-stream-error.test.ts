@@ -33,8 +33,8 @@ interface Running {
   url: string;
   token: string;
   jobId: string;
-  /** From now on, the stream's first read of items answers and every later read of the job fails as an unreachable database does. */
-  failAfterOneRead(): void;
+  /** From now on, the stream's reads of the two stored batches answer and every later read of the job fails as an unreachable database does. */
+  failAfterTheItems(): void;
   /** Ends the job (its holder finishes it). */
   finish(): Promise<void>;
 }
@@ -91,7 +91,8 @@ async function start(t: TestContext): Promise<Running> {
     url,
     token,
     jobId,
-    failAfterOneRead: () => (readsLeft = 1),
+    // A stream reads one stored batch at a time (STREAM_READ_BATCHES): the two items are two reads.
+    failAfterTheItems: () => (readsLeft = ITEMS.length),
     finish: async () => {
       // Its result is exactly its items: kept once, with them (result null), as JobService.run keeps it.
       const outcome = { status: 'succeeded' as const, result: null, error: null, finished_at: new Date().toISOString(), progress_done: 2 };
@@ -102,7 +103,7 @@ async function start(t: TestContext): Promise<Running> {
 
 test('NDJSON: the database failing mid-stream ends it with an {"error": ...} line, the 503 body, and the response ends', async (t) => {
   const s = await start(t);
-  s.failAfterOneRead();
+  s.failAfterTheItems();
   const res = await fetch(`${s.url}/api/jobs/${s.jobId}`, { headers: { authorization: `Bearer ${s.token}`, accept: 'application/x-ndjson' } });
   assert.equal(res.status, 200);
   // text() rejects when the connection is cut instead of the response ending.
@@ -114,7 +115,7 @@ test('NDJSON: the database failing mid-stream ends it with an {"error": ...} lin
 
 test('SSE: the same, as an error event after the items', async (t) => {
   const s = await start(t);
-  s.failAfterOneRead();
+  s.failAfterTheItems();
   const res = await fetch(`${s.url}/api/jobs/${s.jobId}`, { headers: { authorization: `Bearer ${s.token}`, accept: 'text/event-stream' } });
   assert.equal(res.status, 200);
   const events = (await res.text()).split('\n\n');

@@ -95,6 +95,22 @@ export function sseAfter(batches: readonly JobItemBatch[], afterSeq: number): st
   return text;
 }
 
+/**
+ * sseAfter's text of one batch in pieces of RESULT_PIECE_ITEMS events (~60 KB of a port scan's),
+ * each young garbage once written: a batch's events as one string (~270 KB) stayed in V8's
+ * large-object space until a full collection, for every stream (big-reads bench, BENCHMARKS.md).
+ */
+export function* ssePiecesAfter(batch: JobItemBatch, afterSeq: number): Generator<string> {
+  if (batch.last_seq <= afterSeq) return;
+  const first = Math.max(batch.first_seq, afterSeq + 1);
+  const lines = linesAfter(batch, afterSeq);
+  for (let at = 0; at < lines.length; at += RESULT_PIECE_ITEMS) {
+    let text = '';
+    for (let i = at; i < Math.min(lines.length, at + RESULT_PIECE_ITEMS); i++) text += `id: ${first + i}\nevent: item\ndata: ${lines[i]}\n\n`;
+    yield text;
+  }
+}
+
 /** Digits a stored seq or index may have: any more would not be an exact number. */
 const MAX_DIGITS = 15;
 

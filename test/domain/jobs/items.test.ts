@@ -4,7 +4,7 @@ import { JOB_ITEMS_PAGE, RESULT_IS_ITEMS, allItemBatches, type JobOperation } fr
 import { JobViews } from '../../../src/domain/jobs/views.js';
 import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
-import { ItemBatcher, RESULT_PIECE_ITEMS, RESULT_READ_BATCHES, SharedBatches, batchOf, itemLine, itemOrder, itemsOf, ndjsonAfter, resultItemsRead, resultPiecesOf, resultPiecesRead, resultTextOf, sseAfter } from '../../../src/domain/jobs/items.js';
+import { ItemBatcher, RESULT_PIECE_ITEMS, RESULT_READ_BATCHES, SharedBatches, batchOf, itemLine, itemOrder, itemsOf, ndjsonAfter, resultItemsRead, resultPiecesOf, resultPiecesRead, resultTextOf, sseAfter, ssePiecesAfter } from '../../../src/domain/jobs/items.js';
 
 /** Items 1-5 completed out of input order, written in two batches (1-3, 4-5). */
 const ITEMS = [
@@ -221,4 +221,15 @@ test("a job of more batches than one read holds (a 65535-port scan's) is viewed 
   assert.deepEqual((await views.view(row)).result, all);
   // A webhook event built after the fact shows the same.
   assert.deepEqual((await rowView(store)(row)).result, all);
+});
+
+test('SSE of a stored batch in pieces of at most RESULT_PIECE_ITEMS events, together the same text as sseAfter, from any seq', () => {
+  const n = 2 * RESULT_PIECE_ITEMS + 7;
+  const big = batchOf(Array.from({ length: n }, (_, i) => ({ seq: i + 1, index: n - 1 - i, item: `{"port":${i + 1}}` })));
+  for (const after of [0, 1, RESULT_PIECE_ITEMS, n - 1, n]) {
+    const pieces = [...ssePiecesAfter(big, after)];
+    assert.equal(pieces.join(''), sseAfter([big], after), `after ${after}`);
+    for (const p of pieces) assert.ok(p.split('\n\n').length - 1 <= RESULT_PIECE_ITEMS, `after ${after}: a piece of at most ${RESULT_PIECE_ITEMS} events`);
+    assert.equal(pieces.length, Math.ceil((n - after) / RESULT_PIECE_ITEMS));
+  }
 });
