@@ -292,7 +292,9 @@ describe('POST /api/proxy/check against real loopback proxies', () => {
 
 describe('POST /api/proxy/check-bulk', () => {
   test('every kind of proxy at once: one result each, in input order', async (t) => {
-    const b = await app(t, { deps: { proxyTimeouts: { protocolMs: 500 } } });
+    // Short enough for the silent proxy to time out soon, long enough for the nine that answer to
+    // be checked on a busy machine (ten checks at once; 500 ms was not).
+    const b = await app(t, { deps: { proxyTimeouts: { protocolMs: 5_000 } } });
     const proxies = [
       f('transparent'),
       f('anonymous'),
