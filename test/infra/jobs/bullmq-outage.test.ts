@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const noRedis = !hasRedisServer ? 'needs redis-server (the test starts one of its own)' : false;
 
-test('Redis down at job creation: 202 at once, the job waits queued in the database, and runs once Redis is up', { skip: noRedis, timeout: 30_000 }, async (t) => {
+test('Redis down at job creation: 202 at once, the job waits queued in the database, and runs once Redis is up', { skip: noRedis, timeout: 60_000 }, async (t) => {
   const port = await freePort();
   const redisUrl = `redis://127.0.0.1:${port}/0`;
   const backend = sqliteBackend();
@@ -59,7 +59,7 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   assert.equal((done.json() as { data: JobView }).data.result && typeof (done.json() as { data: JobView }).data.result, 'object');
 });
 
-test('Redis going away and coming back is reported once each through onRedis, never as an error', { skip: noRedis, timeout: 30_000 }, async (t) => {
+test('Redis going away and coming back is reported once each through onRedis, never as an error', { skip: noRedis, timeout: 60_000 }, async (t) => {
   const port = await freePort();
   const redisUrl = `redis://127.0.0.1:${port}/0`;
   const { store } = await sqliteStoreWithAccount(t);
@@ -104,7 +104,7 @@ test('closing right as Redis comes back leaves no late rejection behind', { skip
   assert.deepEqual(rejections, []);
 });
 
-test('a command lost as Redis dies (sent, never answered) is an outage, not an error', { skip: noRedis, timeout: 30_000 }, async (t) => {
+test('a command lost as Redis dies (sent, never answered) is an outage, not an error', { skip: noRedis, timeout: 60_000 }, async (t) => {
   const port = await freePort();
   const { store } = await sqliteStoreWithAccount(t);
   const redis = await startRedisServer(t, port);

@@ -22,7 +22,7 @@ import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const noRedis = !hasRedisServer ? 'needs redis-server (the test starts one of its own)' : false;
 
-test("per-account work in flight holds across BullMQ workers: a free account's third job waits, then runs", { skip: noRedis, timeout: 30_000 }, async (t) => {
+test("per-account work in flight holds across BullMQ workers: a free account's third job waits, then runs", { skip: noRedis, timeout: 60_000 }, async (t) => {
   const port = await freePort();
   const redisUrl = `redis://127.0.0.1:${port}/0`;
   const backend = sqliteBackend();
