@@ -55,6 +55,14 @@ type Ok<T> = { success: true; data: T; message: string };
 type Err = { success: false; error: string; message: string; details?: Record<string, unknown> };
 
 const ASYNC = { prefer: 'respond-async' };
+/**
+ * The scans of silent ports below wait their 30 s timeout (the most a scan may ask) unless
+ * something ends them first: a wait for their sockets to close gives up before that, so sockets
+ * closed by then were closed by what the test did (a cancel, a suspension), however slow the machine.
+ */
+const BEFORE_SCAN_TIMEOUT_MS = 20_000;
+/** A wait for something the engine does on its own (a job starts, a webhook arrives): only a give-up. */
+const GIVE_UP_MS = 20_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Apps on one database, closed (newest first) before the database is dropped. */
@@ -116,7 +124,7 @@ async function createJob(s: Started, path: string, json: unknown, token?: string
 
 /** Reads the job (at most ~6 reads a second, under the per-job limit) until `done` holds. */
 async function pollJob(s: Started, id: string, done: (j: JobView) => boolean = (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), token?: string): Promise<JobView> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const res = await s.api(`/api/jobs/${id}`, token ? { token } : {});
     // A database that answers a new connection late (a loaded CI machine) is a 503 with
@@ -320,8 +328,8 @@ export function jobEngineSuite(engine: JobEngine): void {
       await assertMatchesOpenApi(s.app, 'DELETE', '/api/jobs/{id}', 200, body);
       assert.equal(body.data.status, 'cancelled');
       assert.ok(body.data.finished_at);
-      await eventually(() => hanging.sockets.every((sock) => sock.destroyed), { timeoutMs: 500 });
-      assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'every socket of the job is closed within half a second');
+      await eventually(() => hanging.sockets.every((sock) => sock.destroyed), { timeoutMs: BEFORE_SCAN_TIMEOUT_MS });
+      assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'every socket of the job is closed by the cancel, not its timeout');
       await sleep(200);
       const later = (await (await s.api(`/api/jobs/${job.id}`)).json()) as Ok<JobView>;
       assert.equal(later.data.status, 'cancelled');
@@ -349,7 +357,8 @@ export function jobEngineSuite(engine: JobEngine): void {
       assert.equal(((await sync.json()) as Err).details?.window, 'concurrent');
       const running = (await Promise.all(jobs.map(async (j) => [j.id, ((await (await s.api(`/api/jobs/${j.id}`, { token: free })).json()) as Ok<JobView>).data.status] as const))).find(([, st]) => st === 'running')!;
       assert.equal((await s.api(`/api/jobs/${running[0]}`, { method: 'DELETE', token: free })).status, 200);
-      await eventually(() => hanging.sockets.length >= 3, { timeoutMs: 3_000 });
+      // A slot is freed only by the cancel: the running scans hang until their 30 s timeout.
+      await eventually(() => hanging.sockets.length >= 3, { timeoutMs: BEFORE_SCAN_TIMEOUT_MS });
       assert.equal(hanging.sockets.length, 3, 'the waiting job runs once a slot is free');
       assert.deepEqual((await statuses()).sort(), ['cancelled', 'running', 'running']);
     });
@@ -372,9 +381,9 @@ export function jobEngineSuite(engine: JobEngine): void {
       assert.equal(leftStatus, 200);
       const stream = await s.api(`/api/jobs/${job.id}`, { headers: { accept: 'text/event-stream' } });
       const text = stream.text();
-      const started = Date.now();
+      // Closing does not wait for the job (its connects would end only at their 30 s timeout,
+      // and it would be succeeded, not queued, below).
       await s.app.close();
-      assert.ok(Date.now() - started < 3_000, `closing took ${Date.now() - started} ms`);
       assert.match(await text, /^retry: /);
       assert.ok(hanging.sockets.every((sock) => sock.destroyed), "the job's sockets are closed at shutdown");
       const row = await s.store.jobs.find(job.id);
@@ -392,13 +401,13 @@ export function jobEngineSuite(engine: JobEngine): void {
       const acceptor = await h.start({ env: { NETDIAG_WORKERS: '0' } });
       const worker = await h.start({ deps: { dialer } });
       const job = await createJob(acceptor, '/port/scan-range', { host: '127.0.0.1', ports: '1-5', timeout: 30 });
-      await eventually(() => hanging.sockets.length >= 5, { timeoutMs: 5_000 });
+      await eventually(() => hanging.sockets.length >= 5, { timeoutMs: GIVE_UP_MS });
       assert.equal(hanging.sockets.length, 5, 'the other instance runs it');
       const res = await acceptor.api(`/api/jobs/${job.id}`, { method: 'DELETE' });
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as Ok<JobView>).data.status, 'cancelled');
-      await eventually(() => hanging.sockets.every((sock) => sock.destroyed), { timeoutMs: 8_000 });
-      assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'closed within a lease renewal');
+      await eventually(() => hanging.sockets.every((sock) => sock.destroyed), { timeoutMs: BEFORE_SCAN_TIMEOUT_MS });
+      assert.ok(hanging.sockets.every((sock) => sock.destroyed), 'closed at a lease renewal, not by the timeout');
       assert.equal((await worker.store.jobs.find(job.id))?.status, 'cancelled');
     });
 
@@ -412,12 +421,12 @@ export function jobEngineSuite(engine: JobEngine): void {
       for (const port of [11, 12, 13]) await scan(port, acceptor.tokens.b);
       await h.start({ env: { NETDIAG_WORKERS: '1' }, deps: { dialer: held.dialer() } });
       await h.start({ env: { NETDIAG_WORKERS: '1' }, deps: { dialer: held.dialer() } });
-      await eventually(() => held.dialled.length >= 2, { timeoutMs: 5_000 });
+      await eventually(() => held.dialled.length >= 2, { timeoutMs: GIVE_UP_MS });
       assert.deepEqual([...held.dialled].sort((x, y) => x - y), [1, 11], "each account's oldest job first, one per account");
       // Another account's one job, queued behind both backlogs while both workers are busy.
       await scan(21, acceptor.tokens.free);
       held.release(held.dialled[0]!);
-      await eventually(() => held.dialled.length >= 3, { timeoutMs: 5_000 });
+      await eventually(() => held.dialled.length >= 3, { timeoutMs: GIVE_UP_MS });
       assert.equal(held.dialled[2], 21, "the other account's job runs next, before either backlog");
       // The rest run as runs end, every one of them.
       const released = new Set([held.dialled[0]!]);
@@ -427,7 +436,7 @@ export function jobEngineSuite(engine: JobEngine): void {
         released.add(next);
         const before = held.dialled.length;
         held.release(next);
-        if (before < 7) await eventually(() => held.dialled.length > before, { timeoutMs: 5_000 });
+        if (before < 7) await eventually(() => held.dialled.length > before, { timeoutMs: GIVE_UP_MS });
       }
       assert.deepEqual([...held.dialled].sort((x, y) => x - y), [1, 2, 3, 11, 12, 13, 21]);
     });
@@ -486,7 +495,7 @@ export function jobEngineSuite(engine: JobEngine): void {
       const jobs: JobView[] = [];
       for (const port of [1, 2, 3, 4]) jobs.push(await createJob(acceptor, '/port/scan', { host: '127.0.0.1', port, timeout: 30, webhook_url: `${receiver.url}/free` }, free));
       // The free plan runs 2 at once: two run, two wait queued.
-      await eventually(() => held.dialled.length >= 2, { timeoutMs: 5_000 });
+      await eventually(() => held.dialled.length >= 2, { timeoutMs: GIVE_UP_MS });
       const running = [...held.dialled];
       assert.equal(running.length, 2);
       // As `netdiag account suspend` does it: through the account service, from a process running no job.
@@ -500,12 +509,12 @@ export function jobEngineSuite(engine: JobEngine): void {
         assert.deepEqual(JSON.parse(row.error!), body, j.id);
       }
       // The worker running two of them stops them (at its next lease renewal, as a cancel elsewhere).
-      await eventually(() => running.every((port) => held.closed(port)), { timeoutMs: 8_000 });
+      await eventually(() => running.every((port) => held.closed(port)), { timeoutMs: BEFORE_SCAN_TIMEOUT_MS });
       assert.ok(running.every((port) => held.closed(port)), "the suspended account's running scans are stopped");
       // Another account's job and its webhook go through; the suspended account's events would have gone before it.
       const other = await createJob(acceptor, '/ipv6/validate', { ipv6: '::1', webhook_url: `${receiver.url}/a` });
       await pollJob(acceptor, other.id);
-      await eventually(() => receiver.received.length >= 1, { timeoutMs: 5_000 });
+      await eventually(() => receiver.received.length >= 1, { timeoutMs: GIVE_UP_MS });
       assert.deepEqual(receiver.received.map((r) => r.url), ['/a'], 'no event for the cancelled jobs');
       assert.deepEqual(held.dialled, running, 'no queued scan of the suspended account started');
     });

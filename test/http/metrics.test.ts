@@ -17,7 +17,8 @@ import { startReceiver } from '../infra/webhooks/receiver.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const LOOPBACK_ENV = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128' };
-const FAST = { retryDelaysMs: [40, 40, 40, 40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
+/** Quick retries; a timeout far above any loopback answer, so a busy machine never makes an answer a failed attempt. */
+const FAST = { retryDelaysMs: [40, 40, 40, 40, 40, 40, 40, 40, 40], timeoutMs: 30_000, pollMs: 20, leaseMs: 60_000 };
 
 interface Sample {
   name: string;

@@ -147,10 +147,14 @@ describe('a host that does not resolve: a 200 whose items are unresolved, naming
   });
   after(() => silentDns.close());
 
-  /** An app whose resolver asks `server` (briefly, for the silent one) and whose every connect is seen. */
+  /**
+   * An app whose resolver asks `server` and whose every connect is seen: briefly the silent one,
+   * patiently one that answers (however busy the machine, its answer is not a TIMEOUT).
+   */
   async function appAsking(t: TestContext, server: TestDnsServer) {
     const spy = connectSpy();
-    const resolver = new DnsHostResolver([{ host: server.host, port: server.port }], { timeoutMs: 100, tries: 1, deadlineMs: 300 });
+    const patience = server === silentDns ? { timeoutMs: 100, tries: 1, deadlineMs: 300 } : { timeoutMs: 5_000, tries: 1, deadlineMs: 10_000 };
+    const resolver = new DnsHostResolver([{ host: server.host, port: server.port }], patience);
     const dialer = createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [{ host: server.host, port: server.port }] }, { connectFn: spy.fn, resolver });
     const b = await build(t, { deps: { dialer } });
     return { b, spy, dialer };
@@ -386,12 +390,11 @@ test('a client that hangs up mid-scan cancels it: every connect ends long before
     .catch((err: unknown) => err);
   await eventually(() => dialer.stats.active >= 200);
   assert.equal(dialer.stats.active, 200, 'the scan is under way');
-  const hungUpAt = Date.now();
   controller.abort();
   await pending;
-  await eventually(() => dialer.stats.active === 0);
-  assert.equal(dialer.stats.active, 0, 'every connect was abandoned');
-  assert.ok(Date.now() - hungUpAt < 3_000, 'well before the 30 s timeout');
+  // Given up before the connects' 30 s timeout: connects ended by then were ended by the hang-up.
+  await eventually(() => dialer.stats.active === 0, { timeoutMs: 20_000 });
+  assert.equal(dialer.stats.active, 0, 'every connect was abandoned before the timeout');
   assert.ok(sockets.every((s) => s.destroyed));
   // The call happened (it passed the limiter), so it is in the usage, as a failure.
   const stats = (await (await b.api('/api/usage/stats')).json()) as {

@@ -18,7 +18,8 @@ import { startReceiver } from '../../infra/webhooks/receiver.js';
  */
 
 const LOOPBACK_ENV = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128' };
-const FAST_WEBHOOKS = { retryDelaysMs: [40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
+/** Quick retries; a timeout far above any loopback answer, so a busy machine never makes an answer a failed attempt. */
+const FAST_WEBHOOKS = { retryDelaysMs: [40, 40, 40], timeoutMs: 30_000, pollMs: 20, leaseMs: 60_000 };
 
 async function collect(events: AsyncIterable<JobEvent>): Promise<JobEvent[]> {
   const all: JobEvent[] = [];

@@ -165,5 +165,5 @@ test("the caller's abort ends the check with its reason", async () => {
   await assert.rejects(pending, (err) => err === reason);
 });
 
-test('a resolver that never answers: the deadline still ends the check, and the caller can abort it', () =>
+test('a resolver that never answers: the deadline still ends the check, and the caller can abort it', { timeout: 15_000 }, () =>
   endsDespiteSilentResolver((c, timeout, signal) => c.http({ url: 'http://slow-dns.test/', timeout }, signal), 'timed out after 1 s resolving'));

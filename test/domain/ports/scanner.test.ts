@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 /** TEST-NET-1: allowed in some tests so the fakes below stand in for a distant network. */
 const TEST_NET = '192.0.2.0/24';
-const T = { timeoutMs: 1_000 };
+/** Every port here answers at once (listeners, closed ports, fakes): a timeout no busy machine reaches. */
+const T = { timeoutMs: 10_000 };
 
 let dns: TestDnsServer;
 let listeners: Array<Awaited<ReturnType<typeof startListener>>>;

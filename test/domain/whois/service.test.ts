@@ -33,8 +33,12 @@ before(async () => {
 });
 after(() => Promise.all([dns.close(), iana.close(), registry.close(), registrar.close()]));
 
+/** A test's give-up where only a long timeout would end the lookup otherwise: waiting for that fails the test. */
+const GIVE_UP = { timeout: 15_000 };
+
 function service(opts: Partial<ConstructorParameters<typeof WhoisService>[0]> = {}): WhoisService<string> {
-  return new WhoisService({ dialer, server: iana.server, hopTimeoutMs: 2000, ...opts });
+  // The fixtures answer at once: a hop timeout no busy machine reaches. Tests of silence set theirs.
+  return new WhoisService({ dialer, server: iana.server, hopTimeoutMs: 10_000, ...opts });
 }
 
 function clearQueries(): void {
@@ -172,14 +176,12 @@ describe('limits', () => {
     }
   });
 
-  test('a 10 MB answer is cut at the cap, quickly, and the lookup still answers', async () => {
+  test('a 10 MB answer is cut at the cap, not read to its end, and the lookup still answers', async () => {
     const flood = await startWhoisServer({ replies: { '*': { flood: 10 * 1024 * 1024 } } });
     try {
       registry.reply('big.com', sample('com-verisign.txt', { 'EXAMPLE.COM': 'BIG.COM', 'whois.example-registrar.com': flood.address }));
-      const started = Date.now();
-      const result = await service().lookup('big.com');
-      const elapsed = Date.now() - started;
-      assert.ok(elapsed < 2000, `took ${elapsed} ms`);
+      // A timeout no busy machine reaches: the hop is cut by the cap ('truncated'), not by time.
+      const result = await service({ hopTimeoutMs: 60_000 }).lookup('big.com');
       const hop = result.hops[2]!;
       assert.equal(hop.status, 'truncated');
       assert.equal(hop.bytes, 256 * 1024);
@@ -192,17 +194,20 @@ describe('limits', () => {
     }
   });
 
-  test('a silent registrar times out per hop; the registry data is kept', async () => {
+  test('a silent registrar times out per hop; the registry data is kept', GIVE_UP, async () => {
     const silent = await startWhoisServer({ replies: { '*': { silent: true } } });
     try {
       registry.reply('slow.com', sample('com-verisign.txt', { 'EXAMPLE.COM': 'SLOW.COM', 'whois.example-registrar.com': silent.address }));
+      // Every hop has this timeout, the answering ones too: short for the test, long for a busy
+      // machine's answers. The lookup's own deadline is beyond the test's give-up: only the
+      // hop's timeout can end it.
       const started = Date.now();
-      const result = await service({ hopTimeoutMs: 300 }).lookup('slow.com');
+      const result = await service({ hopTimeoutMs: 1_500, totalTimeoutMs: 600_000 }).lookup('slow.com');
       const elapsed = Date.now() - started;
-      assert.ok(elapsed >= 300 && elapsed < 1500, `took ${elapsed} ms`);
+      assert.ok(elapsed >= 1_500, `took ${elapsed} ms`);
       assert.deepEqual(silent.queries, ['slow.com']);
       assert.equal(result.hops[2]?.status, 'timeout');
-      assert.match(result.error ?? '', /no complete answer within 300 ms/);
+      assert.match(result.error ?? '', /no complete answer within 1500 ms/);
       assert.equal(result.registered, true);
       assert.equal(result.expiration_date, '2025-08-13T04:00:00Z');
     } finally {
@@ -210,12 +215,11 @@ describe('limits', () => {
     }
   });
 
-  test('the whole lookup has its own deadline', async () => {
+  test('the whole lookup has its own deadline', GIVE_UP, async () => {
     const silent = await startWhoisServer({ replies: { '*': { silent: true } } });
     try {
-      const started = Date.now();
-      const result = await service({ server: silent.server, hopTimeoutMs: 5000, totalTimeoutMs: 300 }).lookup('example.com');
-      assert.ok(Date.now() - started < 1500);
+      // The hop's timeout is beyond the test's give-up: only the lookup's deadline can end it.
+      const result = await service({ server: silent.server, hopTimeoutMs: 600_000, totalTimeoutMs: 300 }).lookup('example.com');
       assert.equal(result.registered, null);
       assert.equal(result.hops[0]?.status, 'timeout');
     } finally {

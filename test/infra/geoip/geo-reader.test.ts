@@ -69,11 +69,9 @@ let v6: CsvRow[];
 
 before(async () => {
   geo = createGeoReader();
-  const started = performance.now();
+  // How long the load takes is a figure of the machine, measured by bench/geoip-reader.ts (its
+  // budget, 1.5 s on a quiet machine, is in BENCHMARKS.md), not asserted by a test.
   await geo.load();
-  const ms = performance.now() - started;
-  // The budget is 1.5 s on a quiet machine; tests run in parallel on two cores, so allow slack.
-  assert.ok(ms < 6000, `load took ${ms.toFixed(0)} ms`);
   maxmind = new Reader<CityResponse>(gunzipSync(readFileSync(cityFile)));
   v4 = naiveCsv('asn-ipv4.csv');
   v6 = naiveCsv('asn-ipv6.csv');

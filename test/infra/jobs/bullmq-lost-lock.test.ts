@@ -14,7 +14,7 @@ import { sqliteStoreWithAccount } from '../store/backends.js';
  */
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL;
 
-test('a lost BullMQ lock is reported as a recovery, not as an error', { skip: TEST_REDIS_URL ? false : 'set TEST_REDIS_URL', timeout: 30_000 }, async (t) => {
+test('a lost BullMQ lock is reported as a recovery, not as an error', { skip: TEST_REDIS_URL ? false : 'set TEST_REDIS_URL', timeout: 60_000 }, async (t) => {
   const redisUrl = TEST_REDIS_URL!;
   const { store, account } = await sqliteStoreWithAccount(t);
   const prefix = `netdiag-test:${process.pid}:${randomBytes(4).toString('hex')}`;

