@@ -3605,7 +3605,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description an ETag of an earlier answer: 304 while the job is unchanged */
+                /** @description an ETag of an earlier answer: 304 while the job is unchanged (a stream: once the job has finished) */
                 "If-None-Match"?: string;
                 /** @description with `Accept: text/event-stream`: the `id` (item sequence number) of the last event received; the stream resumes after it */
                 "Last-Event-ID"?: string;
