@@ -75,6 +75,8 @@ export interface NewJobRequest {
 export interface JobPage {
   jobs: JobView[];
   next_cursor: string | null;
+  /** With `bodies` asked for: each job's body as it was stored, in the order of `jobs` (a page shows what each checked). */
+  bodies?: unknown[];
 }
 
 function encodeCursor(row: Pick<JobRecord, 'created_at' | 'id'>): string {
@@ -169,7 +171,10 @@ export class JobService implements JobRunner {
    * each result (JobViews.viewPart), for a list that shows none (the dashboard's): a page of
    * full-range scans read whole was 13 MB of items each.
    */
-  async list(accountId: number, opts: { status?: JobStatus | undefined; limit: number; cursor?: string | undefined; resultItems?: number | undefined }): Promise<JobPage> {
+  async list(
+    accountId: number,
+    opts: { status?: JobStatus | undefined; limit: number; cursor?: string | undefined; resultItems?: number | undefined; bodies?: boolean | undefined },
+  ): Promise<JobPage> {
     const before = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
     const rows = await this.#d.repo.list(accountId, { status: opts.status, before, limit: opts.limit + 1 });
     const cutoff = this.#cutoff();
@@ -177,7 +182,9 @@ export class JobService implements JobRunner {
     const page = live.slice(0, opts.limit);
     const more = live.length > opts.limit;
     const view = opts.resultItems === undefined ? (r: JobRecord) => this.view(r) : async (r: JobRecord) => (await this.#views.viewPart(r, opts.resultItems!)).view;
-    return { jobs: await Promise.all(page.map(view)), next_cursor: more ? encodeCursor(page[page.length - 1]!) : null };
+    const jobs = await Promise.all(page.map(view));
+    const next_cursor = more ? encodeCursor(page[page.length - 1]!) : null;
+    return opts.bodies === true ? { jobs, next_cursor, bodies: page.map((r) => JSON.parse(r.body) as unknown) } : { jobs, next_cursor };
   }
 
   /** Cancels a queued or running job: its view, 'finished' when it had already finished, undefined when there is none. */

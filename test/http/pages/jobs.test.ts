@@ -5,6 +5,7 @@ import { build } from '../../helpers/build.js';
 import { hangingConnect } from '../../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../../helpers/eventually.js';
 import { PASSWORD, PageClient, setPassword } from './browserless.js';
+import { subjectOf } from '../../../src/http/pages/jobs.js';
 import { startReceiver } from '../../infra/webhooks/receiver.js';
 
 const EMAIL = 'tester@example.com';
@@ -34,6 +35,9 @@ test('jobs page: the account\'s jobs with status and progress; a running one is 
   assert.equal(page.status, 200);
   assert.match(page.html, new RegExp(`${doneId}[\\s\\S]*?succeeded`));
   assert.match(page.html, new RegExp(`${runningId}[\\s\\S]*?running[\\s\\S]*?0 / 5`));
+  // What each job checked, beside its endpoint.
+  assert.match(page.html, new RegExp(`${doneId}[\\s\\S]*?<code>/ipv6/validate</code> <span class="job-subject">2001:db8::1</span>`));
+  assert.match(page.html, new RegExp(`${runningId}[\\s\\S]*?<code>/port/scan-range</code> <span class="job-subject">127\\.0\\.0\\.1</span>`));
   assert.match(page.html, new RegExp(`action="/jobs/${runningId}/cancel"`));
   assert.doesNotMatch(page.html, new RegExp(`action="/jobs/${doneId}/cancel"`), 'no Cancel for a finished job');
   const onlySucceeded = await c.get('/jobs?status=succeeded');
@@ -87,4 +91,13 @@ test('job page: the webhook\'s attempts, a Retry-After honoured noted in its err
     page.html.includes('A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a Retry-After sent with a 429 or 503 (at most 24 h is honoured); a 410 stops the retries.'),
     'the rule API.md states',
   );
+});
+
+test('what a job checked, in a few words: its target, a bulk call\'s count, a proxy without its password', () => {
+  assert.equal(subjectOf({ host: 'example.com', ports: [80] }), 'example.com');
+  assert.equal(subjectOf({ domains: ['a.test', 'b.test'] }), '2 domains');
+  assert.equal(subjectOf({ ips: ['192.0.2.1'] }), '1 ip');
+  assert.equal(subjectOf({ proxy: 'user:secret@203.0.113.7:8080' }), 'user:***@203.0.113.7:8080');
+  assert.equal(subjectOf({ url: `https://example.com/${'a'.repeat(100)}` }).length, 60);
+  assert.equal(subjectOf(null), '—');
 });
