@@ -17,7 +17,7 @@ import type { Store } from '../src/domain/store.js';
 import { JobCancelledError } from '../src/errors.js';
 
 /**
- * Issue 24's queue figures (API.md, "Rate limits": queued jobs and webhook deliveries are taken
+ * Issue 24's queue figures (docs/api.md, "Rate limits": queued jobs and webhook deliveries are taken
  * round-robin between accounts), in one process, on loopback only:
  *
  * - jobs: BUSY_ACCOUNTS free accounts (2 jobs at once each) queue JOBS_PER_ACCOUNT one-port scans

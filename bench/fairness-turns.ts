@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 
 /**
- * Issue 38's fairness figures (API.md, "Rate limits": another account's job starts within 2 s
+ * Issue 38's fairness figures (docs/api.md, "Rate limits": another account's job starts within 2 s
  * whatever the size or number of the jobs ahead of it), against ports that drop SYNs, and its
  * resume figure (a job run again after a lost lease goes on from where it was).
  *

@@ -115,10 +115,10 @@ export const DEFAULTS = {
   shutdownGraceS: 90,
   signup: 'invite' as SignupMode,
   adminEmail: 'admin@localhost',
-  /** Probe jobs one instance runs at once (API.md, "Jobs and webhooks"). */
+  /** Probe jobs one instance runs at once (docs/jobs.md). */
   workers: 8,
   jobTtlDays: 7,
-  /** An instance's heartbeat lapses, and each instance reconciles, this often: well within API.md's minute. */
+  /** An instance's heartbeat lapses, and each instance reconciles, this often: well within docs/api.md's minute. */
   reconcileS: 15,
 } as const;
 
@@ -287,7 +287,7 @@ export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'port' | 'host'
 }
 
 /**
- * The judge URL the operator set (API.md, "Proxy check"): NETDIAG_JUDGE_URL, else
+ * The judge URL the operator set (docs/proxy.md): NETDIAG_JUDGE_URL, else
  * NETDIAG_PUBLIC_URL + /judge; undefined when neither is set (a server then uses its own /judge,
  * a worker the one an API instance recorded in the database).
  */

@@ -17,7 +17,7 @@ async function cli(env: Record<string, string>, ...argv: string[]) {
   return { code, out, err, json: () => JSON.parse(out) as Record<string, unknown> };
 }
 
-test('netdiag: every command of API.md, printing JSON', async (t) => {
+test('netdiag: every command of docs/api.md, printing JSON', async (t) => {
   const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'cli.db')}` };
 
   const created = await cli(env, 'account', 'create', '--email', 'Ada@Example.com', '--name', 'Ada', '--plan', 'pro');
@@ -232,7 +232,7 @@ test('netdiag account reset-password prints a one-time link at NETDIAG_PUBLIC_UR
   assert.equal((await cli(env, 'account', 'reset-password', '--email', 'nobody@example.com')).code, 2);
 });
 
-test('netdiag --help: a suspended account is refused with 403 (API.md: forbidden), not 401', async (t) => {
+test('netdiag --help: a suspended account is refused with 403 (docs/api.md: forbidden), not 401', async (t) => {
   const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'help-403.db')}` };
   for (const argv of [['--help'], ['account', '--help'], ['account', 'suspend', '--help']]) {
     const r = await cli(env, ...argv);

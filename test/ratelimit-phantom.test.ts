@@ -16,7 +16,7 @@ import { eventually } from './helpers/eventually.js';
 // own process: servers it kills (scripts/test-tree.mjs).
 
 /**
- * API.md, Rate limits: "A call an instance admitted but never answered (the instance was killed)
+ * docs/api.md, Rate limits: "A call an instance admitted but never answered (the instance was killed)
  * does not stay spent: windows are reconciled with the recorded usage, so `api_calls_used` =
  * successful + failed calls recorded, within a minute of the restart." A real `netdiag serve` on
  * PostgreSQL and a Redis of the test's own admits slow calls (a DNS lookup whose server never

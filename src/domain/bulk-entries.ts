@@ -1,7 +1,7 @@
 import { TargetForbiddenError, ValidationError } from '../errors.js';
 
 /**
- * API.md "Bulk calls agree on bad entries": in a proxy, IP or DNS bulk, an entry that is not
+ * docs/api.md, "Bulk calls": in a proxy, IP or DNS bulk, an entry that is not
  * valid, or whose target is forbidden, gets an item in its place carrying these two fields, and
  * every other entry is still answered. Only the array itself being wrong is a 400.
  */

@@ -12,7 +12,7 @@ interface RouteSchema {
 }
 
 /**
- * The error statuses a route answers, from what it takes (API.md's table): a body can be
+ * The error statuses a route answers, from what it takes (docs/errors.md's table): a body can be
  * malformed, too large or not JSON; a query, path or header can break its schema; a token can be
  * missing or its account suspended; a path parameter can name nothing; every route can be
  * limited, fail, or lose its database.

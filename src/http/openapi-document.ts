@@ -15,7 +15,7 @@ import { WEBHOOK_RETRY_AFTER_MAX_MS, WEBHOOK_SCHEDULE_TEXT, delayText } from '..
 
 /**
  * What @fastify/swagger makes of the routes, completed with what holds for every route of a kind
- * (API.md): the headers every answer carries, the shared error responses, the `Prefer` header of
+ * (docs/api.md): the headers every answer carries, the shared error responses, the `Prefer` header of
  * every operation that can run as a job, the webhook events, the examples. Nothing here lists
  * endpoints: each rule applies to whatever routes the app declares.
  */
@@ -77,7 +77,7 @@ const HEADERS: Record<string, { description: string; required: boolean; schema: 
   },
 };
 
-/** What every answer of an /api route carries (API.md, "Rate limits"). */
+/** What every answer of an /api route carries (docs/api.md, "Rate limits"). */
 const EVERY_ANSWER = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'X-Request-Id'];
 
 /** The shared error responses: their names and what a person reads of each. */

@@ -8,7 +8,7 @@ import { OPERATIONS, type AnyOperation } from '../operations/index.js';
 import { toolNameOf } from '../operations/names.js';
 
 /**
- * The MCP tools (API.md, "MCP"): one per operation, named from its path, whose call IS a call of
+ * The MCP tools (docs/api.md, "MCP"): one per operation, named from its path, whose call IS a call of
  * the operation's endpoint. Both MCP servers use this module: POST /mcp (src/http/routes/mcp.ts)
  * calls the endpoint inside the app, `netdiag mcp` (stdio.ts) over HTTP through the client; each
  * hands in how to call an endpoint, and this module turns tool calls into endpoint calls and the

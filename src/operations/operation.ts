@@ -83,7 +83,7 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
   body: B;
   /** The schema of `data`; for bulk and range calls an array of the items `onItem` reports. */
   data: D;
-  /** Probes the network: counts against the account's work in flight (API.md, "Rate limits"). */
+  /** Probes the network: counts against the account's work in flight (docs/api.md, "Rate limits"). */
   probe: boolean;
   /**
    * Bulk and range calls: the number of items `data` will hold (a job's progress total), at most

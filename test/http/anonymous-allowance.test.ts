@@ -9,7 +9,7 @@ import { build } from '../helpers/build.js';
 import { TEST_DATABASE_URL, postgresBackend } from '../infra/store/backends.js';
 
 /**
- * API.md, Rate limits: "A request that carries a valid token is judged by its account's windows
+ * docs/api.md, Rate limits: "A request that carries a valid token is judged by its account's windows
  * alone: what its address spent without a token never refuses it", while requests without a
  * valid token stay limited per address at the free plan's figures.
  */

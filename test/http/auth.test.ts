@@ -6,7 +6,7 @@ import { runCli } from '../../src/cli.js';
 import { build } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';
 
-test('GET /api/user answers the User object of API.md', async (t) => {
+test('GET /api/user answers the User object of docs/security.md', async (t) => {
   const { api, app } = await build(t, { plan: 'basic' });
   const res = await api('/api/user');
   assert.equal(res.status, 200);

@@ -9,7 +9,7 @@ import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { startHttpProxy, startTlsTarget, type Running } from '../fixtures/proxies.js';
 
 /**
- * API.md "Proxy check", "Bulk calls agree on bad entries": in a proxy, IP or DNS bulk, an entry
+ * docs/proxy.md, "Bulk calls agree on bad entries": in a proxy, IP or DNS bulk, an entry
  * that is not valid, or whose target is forbidden, gets an item in its place with `error` (naming
  * the entry's index and the rule) and `error_code`; proxies also `status: "failed"`; every other
  * entry is still answered. Only an array that is itself wrong is a 400. The same as a job.

@@ -96,7 +96,7 @@ async function rejected(built: Built, path: string, json: unknown, message: stri
 }
 
 describe('POST /api/dns/lookup: every supported type, exact records and TTLs', () => {
-  test('A by default: the full data object of API.md', async (t) => {
+  test('A by default: the full data object of docs/dns-whois.md', async (t) => {
     const built = await app(t);
     const data = await lookup(built, { domain: 'example.test' });
     assert.deepEqual(
@@ -412,7 +412,7 @@ describe('POST /api/dns/lookup-bulk', () => {
     assert.equal(dns.count(), 0);
   });
 
-  // API.md "Bulk calls agree on bad entries" (issue 24): an invalid entry was a 400 for the whole request.
+  // docs/api.md, "Bulk calls" (issue 24): an invalid entry was a 400 for the whole request.
   test('an invalid entry gets an item naming domains[i] and is never asked; the others are answered; a bad type is a 400', async (t) => {
     const built = await app(t);
     dns.resetLog();

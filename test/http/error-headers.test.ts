@@ -11,7 +11,7 @@ import { TEST_DATABASE_URL } from '../infra/store/backends.js';
 import { checkResponses } from '../helpers/contract.js';
 
 /**
- * API.md, Envelope and errors: every 401 carries `WWW-Authenticate: Bearer realm="netdiag"`
+ * docs/errors.md, Envelope and errors: every 401 carries `WWW-Authenticate: Bearer realm="netdiag"`
  * (with `error="invalid_token"` when a token was given, RFC 6750), and a 503 while the database
  * cannot be reached still carries the rate-limit headers, from the limiter's last known state.
  */

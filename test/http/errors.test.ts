@@ -48,7 +48,7 @@ function raw(url: string, method: string, path: string, headers: Record<string, 
   });
 }
 
-test('hostile input gets the 4xx and error body of API.md, never a 500', async (t) => {
+test('hostile input gets the 4xx and error body of docs/errors.md, never a 500', async (t) => {
   const { url, token } = await build(t, { extraRoutes: probeRoute });
   const auth = { authorization: `Bearer ${token}` };
   const json = { ...auth, 'content-type': 'application/json' };

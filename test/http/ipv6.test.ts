@@ -47,7 +47,7 @@ test('/ipv6/validate and /ipv6/expand through the API', async (t) => {
   for (const body of [{}, { ipv6: 42 }, { ipv6: ['::1'] }]) {
     assert.equal((await api('/api/ipv6/validate', { json: body })).status, 400, JSON.stringify(body));
   }
-  // API.md: 200 for every string, the empty and the overlong included, with the reason (issue 16)
+  // docs/api.md: 200 for every string, the empty and the overlong included, with the reason (issue 16)
   for (const [text, reason] of [['', /empty/], [`${'1:'.repeat(300)}1`, /longer than/]] as const) {
     const res = await api('/api/ipv6/validate', { json: { ipv6: text } });
     assert.equal(res.status, 200, text);

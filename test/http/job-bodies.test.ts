@@ -6,7 +6,7 @@ import { build, type Built } from '../helpers/build.js';
 import { finishedJob } from '../helpers/jobs.js';
 
 /**
- * Issue 24, API.md "Jobs and webhooks": a job keeps only the fields its endpoint declares
+ * Issue 24, docs/jobs.md: a job keeps only the fields its endpoint declares
  * (unknown ones are dropped before it is stored, as a synchronous call ignores them), and a body
  * nested too deeply to store is a 400 on both paths, never a 500.
  */

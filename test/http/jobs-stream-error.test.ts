@@ -17,7 +17,7 @@ import { checkResponses } from '../helpers/contract.js';
 
 /**
  * A job's stream cut by the database going away: it ends with a last line saying so, the error
- * body a request would get then (API.md: 503 service_unavailable), and the response ends
+ * body a request would get then (docs/jobs.md: 503 service_unavailable), and the response ends
  * cleanly. SQLite never goes away by itself: a wrapper of its job store fails on cue. And, on the
  * same job, a finished job's stream resumed mid-way still ends with its whole result.
  */

@@ -6,7 +6,7 @@ import { startHttpProxy } from '../fixtures/proxies.js';
 import { build } from '../helpers/build.js';
 
 /**
- * Issue 24, API.md "Proxy check": the judge every process uses, and a process whose judge does
+ * Issue 24, docs/proxy.md: the judge every process uses, and a process whose judge does
  * not accept it answers 503 service_unavailable rather than calling a working proxy failed.
  */
 

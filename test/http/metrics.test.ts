@@ -1,5 +1,5 @@
 /**
- * GET /metrics (API.md, "Operations"): only with NETDIAG_METRICS_TOKEN, counters that move with
+ * GET /metrics (docs/operations.md): only with NETDIAG_METRICS_TOKEN, counters that move with
  * API calls, 429s, jobs and webhook attempts, and label sets that stay bounded whatever paths
  * clients send.
  */
@@ -219,7 +219,7 @@ test('the exposition passes promtool\'s rules: no gauge named like a counter (pr
   metrics.webhookAttempt('delivered');
   const { body } = await metrics.exposition();
   assert.deepEqual(lintProblems(body), []);
-  // The default process metrics are there (API.md), the active handles by type among them.
+  // The default process metrics are there (docs/operations.md), the active handles by type among them.
   const samples = samplesOf(body);
   for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
     assert.ok(samples.some((s) => s.name === name), name);

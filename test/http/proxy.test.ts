@@ -88,7 +88,7 @@ function assertWorking(r: Result, protocol: string): void {
 }
 
 describe('POST /api/proxy/check against real loopback proxies', () => {
-  test('an HTTP proxy that adds X-Forwarded-For with our address is transparent, with every field of API.md', async (t) => {
+  test('an HTTP proxy that adds X-Forwarded-For with our address is transparent, with every field of docs/proxy.md', async (t) => {
     const b = await app(t);
     const { status, body } = await check(b, { proxy: f('transparent') });
     assert.equal(status, 200);
@@ -344,7 +344,7 @@ describe('POST /api/proxy/check-bulk', () => {
     await assertMatchesOpenApi(b.app, 'POST', '/api/proxy/check-bulk', 400, body);
   });
 
-  // API.md "Bulk calls agree on bad entries" (issue 24): was a 400 for the whole batch.
+  // docs/api.md, "Bulk calls" (issue 24): was a 400 for the whole batch.
   test('one bad entry gets an item naming its index; the other proxy is still checked', async (t) => {
     const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: LOOPBACK, NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
     const b = await app(t, { deps: { dialer } });
@@ -395,7 +395,7 @@ describe('input forms and the target policy', () => {
       assert.equal(status, 403, proxy);
       assert.equal(body.error, 'target_forbidden');
     }
-    // A forbidden entry of a bulk is its item (API.md "Bulk calls agree on bad entries"; was a 403).
+    // A forbidden entry of a bulk is its item (docs/api.md, "Bulk calls"; was a 403).
     const bulk = await b.api('/api/proxy/check-bulk', { json: { proxies: ['192.168.1.1:8080'] } });
     assert.equal(bulk.status, 200);
     assert.equal(((await bulk.json()) as { data: Array<{ error_code: string }> }).data[0]!.error_code, 'target_forbidden');

@@ -9,7 +9,7 @@ function testClock(start: number) {
   return clock;
 }
 
-test('50 concurrent requests from a free account: exactly 10 admitted, 40 × 429 with the body and headers of API.md', async (t) => {
+test('50 concurrent requests from a free account: exactly 10 admitted, 40 × 429 with the body and headers of docs/api.md', async (t) => {
   const clock = testClock(Date.UTC(2026, 5, 1, 12, 30, 15));
   const { api, app } = await build(t, { plan: 'free', deps: { clock: clock.fn } });
   const responses = await Promise.all(Array.from({ length: 50 }, () => api('/api/user')));

@@ -15,7 +15,7 @@ import { startWhoisServer, type WhoisFixture } from '../fixtures/whois-server.js
 import { whoisSample as sample } from '../fixtures/whois-samples.js';
 
 /**
- * WHOIS through RDAP (API.md, "More diagnostics") over real HTTP: RDAP servers on loopback play a
+ * WHOIS through RDAP (docs/checks.md) over real HTTP: RDAP servers on loopback play a
  * registry (Verisign's shapes), a registrar (reached by host name through the DNS fixture, as the
  * registry's "related" link names it) and two RIRs (ARIN redirecting RIPE's space, as it does).
  * The bootstrap files point at them, from a directory or from an http URL on loopback; a TLD the

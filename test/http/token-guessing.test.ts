@@ -22,7 +22,7 @@ test('an address that has spent its anonymous budget on bad tokens gets 429s for
   assert.deepEqual(first, Array(10).fill(401));
   assert.equal(lookups, 10);
   // ...then the address is limited, and the next 50 guesses are 429s. Each well-formed one is
-  // looked up (API.md: a valid token is never refused by what its address spent without one).
+  // looked up (docs/security.md: a valid token is never refused by what its address spent without one).
   for (let i = 10; i < 60; i++) {
     const res = await b.api('/api/user', { headers: { authorization: guess(i) } });
     assert.equal(res.status, 429);

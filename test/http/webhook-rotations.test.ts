@@ -11,7 +11,7 @@ import { assertMatchesOpenApi, checkResponses } from '../helpers/contract.js';
 import { TEST_DATABASE_URL, postgresBackend, sqliteBackend, type Backend } from '../infra/store/backends.js';
 
 /**
- * API.md "Jobs and webhooks": every secret replaced within the last 24 hours keeps signing until
+ * docs/jobs.md: every secret replaced within the last 24 hours keeps signing until
  * its own 24 hours end; at most 3 signatures ride on a delivery, and a rotation that would need a
  * fourth is a 409 `conflict` saying when to try again. Over HTTP, on SQLite and on PostgreSQL,
  * with a clock the test moves.

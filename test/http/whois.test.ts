@@ -116,7 +116,7 @@ function spyingDialer(allow: string[]): { dialer: Dialer; hosts: () => string[] 
 }
 
 describe('POST /api/dns/whois: registries in their real formats', () => {
-  test('.com thick (Verisign): IANA → registry → registrar by host name; every field of API.md', async (t) => {
+  test('.com thick (Verisign): IANA → registry → registrar by host name; every field of docs/dns-whois.md', async (t) => {
     const built = await app(t);
     clearQueries();
     const { status, body } = await post<{ success: boolean; data: WhoisBody; message: string }>(built, { domain: 'EXAMPLE.com.' });

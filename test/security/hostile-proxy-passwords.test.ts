@@ -177,7 +177,7 @@ test('no password in any answer (single, bulk, errors, 400s, 403s) nor in any lo
     assert.equal(status, 400, proxy);
     assert.match(body.message, message);
   }
-  // A bad entry of a bulk is its item, not a 400 (API.md "Bulk calls agree on bad entries"; issue 24).
+  // A bad entry of a bulk is its item, not a 400 (docs/api.md, "Bulk calls"; issue 24).
   const badBulk = await post('/api/proxy/check-bulk', { proxies: [forms[0]![0], `http://${USER}:${PASSWORD}@127.0.0.1:8080/x`], check_speed: false });
   assert.equal(badBulk.status, 200);
   const badItem = (badBulk.body.data as Array<{ proxy: string; error: string }>)[1]!;

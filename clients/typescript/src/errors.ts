@@ -1,4 +1,4 @@
-/** The error body of every answer that is not a success (API.md, "Envelope and errors"). */
+/** The error body of every answer that is not a success (docs/errors.md). */
 export interface ErrorBody {
   success: false;
   /** The machine-readable code: `validation_error`, `rate_limit_exceeded`, `target_forbidden`, … */

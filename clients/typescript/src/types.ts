@@ -41,7 +41,7 @@ export type JobBody<P extends string> = `/api${P}` extends Paths
     : object
   : object;
 
-/** A job (API.md, "Jobs and webhooks"), as GET /api/jobs/{id} answers it. */
+/** A job (docs/jobs.md), as GET /api/jobs/{id} answers it. */
 export type Job = paths['/api/jobs/{id}']['get']['responses'][200]['content']['application/json']['data'];
 export type JobStatus = Job['status'];
 

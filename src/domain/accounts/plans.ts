@@ -19,7 +19,7 @@ export type PlanName = keyof typeof PLANS;
 
 /**
  * Requests that probe the network (/proxy/*, /port/*, /ipv6/test, /dns/whois) one account may
- * have in flight at once (API.md, "Rate limits"); one more is a 429 with window "concurrent".
+ * have in flight at once (docs/api.md, "Rate limits"); one more is a 429 with window "concurrent".
  */
 export const IN_FLIGHT_LIMITS = {
   free: 2,

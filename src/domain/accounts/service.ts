@@ -190,7 +190,7 @@ export class AccountService {
   }
 
   /**
-   * API.md, "Jobs and webhooks": a suspended account's queued and running jobs are cancelled at
+   * docs/jobs.md: a suspended account's queued and running jobs are cancelled at
    * once, their error the 403 body its requests get, and its pending webhook deliveries dropped; no
    * event is sent for the jobs cancelled. (The status is set first: no claim takes its jobs since.)
    */

@@ -7,7 +7,7 @@ export const TOKEN_PATTERN = /^nd_[0-9A-Za-z]{32,128}$/;
 /** Random characters a token's `prefix` shows after `nd_`: enough to tell tokens apart, too few to matter as a secret. */
 const TOKEN_PREFIX_SHOWN = 6;
 
-/** What lists show of a token: `nd_` and its first TOKEN_PREFIX_SHOWN characters (API.md). */
+/** What lists show of a token: `nd_` and its first TOKEN_PREFIX_SHOWN characters (docs/security.md). */
 export function tokenPrefix(token: string): string {
   return token.slice(0, TOKEN_PREFIX.length + TOKEN_PREFIX_SHOWN);
 }

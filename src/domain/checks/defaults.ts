@@ -1,11 +1,11 @@
 /** Bounds and defaults of the HTTP and TLS checks (POST /http/check, POST /tls/check). */
 
-/** Whole-check timeout when the caller names none, and its bounds (API.md: 1–30 s, default 10). */
+/** Whole-check timeout when the caller names none, and its bounds (docs/checks.md: 1–30 s, default 10). */
 export const CHECK_DEFAULT_TIMEOUT_S = 10;
 export const CHECK_MIN_TIMEOUT_S = 1;
 export const CHECK_MAX_TIMEOUT_S = 30;
 
-/** Redirects followed at most (API.md); one more redirect answer ends the check with an error. */
+/** Redirects followed at most (docs/checks.md); one more redirect answer ends the check with an error. */
 export const HTTP_MAX_REDIRECTS = 10;
 
 /** Of a body, at most this much is read (counted and hashed, never kept); then the socket is dropped. */

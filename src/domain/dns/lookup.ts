@@ -28,7 +28,7 @@ export interface DnsLookupOptions {
   dnssec?: boolean;
 }
 
-/** A bulk entry that is not a domain name (API.md "Bulk calls agree on bad entries"): never asked. */
+/** A bulk entry that is not a domain name (docs/api.md, "Bulk calls"): never asked. */
 export interface DnsEntryFailure extends EntryError {
   /** The entry as given. */
   domain: string;

@@ -50,6 +50,6 @@ export const JOB_LEASE_RENEW_MS = 5_000;
  * A running job's turn: every this often a process whose workers are all busy looks for another
  * account's job waiting for a slot (in the database, so across instances), and a resumable job
  * that has run at least this long in its turn, of an account holding more than its share, gives
- * its turn back (JobRepository.yieldTurn) so the waiting one starts (API.md: within 2 s).
+ * its turn back (JobRepository.yieldTurn) so the waiting one starts (docs/jobs.md: within 2 s).
  */
 export const JOB_SLICE_MS = 1_000;

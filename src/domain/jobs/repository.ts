@@ -1,7 +1,7 @@
 import type { JobStatus } from './types.js';
 
 /**
- * Jobs in the database (API.md, "Jobs and webhooks"): the same SQL on SQLite and PostgreSQL.
+ * Jobs in the database (docs/jobs.md): the same SQL on SQLite and PostgreSQL.
  * A job is run by whoever claims it: the claim is a compare-and-set (UPDATE … WHERE id = ? AND
  * it is still queued, or running on a lapsed lease), so of any number of processes exactly one
  * sees a row changed. Every later write of the run is conditional on its lease, so a claimer
@@ -76,7 +76,7 @@ export interface JobRepository {
   itemBatches(jobId: string, afterSeq: number, limit: number): Promise<JobItemBatch[]>;
   /**
    * Queued jobs and running ones whose lease lapsed before `now` (epoch ms) of active accounts,
-   * round-robin between accounts (API.md, "Rate limits"): an account's n-th waiting job comes after
+   * round-robin between accounts (docs/api.md, "Rate limits"): an account's n-th waiting job comes after
    * every other account's (n - jobs it has running)-th, so one with jobs running goes after one
    * with none; between equals, the account that had a job started longest ago (or never) first;
    * then oldest first. At most `perAccount` of one account (default JOB_CLAIMABLE_PER_ACCOUNT),

@@ -1,5 +1,5 @@
 /**
- * The jobs contract (API.md, "Jobs and webhooks") shared by the job engine (src/domain/jobs,
+ * The jobs contract (docs/jobs.md) shared by the job engine (src/domain/jobs,
  * its queues) and webhook delivery (src/domain/webhooks): what a job looks like to a client,
  * and how the engine tells delivery that one finished. Plain TypeScript: no HTTP, no queue.
  */
@@ -26,7 +26,7 @@ export interface WebhookAttemptView {
   error: string | null;
 }
 
-/** A job as the API answers it (API.md: `{id, endpoint, status, progress, created_at, …}`). */
+/** A job as the API answers it (docs/jobs.md: `{id, endpoint, status, progress, created_at, …}`). */
 export interface JobView {
   id: string;
   endpoint: string;

@@ -1,4 +1,4 @@
-/** Every default and bound of the TCP ping (API.md, "More diagnostics"). */
+/** Every default and bound of the TCP ping (docs/checks.md). */
 
 export const PING_DEFAULT_PORT = 443;
 

@@ -1,5 +1,5 @@
 /**
- * Every default and bound of the port scanner (API.md, "Port scanner").
+ * Every default and bound of the port scanner (docs/ports.md).
  * Its sockets come out of the dialer's one budget (the infra layer's net defaults), shared with
  * every other tool: a scan holds at most the dialer's per-request maximum, an account its share.
  */
@@ -20,7 +20,7 @@ export const MAX_TIMEOUT_S = 30;
 export const MAX_PORTS_PER_SCAN = 1_000;
 
 /**
- * The same bound for a job (Prefer: respond-async): every port, "1-65535" (API.md, "Jobs and
+ * The same bound for a job (Prefer: respond-async): every port, "1-65535" (docs/ports.md, "Jobs and
  * webhooks"). Its items are streamed to the job's store as they complete and kept nowhere else.
  */
 export const MAX_PORTS_PER_JOB = 65_535;

@@ -3,7 +3,7 @@ import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { MAX_PORTS_PER_JOB, MAX_PORTS_PER_SCAN, PORT_SPEC_ECHO_MAX_CHARS, PORT_SPEC_MAX_CHARS } from './defaults.js';
 
 /**
- * The nmap-style `ports` string of API.md ("22,80,8000-8100"): comma-separated ports and
+ * The nmap-style `ports` string of docs/ports.md ("22,80,8000-8100"): comma-separated ports and
  * ranges, spaces and tabs tolerated around every number, expanded to the list the array form
  * would give (duplicates removed, sorted) under the same bound: `max`, MAX_PORTS_PER_SCAN for a
  * synchronous call, MAX_PORTS_PER_JOB for a job.

@@ -7,7 +7,7 @@ export function expandPortList(spec: string): number[] {
   return parsePortSpec(spec, 'preset');
 }
 
-/** nmap's 100 most frequent TCP ports (`nmap -F`), exactly as API.md lists them. */
+/** nmap's 100 most frequent TCP ports (`nmap -F`), exactly as docs/ports.md lists them. */
 const TOP100 =
   '7,9,13,21-23,25-26,37,53,79-81,88,106,110-111,113,119,135,139,143-144,179,199,389,427,443-445,465,513-515,' +
   '543-544,548,554,587,631,646,873,990,993,995,1025-1029,1110,1433,1720,1723,1755,1900,2000-2001,2049,2121,2717,' +

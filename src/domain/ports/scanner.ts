@@ -72,7 +72,7 @@ export interface PortScannerOptions {
 
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET']);
 
-/** The DNS answer a failed lookup got, in the words of the DNS tool's `status` (API.md). */
+/** The DNS answer a failed lookup got, in the words of the DNS tool's `status` (docs/ports.md). */
 const DNS_ANSWERS: Record<ResolveError['code'], string> = {
   ENOTFOUND: 'NXDOMAIN',
   // The name exists, with no address record: NOERROR with an empty answer.

@@ -3,7 +3,7 @@ import { normalizeAddress } from './judge.js';
 import type { AnonymityLevel, JudgeEcho } from './types.js';
 
 /**
- * The anonymity verdict of API.md, from what reached the judge:
+ * The anonymity verdict of docs/proxy.md, from what reached the judge:
  *   transparent  our own address reached the target: as the peer, or inside any header;
  *   anonymous    a header announces a proxy (Via, Forwarded, X-Forwarded-For, ...) but
  *                carries none of our addresses;

@@ -226,7 +226,7 @@ export class ProxyChecker {
       result.checks.protocol.error = resolved.error;
       return result;
     }
-    // No judge is the service's fault: a 503, never a proxy reported failed (API.md, "Proxy check").
+    // No judge is the service's fault: a 503, never a proxy reported failed (docs/proxy.md).
     const judge = await this.judges.target();
 
     const ep = { dialer: this.#dialer, address: resolved.address, spec, budget };

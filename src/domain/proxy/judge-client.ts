@@ -71,7 +71,7 @@ export interface JudgeUrlRecord {
 }
 
 /**
- * The judge every process of a deployment uses (API.md, "Proxy check"): NETDIAG_JUDGE_URL, else
+ * The judge every process of a deployment uses (docs/proxy.md): NETDIAG_JUDGE_URL, else
  * NETDIAG_PUBLIC_URL + /judge (`configured`, either way); else, in a process that listens, its
  * own /judge; else (`netdiag worker`) the judge an API instance recorded in the database. A
  * process that listens records the judge it uses there when it starts listening.

@@ -6,7 +6,7 @@ import type { ProxyProtocol, ProxySpec } from './types.js';
 import { STARTS_WITH_HOST_PORT, redactProxyInput } from './redact.js';
 
 /**
- * Every proxy spelling of API.md:
+ * Every proxy spelling of docs/proxy.md:
  *   host:port                          bare: every protocol is tried
  *   host:port:user:pass                the usual proxy-list form (the password may contain ':')
  *   user:pass@host:port                (the password may contain '@'; the last '@' separates)

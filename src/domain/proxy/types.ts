@@ -108,7 +108,7 @@ export interface ProxyCheckResult {
 }
 
 /**
- * A bulk entry that was not checked (API.md "Bulk calls agree on bad entries"): not a valid proxy
+ * A bulk entry that was not checked (docs/api.md, "Bulk calls"): not a valid proxy
  * (no host or port then), or its host is a forbidden target. `status` is failed.
  */
 export type ProxyEntryFailure = Omit<ProxyCheckResult, 'host' | 'port'> & Partial<Pick<ProxyCheckResult, 'host' | 'port'>> & EntryError;

@@ -18,7 +18,7 @@ export interface RegistrationLookupOptions {
 }
 
 /**
- * A domain's registration (API.md, "WHOIS through RDAP"): RDAP first (bootstrap, registry, then
+ * A domain's registration (docs/dns-whois.md): RDAP first (bootstrap, registry, then
  * the registrar the registry links to), port-43 WHOIS only for a TLD the bootstrap registry gives
  * no RDAP service. An RDAP server that fails is reported as such (source "rdap", `error`), not
  * papered over with another protocol's answer.

@@ -43,7 +43,7 @@ export interface RateLimiter {
    * Calls admitted by `consume` (key, and the clock they were consumed at) whose usage records
    * are now written. A limiter shared by several instances keeps each instance's admitted calls
    * that are not yet recorded, so that those of an instance killed before writing them are given
-   * back (API.md: a call admitted and never answered does not stay spent).
+   * back (docs/api.md: a call admitted and never answered does not stay spent).
    */
   recorded?(calls: ReadonlyArray<{ key: string; at: number }>): void;
   /**

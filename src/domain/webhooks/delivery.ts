@@ -1,5 +1,5 @@
 /**
- * Job webhooks (API.md, "Jobs and webhooks"): when a job finishes, one event is queued in the
+ * Job webhooks (docs/jobs.md): when a job finishes, one event is queued in the
  * database with one webhook-id for all its retries; each attempt is signed afresh (Standard
  * Webhooks: the timestamp is the attempt's, and a rotation's previous secret signs too while it
  * overlaps), sent through a WebhookTransport that applies the target policy, and recorded.
@@ -23,7 +23,7 @@ const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 
 /**
- * Waits before the 2nd..10th attempt: API.md's Standard Webhooks schedule (5 s, 5 min, 30 min,
+ * Waits before the 2nd..10th attempt: docs/webhooks.md's Standard Webhooks schedule (5 s, 5 min, 30 min,
  * 2 h, 5 h, 10 h, 14 h, 20 h, 24 h). The first attempt is at once; when the one after the last
  * delay fails too (the 10th, about 80 h after the first), the event is given up. The one table:
  * the docs, the OpenAPI text and the dashboard are written from it.
@@ -39,14 +39,14 @@ export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([
   20 * HOUR_MS,
   24 * HOUR_MS,
 ]);
-/** Every delay is spread by up to this share either way (API.md: ±10 %), so retries of many events do not arrive together. */
+/** Every delay is spread by up to this share either way (docs/webhooks.md: ±10 %), so retries of many events do not arrive together. */
 export const WEBHOOK_RETRY_JITTER = 0.1;
-/** A receiver's 2xx must arrive within this (resolve, connect, TLS, answer); API.md: 15 s. */
+/** A receiver's 2xx must arrive within this (resolve, connect, TLS, answer); docs/webhooks.md: 15 s. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 /** The HTTP status by which a receiver says "stop sending": no retry follows. */
 export const WEBHOOK_GONE_STATUS = 410;
 /**
- * The statuses whose Retry-After is honoured (API.md: 429 Too Many Requests, 503 Service
+ * The statuses whose Retry-After is honoured (docs/webhooks.md: 429 Too Many Requests, 503 Service
  * Unavailable, the two where HTTP gives it that meaning for a retry). On any other status it is
  * ignored: a 3xx's Retry-After is about following a redirect, which a delivery never does, and a
  * 500 or 4xx gives it no defined meaning.

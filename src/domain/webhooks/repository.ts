@@ -5,7 +5,7 @@
  * is taken by another once the lease lapses.
  */
 
-/** 'dropped': never sent, its account was suspended (API.md, "Jobs and webhooks"). */
+/** 'dropped': never sent, its account was suspended (docs/jobs.md). */
 export type WebhookDeliveryState = 'pending' | 'delivered' | 'failed' | 'dropped';
 
 export interface NewWebhookDelivery {

@@ -6,9 +6,9 @@ import type { WebhookSecret } from './repository.js';
 import { SECRET_PREFIX } from './signing.js';
 import { DAY_MS } from '../../lib/time.js';
 
-/** After a rotation the old secret signs too, for this long (API.md: 24 hours). */
+/** After a rotation the old secret signs too, for this long (docs/webhooks.md: 24 hours). */
 export const PREVIOUS_SECRET_MS = DAY_MS;
-/** Signatures on one delivery at most (API.md): the current secret and two replaced ones. */
+/** Signatures on one delivery at most (docs/webhooks.md): the current secret and two replaced ones. */
 export const MAX_SIGNING_SECRETS = 3;
 /** Standard Webhooks: `whsec_` + base64 of 24 to 64 random bytes. */
 const SECRET_BYTES = 32;

@@ -54,7 +54,7 @@ function inner(label: string): string {
   return /^[A-Z][A-Z0-9]/.test(label) ? label : label.charAt(0).toLowerCase() + label.slice(1);
 }
 
-/** Field names whose numbers are milliseconds (API.md: durations in JSON are ms unless the name says otherwise). */
+/** Field names whose numbers are milliseconds (docs/api.md: durations in JSON are ms unless the name says otherwise). */
 const MS_KEYS = /^(response_time|time|min|avg|max|mdev|last|best|worst|stdev|dns|connect|tls|ttfb|total|redirect|duration|rtt)$/;
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;

@@ -56,7 +56,7 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]', '::', '']);
 /**
  * The base of the links a page hands out (invitations, the curl line of a new token).
  * NETDIAG_PUBLIC_URL when the operator set it: it is the address people reach the server at.
- * Without it, API.md's default is http://localhost:PORT, but that is only right on this machine
+ * Without it, docs/api.md's default is http://localhost:PORT, but that is only right on this machine
  * and with the configured port (a server behind a port mapping, or one bound to port 0, differs).
  * The viewer's own browser just reached this page, so the origin it used (`protocol://Host`) is a
  * better guess; the Host header is the viewer's own request's, so at worst it misleads

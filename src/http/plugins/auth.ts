@@ -35,7 +35,7 @@ declare module 'fastify' {
     /** Routes under /api that need no token (the OpenAPI document); still limited per client IP. */
     public?: boolean;
     /**
-     * Routes whose requests are no calls (reading a job, API.md): a token is needed, but the
+     * Routes whose requests are no calls (reading a job, docs/security.md): a token is needed, but the
      * plan's windows are only shown in the headers, never spent, and usage records nothing.
      */
     uncounted?: boolean;
@@ -274,7 +274,7 @@ export function registerAccess(
 
   /**
    * Every well-formed token is looked up, whatever its address spent without one: a request with
-   * a valid token is judged by its account's windows alone (API.md), so an office behind one NAT
+   * a valid token is judged by its account's windows alone (docs/security.md), so an office behind one NAT
    * address is not locked out by one misconfigured script there. A token the store lately did not
    * know is refused from the account service's memo, without a read; a header that is no
    * well-formed token is refused unread and unhashed.

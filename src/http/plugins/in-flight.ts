@@ -10,7 +10,7 @@ import { prefersRespondAsync } from '../operation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route probes the network: it counts against its account's work in flight (API.md, "Rate limits"). */
+    /** The route probes the network: it counts against its account's work in flight (docs/api.md, "Rate limits"). */
     probe?: boolean;
   }
 }

@@ -29,7 +29,7 @@ function bearerMatches(header: string | undefined, expected: Buffer): boolean {
 }
 
 /**
- * What GET /metrics (API.md, "Operations") counts: every answered request by its route TEMPLATE
+ * What GET /metrics (docs/operations.md) counts: every answered request by its route TEMPLATE
  * (never the raw path, so junk paths add no series), its duration, and every 429 by window.
  * Scrapes themselves are not counted. Without metrics (no token configured, AppDeps.httpMetrics null) nothing is registered: no hook
  * runs, and /metrics is the ordinary 404 of a path that does not exist. Register early (the

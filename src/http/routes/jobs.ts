@@ -12,7 +12,7 @@ import { JOB_LIST_DEFAULT, JobList, JobListQuery, JobNotModified, JobParams, Job
 import type { RouteDeps } from './deps.js';
 import { JOB_STREAMS_PER_ACCOUNT, resumeAfter, streamKind, type JobStreams } from '../job-streams.js';
 
-/** Reads of one job an account may make per second (API.md): polling faster than this gains nothing. */
+/** Reads of one job an account may make per second (docs/jobs.md): polling faster than this gains nothing. */
 export const JOB_READS_PER_SECOND = 10;
 /** Jobs whose reads are counted at once; past it the counts start over (a second's worth is lost at most). */
 const READ_COUNTERS_MAX = 10_000;

@@ -9,7 +9,7 @@ import type { CallOperation } from '../calls.js';
 import { NEVER } from '../operation.js';
 import { ForbiddenError } from '../../errors.js';
 
-/** Where MCP's Streamable HTTP transport is served (API.md, "MCP"). */
+/** Where MCP's Streamable HTTP transport is served (docs/api.md, "MCP"). */
 export const MCP_PATH = '/mcp';
 
 /**

@@ -7,7 +7,7 @@ import { NoBody, responses } from '../schemas/common.js';
 import { errorResponse } from '../schemas/errors.js';
 import { WebhookSecretView } from '../schemas/webhooks.js';
 
-/** The account's webhook signing secret (API.md, "Jobs and webhooks"). */
+/** The account's webhook signing secret (docs/jobs.md). */
 export async function webhookRoutes(app: FastifyInstance, deps: { secrets: WebhookSecrets; now?: () => number }): Promise<void> {
   const now = deps.now ?? Date.now;
   // The previous secret's overlap only while it lasts: after it, it signs nothing.

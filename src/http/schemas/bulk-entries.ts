@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 
 /**
- * The fields a bulk item carries in place of a refused entry (API.md "Bulk calls agree on bad
+ * The fields a bulk item carries in place of a refused entry (docs/api.md "Bulk calls agree on bad
  * entries"), the same for proxies, IPs and domains: `error` names the entry and the rule.
  */
 export const ENTRY_ERROR_CODES = ['validation_error', 'target_forbidden'] as const;

@@ -2,7 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { ERROR_CODES, type ErrorCode } from '../../errors.js';
 
 /**
- * The error bodies of API.md's table, one per status: `error` is the enum of the codes that status
+ * The error bodies of docs/errors.md's table, one per status: `error` is the enum of the codes that status
  * carries (src/errors.ts's table, which docs/errors.md mirrors). A route's schema names the
  * statuses it answers (src/http/error-responses.ts adds those every route of its kind answers),
  * so Fastify writes each error with its status's schema and the document lists each status apart.

@@ -10,7 +10,7 @@ const AddressText = Type.String({ minLength: 1, maxLength: IPV6_INPUT_MAX_CHARS,
 export const Ipv6Body = Type.Object({ ipv6: AddressText });
 
 /**
- * /ipv6/validate answers 200 for every string (API.md), the empty and the overlong included:
+ * /ipv6/validate answers 200 for every string (docs/api.md), the empty and the overlong included:
  * saying why a text is not an address is its job. The body size limit bounds the input.
  */
 export const Ipv6ValidateBody = Type.Object({ ipv6: Type.String({ description: 'any text; the answer says whether it is an IPv6 address and why not' }) });

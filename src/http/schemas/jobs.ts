@@ -21,7 +21,7 @@ const WebhookAttempt = Type.Object({
 });
 
 /**
- * A job as the API answers it (API.md, "Jobs and webhooks"): a shared schema (app.addSchema), so
+ * A job as the API answers it (docs/jobs.md): a shared schema (app.addSchema), so
  * routes name it with JobRef and the document has it once, as the component `Job`.
  */
 export const JobView = Type.Object(

@@ -117,7 +117,7 @@ export class JobLeases {
   }
 
   /**
-   * Fairness between accounts for jobs of any length (API.md, "Rate limits"): with every worker
+   * Fairness between accounts for jobs of any length (docs/api.md, "Rate limits"): with every worker
    * here busy, looks in the database (so across instances) for a job of another account waiting
    * for a slot, its account under its own limit (JobRunner.admit). When the waiting account runs
    * nothing, or one of the accounts running a resumable job here runs at least two more jobs

@@ -3,7 +3,7 @@ import type { JobStatus } from '../../domain/jobs/types.js';
 import type { Metrics, WebhookAttemptResult } from '../../domain/metrics.js';
 
 /**
- * The operator's metrics (GET /metrics, API.md "Operations") with prom-client: the domain's
+ * The operator's metrics (GET /metrics, docs/operations.md) with prom-client: the domain's
  * Metrics (probes, webhook attempts) and the HTTP layer's (requests, their durations, 429s) in
  * one Registry per instance, so that every app a test process builds counts on its own and
  * nothing lands in prom-client's global registry. The process metrics (CPU, memory, event loop,

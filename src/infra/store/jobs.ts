@@ -4,7 +4,7 @@ import { JOB_CLAIMABLE_PER_ACCOUNT, type JobItemBatch, type JobRecord, type JobR
 import type { DatabaseSchema, JobsTable } from './schema.js';
 
 /**
- * Jobs in the database (API.md, "Jobs and webhooks"): the same SQL on SQLite and PostgreSQL.
+ * Jobs in the database (docs/jobs.md): the same SQL on SQLite and PostgreSQL.
  * A job is run by whoever claims it: the claim is a compare-and-set (UPDATE … WHERE id = ? AND
  * it is still queued, or running on a lapsed lease), so of any number of processes exactly one
  * sees a row changed. Every later write of the run is conditional on its lease, so a claimer

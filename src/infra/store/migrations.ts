@@ -291,7 +291,7 @@ export function migrations(dialect: 'sqlite' | 'postgres'): Record<string, Migra
     },
     '0012_webhook_secret_older': {
       async up(db) {
-        // A second rotation within a day keeps the first replaced secret signing too (API.md: at most 3 signatures).
+        // A second rotation within a day keeps the first replaced secret signing too (docs/api.md: at most 3 signatures).
         await db.schema.alterTable('webhook_secrets').addColumn('older_secret', 'text').execute();
         await db.schema.alterTable('webhook_secrets').addColumn('older_until', 'text').execute();
       },

@@ -84,7 +84,7 @@ export type WebhookDeliveriesTable = NewWebhookDelivery & {
 
 export type WebhookAttemptsTable = WebhookAttemptRecord & { delivery_id: number };
 
-/** A job (API.md, "Jobs and webhooks"): its request, state, lease and outcome; JSON as text. */
+/** A job (docs/jobs.md): its request, state, lease and outcome; JSON as text. */
 export type JobsTable = Omit<JobRecord, 'status'> & { status: string };
 
 /** A bulk or range job's items that completed together: seqs first_seq..last_seq (completion order, the SSE ids) as NDJSON lines (src/domain/jobs/items.ts). */

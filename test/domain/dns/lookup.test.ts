@@ -157,7 +157,7 @@ test('bulk bounds and invalid entries', async () => {
     /^ValidationError: domains: at most 50 entries$/,
   );
   dns.resetLog();
-  // API.md "Bulk calls agree on bad entries" (issue 24): an invalid entry is its item, no longer a ValidationError.
+  // docs/api.md, "Bulk calls" (issue 24): an invalid entry is its item, no longer a ValidationError.
   const items = await s.lookupBulk(['a.test', 'b.test', 'c.test', 'bad name.test']);
   const bad = items[3] as { error: string; error_code: string; domain: string };
   assert.equal(bad.domain, 'bad name.test');

@@ -362,7 +362,7 @@ describe('lookupBulk', () => {
     const out = await lookupBulk(deps, input);
     assert.equal(out.length, input.length);
     assert.equal((out[0] as IpLookupResult).ip, '8.8.8.8');
-    // API.md "Bulk calls agree on bad entries" (issue 24): the error names the entry, with its code.
+    // docs/api.md, "Bulk calls" (issue 24): the error names the entry, with its code.
     assert.deepEqual(out[1], { ip: 'nope', error: 'ips[1]: must be an IPv4 or IPv6 address', error_code: 'validation_error' });
     assert.equal((out[2] as IpLookupResult).version, 6);
     assert.equal((out[3] as IpLookupResult).type, 'private');

@@ -10,7 +10,7 @@ import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /**
- * A job run again goes on from where it was (API.md, "Rate limits"; docs/jobs.md): JobService.run
+ * A job run again goes on from where it was (docs/api.md, "Rate limits"; docs/jobs.md): JobService.run
  * on a real SQLite store with an operation of the test's own that counts how often each item is
  * "probed". A run stopped by a lost lease, or giving its turn back, and then run again, leaves
  * every item stored exactly once, in seqs 1..N without a gap, and probes no stored item again.

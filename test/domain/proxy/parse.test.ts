@@ -8,7 +8,7 @@ const spec = (input: string) => {
   return { host, port, protocol, username, password };
 };
 
-test('every input form of API.md, with and without credentials', () => {
+test('every input form of docs/proxy.md, with and without credentials', () => {
   const none = { username: null, password: null };
   assert.deepEqual(spec('1.2.3.4:8080'), { host: '1.2.3.4', port: 8080, protocol: null, ...none });
   assert.deepEqual(spec('proxy.example.com:3128'), { host: 'proxy.example.com', port: 3128, protocol: null, ...none });

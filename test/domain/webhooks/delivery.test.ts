@@ -19,7 +19,7 @@ import {
 const S = 1_000;
 const MIN = 60 * S;
 const H = 60 * MIN;
-/** API.md, "Jobs and webhooks", word for word: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
+/** docs/jobs.md, word for word: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
 const API_SCHEDULE = [5 * S, 5 * MIN, 30 * MIN, 2 * H, 5 * H, 10 * H, 14 * H, 20 * H, 24 * H];
 const NOW = Date.UTC(2026, 10, 28, 2, 0, 0);
 
@@ -47,7 +47,7 @@ function delivery(random?: () => number): WebhookDelivery {
   });
 }
 
-test('the schedule is API.md\'s: nine retries after 5 s .. 24 h, ±10 %, a 15 s timeout, Retry-After honoured up to 24 h', () => {
+test('the schedule is docs/webhooks.md\'s: nine retries after 5 s .. 24 h, ±10 %, a 15 s timeout, Retry-After honoured up to 24 h', () => {
   assert.deepEqual([...WEBHOOK_RETRY_DELAYS_MS], API_SCHEDULE);
   assert.equal(WEBHOOK_RETRY_JITTER, 0.1);
   assert.equal(WEBHOOK_TIMEOUT_MS, 15 * S);
@@ -135,7 +135,7 @@ test('a Retry-After on any other status is ignored: the schedule alone decides',
   }
 });
 
-test('the OpenAPI webhooks text and the dashboard say the schedule API.md says, from the same constants', () => {
+test('the OpenAPI webhooks text and the dashboard say the schedule docs/webhooks.md says, from the same constants', () => {
   assert.equal(
     WEBHOOK_SCHEDULE_TEXT,
     'A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a `Retry-After` sent with a 429 or 503 (at most 24 h is honoured); a 410 stops the retries.',

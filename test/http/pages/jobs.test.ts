@@ -89,7 +89,7 @@ test('job page: the webhook\'s attempts, a Retry-After honoured noted in its err
   assert.match(page.html, /data-label="Status" class="num tone-bad">429<\/td>[\s\S]*?data-label="Error">HTTP 429, Retry-After 30 s<\/td>/);
   assert.ok(
     page.html.includes('A delivery that gets no 2xx within 15 s is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, each ±10 %), never sooner than a Retry-After sent with a 429 or 503 (at most 24 h is honoured); a 410 stops the retries.'),
-    'the rule API.md states',
+    'the rule docs/jobs.md states',
   );
 });
 

@@ -4,7 +4,7 @@ import { StubResolver } from '../../../src/infra/dns/stub-resolver.js';
 import { closedUdpPort, startDnsServer, type DnsFixture } from '../../fixtures/dns-server.js';
 
 /**
- * API.md "DNS and WHOIS": UNREACHABLE is a resolver that could not be reached at all (port
+ * docs/dns-whois.md: UNREACHABLE is a resolver that could not be reached at all (port
  * unreachable, no route); TIMEOUT is one that was reached and did not answer in time; a DNS-level
  * REFUSED stays REFUSED.
  */

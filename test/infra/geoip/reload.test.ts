@@ -1,5 +1,5 @@
 /**
- * The operator's GeoIP files read again while the server runs (API.md, "Operations"): a file
+ * The operator's GeoIP files read again while the server runs (docs/operations.md): a file
  * replaced on disk is noticed (fs.watch on its directory, or the stat poll alone) and swapped in
  * without a failed lookup; a broken file keeps the data in use; /readyz shows the build dates.
  */

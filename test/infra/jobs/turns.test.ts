@@ -11,7 +11,7 @@ import { eventually } from '../../helpers/eventually.js';
 import { sqliteStoreWithAccount } from '../store/backends.js';
 
 /**
- * Worker capacity shared between accounts for jobs of any length (API.md, "Rate limits"): account
+ * Worker capacity shared between accounts for jobs of any length (docs/api.md, "Rate limits"): account
  * A fills every worker with long resumable jobs; account B's job starts at A's next turn check
  * (no timing asserted: the test waits for B's run), A's job that gave its turn is still `running`
  * to the API and claimable, and runs on once B's job ends. Nothing gives its turn while no other

@@ -50,7 +50,7 @@ export function jobsStoreSuite(make: () => Backend): void {
     for (let i = 1; i <= 4; i++) await job(store, `job_a${i}`, a.id, i);
     await job(store, 'job_b1', b.id, 9);
     const now = Date.parse(at(10));
-    // Round-robin between accounts (API.md, "Rate limits"): b's one job comes after a's first, not after a's backlog.
+    // Round-robin between accounts (docs/api.md, "Rate limits"): b's one job comes after a's first, not after a's backlog.
     assert.deepEqual((await store.jobs.claimable(now, 10)).map((c) => c.id), ['job_a1', 'job_b1', 'job_a2', 'job_a3', 'job_a4']);
     assert.deepEqual((await store.jobs.claimable(now, 10, 2)).map((c) => c.id), ['job_a1', 'job_b1', 'job_a2']);
     assert.deepEqual((await store.jobs.claimable(now, 3, 2)).map((c) => c.id), ['job_a1', 'job_b1', 'job_a2']);

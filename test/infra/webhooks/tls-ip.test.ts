@@ -10,7 +10,7 @@ import { createDialer } from '../../../src/infra/net/dialer.js';
 import { DialerWebhookTransport } from '../../../src/infra/webhooks/sender.js';
 
 /**
- * API.md "Jobs and webhooks": an https URL whose host is an IP address is verified against that
+ * docs/jobs.md: an https URL whose host is an IP address is verified against that
  * address, so its certificate must name the IP. A test CA (made here with openssl, in a temp dir)
  * signs one certificate for IP:127.0.0.2 and one for DNS:localhost only; a receiver on
  * 127.0.0.2 serves each in turn.
