@@ -117,7 +117,7 @@ async function* streamLines(
  */
 export interface JobStreams {
   /** Streams `job`, which the caller found as the account's (JobService.find). */
-  open(reply: FastifyReply, accountId: number, plan: string, job: JobRecord, after: number, kind: StreamKind): FastifyReply;
+  open(reply: FastifyReply, accountId: number, job: JobRecord, after: number, kind: StreamKind): FastifyReply;
 }
 
 export function jobStreams(app: FastifyInstance, jobs: JobService): JobStreams {
@@ -135,7 +135,7 @@ export function jobStreams(app: FastifyInstance, jobs: JobService): JobStreams {
   });
 
   const openStreams = new Map<number, number>();
-  const open = (reply: FastifyReply, accountId: number, plan: string, job: JobRecord, after: number, kind: StreamKind): FastifyReply => {
+  const open = (reply: FastifyReply, accountId: number, job: JobRecord, after: number, kind: StreamKind): FastifyReply => {
     const already = openStreams.get(accountId) ?? 0;
     if (already >= JOB_STREAMS_PER_ACCOUNT) {
       throw new RateLimitError(

@@ -197,19 +197,7 @@ export class ItemIndexSet {
  * this module did not write.
  */
 export function addIndexesOf(batch: JobItemBatch, into: ItemIndexSet): void {
-  const lines = batch.lines;
-  for (let at = 0; at < lines.length; ) {
-    const end = lines.indexOf('\n', at);
-    const lineEnd = end < 0 ? lines.length : end;
-    const indexAt = lines.indexOf(INDEX, at + SEQ.length);
-    const itemAt = indexAt < 0 || indexAt > lineEnd ? -1 : lines.indexOf(ITEM, indexAt + INDEX.length);
-    const index = itemAt < 0 || itemAt > lineEnd ? NaN : uintAt(lines, indexAt + INDEX.length, itemAt);
-    if (!lines.startsWith(SEQ, at) || Number.isNaN(index)) {
-      throw new Error(`a stored job item line is malformed: ${JSON.stringify(lines.slice(at, Math.min(lineEnd, at + 80)))}`);
-    }
-    into.add(index);
-    at = lineEnd + 1;
-  }
+  eachIndex(batch, (_seq, index) => into.add(index));
 }
 
 /**

@@ -258,7 +258,7 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
     // Where the page left off (the items it was rendered with), or where a reconnecting EventSource did.
     const lastEventId = request.headers['last-event-id'];
     const after = typeof lastEventId === 'string' ? lastEventId : (request.query as { after?: unknown }).after;
-    return deps.streams.open(reply, account.id, account.plan, job, resumeAfter(typeof after === 'string' ? after : undefined), 'sse');
+    return deps.streams.open(reply, account.id, job, resumeAfter(typeof after === 'string' ? after : undefined), 'sse');
   });
 
   // The downloads are written from the stored items piece by piece (src/http/job-reads.ts).

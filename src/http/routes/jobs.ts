@@ -116,7 +116,7 @@ export async function jobRoutes(app: FastifyInstance, deps: RouteDeps, streams: 
       const etag = kind === null ? jobEtag(text.version) : jobEtag(text.version, after > 0 ? `${kind}-${after}` : kind, !finished);
       reply.header('etag', etag).header('cache-control', 'no-cache');
       if ((kind === null || finished) && ifNoneMatch(headerText(request.headers['if-none-match']), etag)) return reply.code(304).send();
-      if (kind !== null) return streams.open(reply, account.id, account.plan, job, after, kind);
+      if (kind !== null) return streams.open(reply, account.id, job, after, kind);
       const message = `job ${job.status}: ${job.progress_done} of ${job.progress_total} done`;
       // The envelope of ok(), around the job's text as stored.
       const pieces = jsonPieces(text, '{"success":true,"data":', `,"message":${JSON.stringify(message)}}`);
