@@ -31,6 +31,7 @@ import { PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { createInFlightSlots } from './infra/in-flight/index.js';
 import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './domain/jobs/queue.js';
+import { createConnector } from './infra/net/connector.js';
 import { createDialer, type Dialer } from './infra/net/dialer.js';
 import type { RateLimiter } from './domain/usage/rate-limit.js';
 import { createRateLimiter } from './infra/ratelimit/index.js';
@@ -145,6 +146,8 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
 
   // The probes, and the operations that run them.
   const dialer = opts.dialer ?? createDialer(config);
+  // Connecting to checked addresses, TLS and HTTP on the dialer's sockets: the checks' one kit.
+  const connector = createConnector(dialer);
   const dnsClient = opts.dnsClient ?? createDnsClient(config);
   // The GeoIP reader given (tests), or one made here, whose data load() reads.
   let geo: GeoReader;
@@ -176,6 +179,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     ping: new TcpPinger({ dialer }),
     proxy: new ProxyChecker({
       dialer,
+      connector,
       // The judge URL set, else this server's own /judge, else (a worker) the one recorded in the database.
       judges: new JudgeDirectory({ configured: configuredJudgeUrl(config), record: store.judge }),
       // Nonces and the signing secret in the database: every instance behind one judge URL agrees.
@@ -185,7 +189,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
       ...(opts.proxyTimeouts ? { timeouts: opts.proxyTimeouts } : {}),
     }),
     ip: { geo, dns: dnsClient, dnsblZones: config.dnsblZones },
-    checks: new Checker({ dialer, extraCaPem: config.extraCaCerts }),
+    checks: new Checker({ dialer, connector, extraCaPem: config.extraCaCerts }),
   };
   const operations = jobOperations(probes);
 
