@@ -1,40 +1,14 @@
+import type { ExampleObject, OperationExamples } from '../operations/shared/examples.js';
+import { ok, one } from '../operations/shared/examples.js';
 import type { RouteErrorStatus } from './schemas/errors.js';
 
 /**
- * Worked examples for the OpenAPI document: a request body for every POST, an answer for every
- * 200 and 202, for every error status, for a job's streams and for the webhook events. They are
- * added to the generated document (src/http/openapi-document.ts), so the route schemas stay
- * about validation, and a test checks each one against its schema, so an example cannot drift
- * from what the service accepts and answers.
- *
- * Addresses and names are documentation ones (example.com, 203.0.113.0/24, 198.51.100.0/24) or
- * well-known public resolvers (8.8.8.8, 2001:4860:4860::8888).
+ * The OpenAPI document's examples of what is no operation (src/operations/shared/examples.ts
+ * says what they are for; each operation declares its own in its folder): the routes of the
+ * account, usage, jobs and webhooks, every error status, a job's streams and the webhook events.
  */
 
-export interface ExampleObject {
-  summary: string;
-  value: unknown;
-}
-
-/** What one operation shows: keyed by media type, then by example name. */
-export interface OperationExamples {
-  /** Request body examples (application/json), the first one fills the "try it out" editor. */
-  body?: Record<string, ExampleObject>;
-  /** The 200 answer, per media type. */
-  ok: Record<string, Record<string, ExampleObject>>;
-  /** The field a 400 validation_error names for this operation, and its message. */
-  invalid?: { field: string; message: string };
-}
-
 const CHECKED_AT = '2026-11-23T04:52:29.511Z';
-
-function ok(data: unknown, message: string, summary = 'success'): Record<string, Record<string, ExampleObject>> {
-  return { 'application/json': { success: { summary, value: { success: true, data, message } } } };
-}
-
-function one(summary: string, value: unknown): Record<string, ExampleObject> {
-  return { example: { summary, value } };
-}
 
 const GOOGLE_DNS = {
   ip: '8.8.8.8',
@@ -150,8 +124,8 @@ const DNS_HTTPS = {
   authenticated: true,
 };
 
-/** Every documented operation, keyed `METHOD /path` as in the OpenAPI document. */
-export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
+/** The routes that are no operation, keyed `METHOD /path` as in the OpenAPI document. */
+export const ROUTE_EXAMPLES: Record<string, OperationExamples> = {
   'GET /api/user': {
     ok: ok(
       {
@@ -227,61 +201,6 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       },
       'webhook signing secret rotated; the previous one signs too until previous_valid_until',
     ),
-  },
-  'POST /api/ipv6/validate': {
-    body: one('a public address', { ipv6: '2001:4860:4860::8888' }),
-    ok: {
-      'application/json': {
-        valid: {
-          summary: 'a valid address',
-          value: {
-            success: true,
-            data: {
-              ipv6: '2001:4860:4860::8888',
-              valid: true,
-              type: 'public',
-              compressed: '2001:4860:4860::8888',
-              expanded: '2001:4860:4860:0000:0000:0000:0000:8888',
-              reason: null,
-            },
-            message: 'valid IPv6 address',
-          },
-        },
-        invalid: {
-          summary: 'not an address (still a 200)',
-          value: {
-            success: true,
-            data: { ipv6: '2001:db8::g', valid: false, type: null, compressed: null, expanded: null, reason: "'g' is not a hexadecimal digit" },
-            message: 'not a valid IPv6 address',
-          },
-        },
-      },
-    },
-    invalid: { field: 'ipv6', message: 'ipv6: is required' },
-  },
-  'POST /api/ipv6/expand': {
-    body: one('a compressed address', { ipv6: '2001:4860:4860::8888' }),
-    ok: ok(
-      { ipv6: '2001:4860:4860::8888', expanded: '2001:4860:4860:0000:0000:0000:0000:8888', compressed: '2001:4860:4860::8888' },
-      'address expanded',
-    ),
-    invalid: { field: 'ipv6', message: 'ipv6: is not a valid IPv6 address' },
-  },
-  'POST /api/ipv6/test': {
-    body: one('a host name (443, then 80)', { target: 'example.com' }),
-    ok: ok(
-      {
-        target: 'example.com',
-        addresses: ['2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
-        reachable: true,
-        address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c',
-        port: 443,
-        response_time: 18.27,
-        error: null,
-      },
-      'reachable over IPv6',
-    ),
-    invalid: { field: 'target', message: 'target: is required' },
   },
   'POST /api/dns/lookup': {
     body: {
@@ -542,13 +461,13 @@ function jobQueued(endpoint: string): Record<string, unknown> {
   return { ...JOB_DONE, endpoint, status: 'queued', progress: { done: 0, total: 1 }, started_at: null, finished_at: null, result: null };
 }
 
-OPERATION_EXAMPLES['GET /api/jobs/{id}'] = { ok: ok(JOB_DONE, 'job succeeded: 2 of 2 done') };
-OPERATION_EXAMPLES['GET /api/jobs'] = { ok: ok({ jobs: [JOB_DONE], next_cursor: null }, '1 jobs') };
-OPERATION_EXAMPLES['DELETE /api/jobs/{id}'] = {
+ROUTE_EXAMPLES['GET /api/jobs/{id}'] = { ok: ok(JOB_DONE, 'job succeeded: 2 of 2 done') };
+ROUTE_EXAMPLES['GET /api/jobs'] = { ok: ok({ jobs: [JOB_DONE], next_cursor: null }, '1 jobs') };
+ROUTE_EXAMPLES['DELETE /api/jobs/{id}'] = {
   ok: ok({ ...JOB_DONE, status: 'cancelled', progress: { done: 1, total: 2 }, result: [PORT_443] }, 'job cancelled'),
 };
 
-OPERATION_EXAMPLES['POST /api/jobs/{id}/deliveries'] = {
+ROUTE_EXAMPLES['POST /api/jobs/{id}/deliveries'] = {
   body: one('no body is needed', {}),
   ok: ok(JOB_DONE, `the succeeded event of job ${JOB_ID} is queued for ${JOB_DONE.webhook_url}`),
 };

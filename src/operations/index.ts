@@ -2,7 +2,9 @@ import type { JobOperations } from '../domain/jobs/operations.js';
 import { checkOperations } from './checks.js';
 import { dnsOperations } from './dns.js';
 import { ipOperations } from './ip.js';
-import { ipv6Operations } from './ipv6.js';
+import { ipv6Expand } from './ipv6-expand/index.js';
+import { ipv6Test } from './ipv6-test/index.js';
+import { ipv6Validate } from './ipv6-validate/index.js';
 import { jobOperation, type AnyOperation, type OperationDeps } from './operation.js';
 import { pingOperations } from './ping.js';
 import { portOperations } from './ports.js';
@@ -11,7 +13,7 @@ import { proxyOperations } from './proxy.js';
 export { checkTarget, defineOperation, jobOperation, type AnyOperation, type Operation, type OperationDeps, type RunContext } from './operation.js';
 
 /** Every POST endpoint that may run as a job, by its path under /api. */
-export const OPERATIONS: readonly AnyOperation[] = [...ipv6Operations, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations, ...checkOperations];
+export const OPERATIONS: readonly AnyOperation[] = [ipv6Validate, ipv6Expand, ipv6Test, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations, ...checkOperations];
 
 /** The job service's view of the operations: what it runs for an endpoint. */
 export function jobOperations(deps: OperationDeps): JobOperations {

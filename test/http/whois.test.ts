@@ -8,6 +8,7 @@ import { WhoisService } from '../../src/domain/whois/service.js';
 import { BootstrapRegistry, RdapService, RegistrationLookup } from '../../src/domain/rdap/index.js';
 import { DialerRdapHttp, DirectoryBootstrapSource } from '../../src/infra/rdap/index.js';
 import { dnsOperations } from '../../src/operations/dns.js';
+import type { AnyOperation } from '../../src/operations/index.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import type { WhoisResult } from '../../src/http/schemas/dns.js';
 import { createDialer, type Dialer } from '../../src/infra/net/dialer.js';
@@ -420,7 +421,7 @@ describe('POST /api/dns/whois: the operation hands its signal to the lookup', ()
     t.after(() => silent.close());
     // Hops far longer than the test may run: only the abort can end this one.
     const port43 = new WhoisService({ dialer: createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [dns.server] }), server: silent.server, hopTimeoutMs: 600_000, totalTimeoutMs: 600_000 });
-    const op = dnsOperations.find((o) => o.path === '/dns/whois')!;
+    const op: AnyOperation = dnsOperations.find((o) => o.path === '/dns/whois')!;
     const abort = new AbortController();
     const rdap = new RdapService({ http: new DialerRdapHttp(createDialer({ allowTargets: [], dnsServers: [dns.server] })), bootstrap: new BootstrapRegistry({ source: new DirectoryBootstrapSource(NO_RDAP) }) });
     const whois = new RegistrationLookup({ rdap, whois: port43 });

@@ -9,7 +9,7 @@ import {
   HTTP_MAX_URL_CHARS,
   TLS_DEFAULT_PORT,
 } from '../../domain/checks/defaults.js';
-import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
+import { HOST_INPUT_MAX_CHARS, Nullable } from '../../operations/shared/schema.js';
 
 const Timeout = Type.Integer({ minimum: CHECK_MIN_TIMEOUT_S, maximum: CHECK_MAX_TIMEOUT_S, description: `seconds for the whole check (default ${CHECK_DEFAULT_TIMEOUT_S})` });
 /** HTTP_MAX_BODY_BYTES in words, as the descriptions say it. */

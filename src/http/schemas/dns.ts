@@ -1,8 +1,8 @@
 import { Type, type TProperties } from 'typebox';
 import { DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from '../../domain/dns/index.js';
-import { BulkEntry, EntryError, EntryErrorCode } from './bulk-entries.js';
+import { BulkEntry, EntryError, EntryErrorCode } from '../../operations/shared/bulk-entries.js';
 import { DNS_RECORD_TYPES } from '../../domain/dns/client.js';
-import { Nullable } from './common.js';
+import { Nullable, optionalExcept } from '../../operations/shared/schema.js';
 
 const DOMAIN_DESCRIPTION = 'a domain name; internationalised names are converted to punycode';
 const Domain = Type.String({ minLength: 1, maxLength: DNS_INPUT_MAX_CHARS, description: DOMAIN_DESCRIPTION });
@@ -80,7 +80,7 @@ export const DnsLookupResult = Type.Object(resultFields);
 
 /** A bulk item: a result, or `{domain (as given), type, error, error_code}` for an entry that is not a domain name. */
 export const DnsBulkItem = Type.Object({
-  ...Object.fromEntries(Object.entries(resultFields).map(([k, v]) => [k, k === 'domain' || k === 'type' ? v : Type.Optional(v)])),
+  ...optionalExcept(resultFields, ['domain', 'type']),
   error: Type.Optional(EntryError),
   error_code: EntryErrorCode,
 });

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { IP_INPUT_MAX_CHARS } from '../../domain/ip/index.js';
-import { Nullable } from './common.js';
+import { Nullable } from '../../operations/shared/schema.js';
 import { WhoisHop } from './dns.js';
 
 const NullableString = Nullable(Type.String());

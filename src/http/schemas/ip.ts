@@ -1,7 +1,7 @@
 import { Type, type TProperties } from 'typebox';
 import { IP_BULK_MAX, IP_INPUT_MAX_CHARS, RISK_MAX, RISK_POINTS } from '../../domain/ip/index.js';
-import { BulkEntry, EntryError, EntryErrorCode } from './bulk-entries.js';
-import { Nullable } from './common.js';
+import { BulkEntry, EntryError, EntryErrorCode } from '../../operations/shared/bulk-entries.js';
+import { Nullable, optionalExcept } from '../../operations/shared/schema.js';
 
 const IpText = Type.String({ minLength: 1, maxLength: IP_INPUT_MAX_CHARS, description: 'an IPv4 or IPv6 address' });
 const Flags = {
@@ -66,7 +66,7 @@ export const IpLookupResult = Type.Object(resultFields);
 
 /** A bulk item is a result, or `{ip, error, error_code}` for an entry that is not an address. */
 export const IpBulkItem = Type.Object({
-  ...Object.fromEntries(Object.entries(resultFields).map(([k, v]) => [k, k === 'ip' ? v : Type.Optional(v)])),
+  ...optionalExcept(resultFields, ['ip']),
   error: Type.Optional(EntryError),
   error_code: EntryErrorCode,
 });

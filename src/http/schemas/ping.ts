@@ -10,7 +10,7 @@ import {
   PING_MIN_COUNT,
   PING_MIN_TIMEOUT_S,
 } from '../../domain/ping/index.js';
-import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
+import { HOST_INPUT_MAX_CHARS, Nullable } from '../../operations/shared/schema.js';
 
 export const TcpPingBody = Type.Object({
   host: Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a hostname, an IPv4 address or an IPv6 address' }),

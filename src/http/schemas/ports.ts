@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { MAX_PORTS_PER_JOB, MAX_PORTS_PER_SCAN, MAX_TIMEOUT_S, MIN_TIMEOUT_S, PORT_SPEC_MAX_CHARS, PRESET_NAMES, RANGE_DEFAULT_TIMEOUT_S, SCAN_DEFAULT_TIMEOUT_S } from '../../domain/ports/index.js';
-import { HOST_INPUT_MAX_CHARS, Nullable } from './common.js';
+import { HOST_INPUT_MAX_CHARS, Nullable } from '../../operations/shared/schema.js';
 
 const Host = Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a hostname, an IPv4 address or an IPv6 address' });
 const Port = Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT });

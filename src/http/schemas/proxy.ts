@@ -1,7 +1,7 @@
 import { Type, type TProperties } from 'typebox';
-import { BulkEntry, EntryErrorCode } from './bulk-entries.js';
+import { BulkEntry, EntryErrorCode } from '../../operations/shared/bulk-entries.js';
 import { MAX_PROXY_INPUT_LENGTH, PROXY_BULK_MAX, SPEED_MIN_TIMED_MS, TOO_FAST_TO_MEASURE } from '../../domain/proxy/index.js';
-import { Nullable } from './common.js';
+import { Nullable } from '../../operations/shared/schema.js';
 
 const PROXY_FORMS = 'host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets)';
 const ProxyInput = Type.String({ minLength: 1, maxLength: MAX_PROXY_INPUT_LENGTH, description: PROXY_FORMS });

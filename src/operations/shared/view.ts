@@ -1,11 +1,13 @@
-import { pageTime } from './render.js';
+import { pageTime } from '../../lib/time.js';
 import { labelOf } from './words.js';
 
 /**
- * A job's result as a person reads it: a list of blocks (labelled fields, tables, a port grid)
- * that one template draws. Ports, DNS, WHOIS, an IP and a proxy have views made for them; any
- * other endpoint (one declared after these were written) gets the generic view, built from the
- * JSON itself, so a new operation's result is readable the day it is declared.
+ * A job's result as a person reads it on the dashboard: a list of blocks (labelled fields,
+ * tables, a port grid) that one template draws (src/http/pages/result-blocks.eta). An operation
+ * may declare a view made for it (`view` of its declaration, in its folder's view.ts); any other
+ * gets the generic view, built from the JSON itself, so a new operation's result is readable the
+ * day it is declared. This module holds the blocks, the helpers the views share, and the generic
+ * view.
  *
  * Every value here came from a peer or a probe: the template escapes all of it, and nothing is
  * parsed with more than a split on a fixed character.
@@ -41,13 +43,24 @@ export const TABLE_ROWS_MAX = 500;
 const GENERIC_FIELDS_MAX = 200;
 const GENERIC_DEPTH_MAX = 4;
 
-type Json = unknown;
-type Obj = Record<string, Json>;
+/**
+ * An operation's view of a job's result. `result` is the stored JSON, read as it came (a view
+ * checks every field it reads); `total` is the whole result's items when `result` holds only the
+ * first of them (a job page's part).
+ */
+export interface ResultView {
+  blocks(result: Json, now: number, total?: number): Block[];
+  /** What an item of a partial result is, as the job page counts them ("ports"); "items" without it. */
+  items?: string;
+}
 
-const isObj = (v: Json): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: Json): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
-const ms = (v: Json): string => (typeof v === 'number' ? `${v} ms` : '—');
-const yesNo = (v: Json, unknown = 'unknown'): string => (v === true ? 'yes' : v === false ? 'no' : unknown);
+export type Json = unknown;
+export type Obj = Record<string, Json>;
+
+export const isObj = (v: Json): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const str = (v: Json): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+export const ms = (v: Json): string => (typeof v === 'number' ? `${v} ms` : '—');
+export const yesNo = (v: Json, unknown = 'unknown'): string => (v === true ? 'yes' : v === false ? 'no' : unknown);
 
 /** A label inside another ('Certificate' + 'Not after' → 'Certificate not after'); 'IP', 'TLS' keep their capitals. */
 function inner(label: string): string {
@@ -60,7 +73,7 @@ const MS_KEYS = /^(response_time|time|min|avg|max|mdev|last|best|worst|stdev|dns
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** A date field: shown as `2026-11-23 06:16 UTC` with how far away it is. */
-function dateField(label: string, iso: Json, now: number): Field {
+export function dateField(label: string, iso: Json, now: number): Field {
   if (typeof iso !== 'string' || !ISO_DATE.test(iso) || !Number.isFinite(Date.parse(iso))) return { label, value: str(iso), tone: 'muted' };
   const days = Math.round((Date.parse(iso) - now) / 86_400_000);
   const rel = days === 0 ? 'today' : days > 0 ? `in ${days} day${days === 1 ? '' : 's'}` : `${-days} day${days === -1 ? '' : 's'} ago`;
@@ -432,36 +445,16 @@ function tcpPingView(result: Json): Block[] {
   return blocks;
 }
 
-// --- IPv6 ---
-
-function ipv6View(result: Json): Block[] {
-  if (!isObj(result)) return [];
-  const fields: Field[] = [{ label: 'Asked', value: str(result.ipv6 ?? result.target) }];
-  if ('valid' in result) fields.push({ label: 'An IPv6 address', value: result.valid === true ? 'yes' : `no: ${str(result.reason)}`, tone: result.valid === true ? 'ok' : 'bad' });
-  if (typeof result.type === 'string') fields.push({ label: 'Kind', value: result.type.replace(/_/g, ' ') });
-  if (typeof result.compressed === 'string') fields.push({ label: 'Short form (RFC 5952)', value: result.compressed });
-  if (typeof result.expanded === 'string') fields.push({ label: 'Full form', value: result.expanded });
-  if ('reachable' in result) {
-    const addresses = Array.isArray(result.addresses) ? result.addresses.map(str) : [];
-    fields.push(
-      { label: 'IPv6 addresses', value: addresses.length ? addresses.join(', ') : 'none (no AAAA record)' },
-      { label: 'Reachable over IPv6', value: result.reachable === true ? `yes, ${str(result.address)} port ${str(result.port)} in ${ms(result.response_time)}` : 'no', tone: result.reachable === true ? 'ok' : 'bad' },
-      ...(result.error ? [{ label: 'Error', value: str(result.error), tone: 'bad' as const }] : []),
-    );
-  }
-  return [{ type: 'fields', title: 'IPv6', fields }];
-}
-
 // --- Bulk calls: one row per entry ---
 
-function bulkTable(title: string, columns: string[], numeric: number[], rowOf: (r: Obj) => Cell[]): (result: Json) => Block[] {
+export function bulkTable(title: string, columns: string[], numeric: number[], rowOf: (r: Obj) => Cell[]): (result: Json) => Block[] {
   return (result) => {
     const rows = Array.isArray(result) ? result.filter(isObj) : [];
     return [{ type: 'table', title: `${title} (${rows.length})`, columns, numeric, rows: rows.slice(0, TABLE_ROWS_MAX).map(rowOf), more: Math.max(0, rows.length - TABLE_ROWS_MAX) }];
   };
 }
 
-const errorCell = (r: Obj): Cell => ({ text: str(r.error), tone: 'bad' });
+export const errorCell = (r: Obj): Cell => ({ text: str(r.error), tone: 'bad' });
 
 const dnsBulkView = bulkTable('Lookups', ['Name', 'Type', 'Status', 'Records', 'Answered in'], [4], (r) =>
   r.error
@@ -512,7 +505,7 @@ function valueOf(key: string, v: Json): string {
 }
 
 /** 1256 → '1,256 bytes'; 2_400_000 → '2.3 MiB (2,400,000 bytes)'. */
-function bytes(n: number): string {
+export function bytes(n: number): string {
   const exact = `${n.toLocaleString('en-US')} byte${n === 1 ? '' : 's'}`;
   if (n < 1024) return exact;
   const [v, unit] = n < 1024 * 1024 ? [n / 1024, 'KiB'] : [n / (1024 * 1024), 'MiB'];
@@ -555,29 +548,25 @@ export function genericView(result: Json, now: number): Block[] {
   return [{ type: 'fields', title: 'Result', fields }, ...lists];
 }
 
-/** The views made by hand, by endpoint; every other endpoint gets the generic view. */
-const VIEWS: Record<string, (result: Json, now: number, total?: number) => Block[]> = {
-  '/port/scan': portsView,
-  '/port/scan-range': portsView,
-  '/port/scan-common': portsView,
-  '/dns/lookup': dnsView,
-  '/dns/whois': whoisView,
-  '/ip/lookup': ipView,
-  '/proxy/check': proxyView,
-  '/http/check': httpView,
-  '/tls/check': tlsView,
-  '/ping/tcp': tcpPingView,
-  '/ipv6/validate': ipv6View,
-  '/ipv6/expand': ipv6View,
-  '/ipv6/test': ipv6View,
-  '/dns/lookup-bulk': dnsBulkView,
-  '/ip/lookup-bulk': ipBulkView,
-  '/proxy/check-bulk': proxyBulkView,
+/** The views made by hand, by endpoint, until each is its operation's. */
+export const LEGACY_VIEWS: Record<string, ResultView> = {
+  '/port/scan': { blocks: portsView },
+  '/port/scan-range': { blocks: portsView, items: 'ports' },
+  '/port/scan-common': { blocks: portsView, items: 'ports' },
+  '/dns/lookup': { blocks: dnsView },
+  '/dns/whois': { blocks: whoisView },
+  '/ip/lookup': { blocks: ipView },
+  '/proxy/check': { blocks: proxyView },
+  '/http/check': { blocks: httpView },
+  '/tls/check': { blocks: tlsView },
+  '/ping/tcp': { blocks: tcpPingView },
+  '/dns/lookup-bulk': { blocks: dnsBulkView },
+  '/ip/lookup-bulk': { blocks: ipBulkView },
+  '/proxy/check-bulk': { blocks: proxyBulkView },
 };
 
-/** The blocks of a job's result; [] when it has none yet. `total`: the whole result's items when `result` holds only the first. */
-export function resultBlocks(endpoint: string, result: Json, now: number, total?: number): Block[] {
+/** The blocks of a job's result, by its operation's view or the generic one; [] when it has none yet. */
+export function resultBlocks(view: ResultView | undefined, result: Json, now: number, total?: number): Block[] {
   if (result === null || result === undefined) return [];
-  const view = VIEWS[endpoint];
-  return view ? view(result, now, total) : genericView(result, now);
+  return view ? view.blocks(result, now, total) : genericView(result, now);
 }
