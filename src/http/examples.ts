@@ -94,36 +94,6 @@ function port(port: number, service: string | null, state: 'open' | 'closed' | '
   return { ...PORT_443, port, service, state, open: state === 'open', response_time: responseTime, reason };
 }
 
-const DNS_A = {
-  domain: 'example.com',
-  type: 'A',
-  status: 'NOERROR',
-  records: [{ type: 'A', ttl: 3600, address: '93.184.215.14' }],
-  resolver: '8.8.8.8',
-  response_time: 12.84,
-  cached: false,
-};
-
-/** An HTTPS lookup asked with the DO bit: the resolver validated it. */
-const DNS_HTTPS = {
-  domain: 'cloudflare.com',
-  type: 'HTTPS',
-  status: 'NOERROR',
-  records: [
-    {
-      type: 'HTTPS',
-      ttl: 300,
-      priority: 1,
-      target: '.',
-      params: { alpn: 'h3,h2', ipv4hint: '104.16.132.229,104.16.133.229', ipv6hint: '2606:4700::6810:84e5,2606:4700::6810:85e5' },
-    },
-  ],
-  resolver: '8.8.8.8',
-  response_time: 18.4,
-  cached: false,
-  authenticated: true,
-};
-
 /** The routes that are no operation, keyed `METHOD /path` as in the OpenAPI document. */
 export const ROUTE_EXAMPLES: Record<string, OperationExamples> = {
   'GET /api/user': {
@@ -201,64 +171,6 @@ export const ROUTE_EXAMPLES: Record<string, OperationExamples> = {
       },
       'webhook signing secret rotated; the previous one signs too until previous_valid_until',
     ),
-  },
-  'POST /api/dns/lookup': {
-    body: {
-      example: { summary: 'A records of example.com', value: { domain: 'example.com', type: 'A' } },
-      https_dnssec: { summary: 'HTTPS records, asked with DNSSEC', value: { domain: 'cloudflare.com', type: 'HTTPS', dnssec: true } },
-    },
-    ok: {
-      'application/json': {
-        success: { summary: 'success', value: { success: true, data: DNS_A, message: 'A lookup: NOERROR' } },
-        https_dnssec: { summary: 'HTTPS with dnssec: true', value: { success: true, data: DNS_HTTPS, message: 'HTTPS lookup: NOERROR, authenticated' } },
-      },
-    },
-    invalid: { field: 'domain', message: 'domain: is required' },
-  },
-  'POST /api/dns/lookup-bulk': {
-    body: one('several names, one type', { domains: ['example.com', 'example.net', 'nonexistent.example', 'bad..example'], type: 'A' }),
-    ok: ok(
-      [
-        DNS_A,
-        { ...DNS_A, domain: 'example.net', records: [{ type: 'A', ttl: 3600, address: '93.184.215.14' }], response_time: 14.02 },
-        { ...DNS_A, domain: 'nonexistent.example', status: 'NXDOMAIN', records: [], response_time: 9.71 },
-        {
-          domain: 'bad..example',
-          type: 'A',
-          error: 'domains[3]: must not contain an empty label (two dots in a row, or a leading dot)',
-          error_code: 'validation_error',
-        },
-      ],
-      '4 lookups, 1 invalid',
-    ),
-    invalid: { field: 'domains', message: 'domains: at most 50 entries' },
-  },
-  'POST /api/dns/whois': {
-    body: one('a registered domain', { domain: 'example.com' }),
-    ok: ok(
-      {
-        domain: 'example.com',
-        registered: true,
-        registrar: 'RESERVED-Internet Assigned Numbers Authority',
-        registrar_url: null,
-        whois_server: 'whois.iana.org',
-        creation_date: '1995-08-14T04:00:00Z',
-        updated_date: '2024-08-14T07:01:34Z',
-        expiration_date: '2025-08-13T04:00:00Z',
-        name_servers: ['a.iana-servers.net', 'b.iana-servers.net'],
-        status: ['clientDeleteProhibited', 'clientTransferProhibited', 'clientUpdateProhibited'],
-        dnssec: true,
-        raw: '{"objectClassName":"domain","handle":"2336799_DOMAIN_COM-VRSN","ldhName":"EXAMPLE.COM",...}',
-        hops: [{ server: 'https://rdap.verisign.com/com/v1/domain/example.com', status: 'ok', error: null, bytes: 4127, response_time: 96.4 }],
-        error: null,
-        source: 'rdap',
-        rdap_server: 'https://rdap.verisign.com/com/v1/',
-        registrant: null,
-        abuse_email: null,
-      },
-      'example.com: registered (rdap)',
-    ),
-    invalid: { field: 'domain', message: 'domain: is required' },
   },
   'POST /api/ip/whois': {
     body: {

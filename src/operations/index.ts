@@ -1,6 +1,8 @@
 import type { JobOperations } from '../domain/jobs/operations.js';
 import { checkOperations } from './checks.js';
-import { dnsOperations } from './dns.js';
+import { dnsLookupBulk } from './dns-lookup-bulk/index.js';
+import { dnsLookup } from './dns-lookup/index.js';
+import { dnsWhois } from './dns-whois/index.js';
 import { ipOperations } from './ip.js';
 import { ipv6Expand } from './ipv6-expand/index.js';
 import { ipv6Test } from './ipv6-test/index.js';
@@ -13,7 +15,7 @@ import { proxyOperations } from './proxy.js';
 export { checkTarget, defineOperation, jobOperation, type AnyOperation, type Operation, type OperationDeps, type RunContext } from './operation.js';
 
 /** Every POST endpoint that may run as a job, by its path under /api. */
-export const OPERATIONS: readonly AnyOperation[] = [ipv6Validate, ipv6Expand, ipv6Test, ...dnsOperations, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations, ...checkOperations];
+export const OPERATIONS: readonly AnyOperation[] = [ipv6Validate, ipv6Expand, ipv6Test, dnsLookup, dnsLookupBulk, dnsWhois, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations, ...checkOperations];
 
 /** The job service's view of the operations: what it runs for an endpoint. */
 export function jobOperations(deps: OperationDeps): JobOperations {

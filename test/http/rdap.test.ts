@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import type { WhoisResult } from '../../src/http/schemas/dns.js';
+import type { WhoisResult } from '../../src/operations/dns-whois/schema.js';
 import type { IpWhoisResult } from '../../src/http/schemas/ip-whois.js';
 import { build, tempDir, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { IP_INPUT_MAX_CHARS } from '../../domain/ip/index.js';
 import { Nullable } from '../../operations/shared/schema.js';
-import { WhoisHop } from './dns.js';
+import { WhoisHop } from '../../operations/dns-whois/schema.js';
 
 const NullableString = Nullable(Type.String());
 

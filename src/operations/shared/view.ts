@@ -129,88 +129,6 @@ function portsView(result: Json, _now: number, total?: number): Block[] {
   return blocks;
 }
 
-// --- DNS ---
-
-/** A record's data as dig prints it, per type. */
-function recordData(r: Obj): string {
-  switch (r.type) {
-    case 'A':
-    case 'AAAA':
-      return str(r.address);
-    case 'MX':
-      return `${str(r.priority)} ${str(r.exchange)}`;
-    case 'SOA':
-      return `${str(r.nsname)} ${str(r.hostmaster)} serial ${str(r.serial)}, refresh ${str(r.refresh)} s, retry ${str(r.retry)} s, expire ${str(r.expire)} s, min TTL ${str(r.minttl)} s`;
-    case 'SRV':
-      return `${str(r.priority)} ${str(r.weight)} ${str(r.port)} ${str(r.target)}`;
-    case 'CAA':
-      return `${str(r.flags)} ${str(r.tag)} "${str(r.value)}"`;
-    default:
-      return str(r.value ?? r.address);
-  }
-}
-
-function dnsView(result: Json): Block[] {
-  if (!isObj(result)) return [];
-  const records = Array.isArray(result.records) ? result.records.filter(isObj) : [];
-  return [
-    {
-      type: 'fields',
-      title: 'Answer',
-      fields: [
-        { label: 'Name', value: str(result.domain) },
-        { label: 'Type', value: str(result.type) },
-        { label: 'Status', value: str(result.status), tone: result.status === 'NOERROR' ? 'ok' : 'bad' },
-        { label: 'Resolver', value: str(result.resolver) },
-        { label: 'Answered in', value: `${ms(result.response_time)}${result.cached === true ? ' (from the cache)' : ''}` },
-      ],
-    },
-    {
-      type: 'table',
-      title: records.length ? `Records (${records.length})` : 'Records: none',
-      columns: ['Type', 'TTL', 'Data'],
-      numeric: [1],
-      rows: records.slice(0, TABLE_ROWS_MAX).map((r) => [{ text: str(r.type) }, { text: `${str(r.ttl)} s` }, { text: recordData(r), code: true }]),
-      more: Math.max(0, records.length - TABLE_ROWS_MAX),
-    },
-  ];
-}
-
-// --- WHOIS / RDAP ---
-
-function whoisView(result: Json, now: number): Block[] {
-  if (!isObj(result)) return [];
-  const blocks: Block[] = [];
-  const fields: Field[] = [
-    { label: 'Domain', value: str(result.domain) },
-    { label: 'Registered', value: yesNo(result.registered), tone: result.registered === true ? 'ok' : 'muted' },
-  ];
-  for (const key of ['registrar', 'registrar_url', 'whois_server', 'rdap_server', 'source']) {
-    if (key in result && result[key] !== null) fields.push({ label: labelOf(key), value: str(result[key]) });
-  }
-  for (const key of Object.keys(result)) if (key.endsWith('_date')) fields.push(dateField(labelOf(key.slice(0, -5)), result[key], now));
-  if ('dnssec' in result) fields.push({ label: 'DNSSEC', value: yesNo(result.dnssec) });
-  if (result.error) fields.push({ label: 'Error', value: str(result.error), tone: 'bad' });
-  blocks.push({ type: 'fields', title: 'Registration', fields });
-  for (const key of ['name_servers', 'status']) {
-    const list = result[key];
-    if (Array.isArray(list) && list.length) blocks.push({ type: 'list', title: key === 'status' ? 'Status (EPP)' : 'Name servers', items: list.map(str) });
-  }
-  const hops = Array.isArray(result.hops) ? result.hops.filter(isObj) : [];
-  if (hops.length) {
-    blocks.push({
-      type: 'table',
-      title: 'Servers asked',
-      columns: ['Server', 'Status', 'Bytes', 'Time'],
-      numeric: [2, 3],
-      rows: hops.map((h) => [{ text: str(h.server), code: true }, { text: h.error ? `${str(h.status)}: ${str(h.error)}` : str(h.status), tone: h.status === 'ok' ? 'ok' : 'bad' }, { text: str(h.bytes) }, { text: ms(h.response_time) }]),
-      more: 0,
-    });
-  }
-  if (typeof result.raw === 'string' && result.raw !== '') blocks.push({ type: 'text', title: 'Raw answer', text: result.raw });
-  return blocks;
-}
-
 // --- IP ---
 
 function ipView(result: Json): Block[] {
@@ -456,18 +374,6 @@ export function bulkTable(title: string, columns: string[], numeric: number[], r
 
 export const errorCell = (r: Obj): Cell => ({ text: str(r.error), tone: 'bad' });
 
-const dnsBulkView = bulkTable('Lookups', ['Name', 'Type', 'Status', 'Records', 'Answered in'], [4], (r) =>
-  r.error
-    ? [{ text: str(r.domain) }, { text: str(r.type) }, errorCell(r), { text: '—' }, { text: '—' }]
-    : [
-        { text: str(r.domain) },
-        { text: str(r.type) },
-        { text: str(r.status), tone: r.status === 'NOERROR' ? 'ok' : 'bad' },
-        { text: Array.isArray(r.records) && r.records.length ? r.records.filter(isObj).map(recordData).join('; ') : 'none', code: true },
-        { text: ms(r.response_time) },
-      ],
-);
-
 const ipBulkView = bulkTable('Addresses', ['Address', 'Kind', 'Place', 'Network'], [], (r) => {
   if (r.error) return [{ text: str(r.ip) }, errorCell(r), { text: '—' }, { text: '—' }];
   const loc = isObj(r.location) ? r.location : {};
@@ -553,14 +459,11 @@ export const LEGACY_VIEWS: Record<string, ResultView> = {
   '/port/scan': { blocks: portsView },
   '/port/scan-range': { blocks: portsView, items: 'ports' },
   '/port/scan-common': { blocks: portsView, items: 'ports' },
-  '/dns/lookup': { blocks: dnsView },
-  '/dns/whois': { blocks: whoisView },
   '/ip/lookup': { blocks: ipView },
   '/proxy/check': { blocks: proxyView },
   '/http/check': { blocks: httpView },
   '/tls/check': { blocks: tlsView },
   '/ping/tcp': { blocks: tcpPingView },
-  '/dns/lookup-bulk': { blocks: dnsBulkView },
   '/ip/lookup-bulk': { blocks: ipBulkView },
   '/proxy/check-bulk': { blocks: proxyBulkView },
 };

@@ -1,33 +1,26 @@
 import { Type, type TProperties } from 'typebox';
-import { DNS_BULK_MAX_DOMAINS, DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS } from '../../domain/dns/index.js';
-import { BulkEntry, EntryError, EntryErrorCode } from '../../operations/shared/bulk-entries.js';
+import { DNS_DEFAULT_TYPE, DNS_INPUT_MAX_CHARS, type DnsLookupResult as DomainDnsLookupResult } from '../../domain/dns/index.js';
 import { DNS_RECORD_TYPES } from '../../domain/dns/client.js';
-import { Nullable, optionalExcept } from '../../operations/shared/schema.js';
+import type { Assert, Describes } from '../shared/shape.js';
 
-const DOMAIN_DESCRIPTION = 'a domain name; internationalised names are converted to punycode';
-const Domain = Type.String({ minLength: 1, maxLength: DNS_INPUT_MAX_CHARS, description: DOMAIN_DESCRIPTION });
+export const DOMAIN_DESCRIPTION = 'a domain name; internationalised names are converted to punycode';
+export const Domain = Type.String({ minLength: 1, maxLength: DNS_INPUT_MAX_CHARS, description: DOMAIN_DESCRIPTION });
 /**
  * Accepted in any case ("mx"), as dig does, like every enumeration of a request: the validator
  * answers it in canonical case (src/http/validation.ts).
  */
-const RecordType = Type.Enum([...DNS_RECORD_TYPES], {
+export const RecordType = Type.Enum([...DNS_RECORD_TYPES], {
   type: 'string',
   default: DNS_DEFAULT_TYPE,
   description: `record type, case-insensitive: one of ${DNS_RECORD_TYPES.join(', ')}`,
 });
 
-const Dnssec = Type.Boolean({
+export const Dnssec = Type.Boolean({
   default: false,
   description: 'ask with the DNSSEC OK (DO) bit; data then carries `authenticated`, the AD bit of the resolver\'s answer',
 });
 
 export const DnsLookupBody = Type.Object({ domain: Domain, type: Type.Optional(RecordType), dnssec: Type.Optional(Dnssec) });
-export const DnsBulkBody = Type.Object({
-  domains: Type.Array(BulkEntry(DOMAIN_DESCRIPTION), { minItems: 1, maxItems: DNS_BULK_MAX_DOMAINS }),
-  type: Type.Optional(RecordType),
-  dnssec: Type.Optional(Dnssec),
-});
-export const WhoisBody = Type.Object({ domain: Domain });
 
 /** One schema for every record type: `type`, `ttl` and the fields of that type. */
 const DnsRecord = Type.Object({
@@ -63,7 +56,8 @@ const DnsRecord = Type.Object({
   digest: Type.Optional(Type.String({ description: 'DS: the digest in uppercase hexadecimal, as dig prints it' })),
 });
 
-const resultFields = {
+/** The fields of a lookup's result, which a bulk item has too. */
+export const dnsResultFields = {
   domain: Type.String({ description: 'the name queried: punycode, lowercase, no trailing dot; for PTR of an IP its reverse name' }),
   type: Type.Enum([...DNS_RECORD_TYPES], { description: 'the record type asked, uppercase' }),
   status: Type.String({ description: 'NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … (the response code), TIMEOUT (no answer in time) or UNREACHABLE (the resolver could not be reached: port unreachable, no route)' }),
@@ -76,40 +70,5 @@ const resultFields = {
   ),
 } satisfies TProperties;
 
-export const DnsLookupResult = Type.Object(resultFields);
-
-/** A bulk item: a result, or `{domain (as given), type, error, error_code}` for an entry that is not a domain name. */
-export const DnsBulkItem = Type.Object({
-  ...optionalExcept(resultFields, ['domain', 'type']),
-  error: Type.Optional(EntryError),
-  error_code: EntryErrorCode,
-});
-
-export const WhoisHop = Type.Object({
-  server: Type.String({ description: 'WHOIS: host or host:port; RDAP: the URL asked' }),
-  status: Type.String({ description: 'ok, truncated, timeout or failed' }),
-  error: Nullable(Type.String()),
-  bytes: Type.Integer(),
-  response_time: Type.Number(),
-});
-
-export const WhoisResult = Type.Object({
-  domain: Type.String(),
-  registered: Nullable(Type.Boolean({ description: 'null when no server could tell' })),
-  registrar: Nullable(Type.String()),
-  registrar_url: Nullable(Type.String()),
-  whois_server: Nullable(Type.String()),
-  creation_date: Nullable(Type.String({ description: 'ISO 8601' })),
-  updated_date: Nullable(Type.String({ description: 'ISO 8601' })),
-  expiration_date: Nullable(Type.String({ description: 'ISO 8601' })),
-  name_servers: Type.Array(Type.String()),
-  status: Type.Array(Type.String({ description: 'EPP status codes' })),
-  dnssec: Nullable(Type.Boolean()),
-  raw: Type.String({ description: 'the registry\'s RDAP JSON text, or the WHOIS servers\' text (bounded)' }),
-  hops: Type.Array(WhoisHop),
-  error: Nullable(Type.String()),
-  source: Type.Union([Type.Literal('rdap'), Type.Literal('whois')], { description: 'rdap, or whois (port 43) for a TLD with no RDAP service' }),
-  rdap_server: Nullable(Type.String({ description: 'the registry\'s RDAP base URL asked; null for whois' })),
-  registrant: Nullable(Type.String({ description: 'RDAP: the registrant\'s organisation when published' })),
-  abuse_email: Nullable(Type.String({ description: 'RDAP: the abuse contact\'s e-mail' })),
-});
+export const DnsLookupResult = Type.Object(dnsResultFields);
+type _Described = Assert<Describes<typeof DnsLookupResult, DomainDnsLookupResult>>;
