@@ -1,5 +1,6 @@
 import type { ExampleObject, OperationExamples } from '../operations/shared/examples.js';
 import { ok, one } from '../operations/shared/examples.js';
+import { GOOGLE_DNS } from '../operations/ip-lookup/examples.js';
 import type { RouteErrorStatus } from './schemas/errors.js';
 
 /**
@@ -9,32 +10,6 @@ import type { RouteErrorStatus } from './schemas/errors.js';
  */
 
 const CHECKED_AT = '2026-11-23T04:52:29.511Z';
-
-const GOOGLE_DNS = {
-  ip: '8.8.8.8',
-  version: 4,
-  type: 'public',
-  hostname: null,
-  location: {
-    country: 'United States',
-    country_code: 'US',
-    region: null,
-    city: null,
-    postal_code: null,
-    latitude: 37.751,
-    longitude: -97.822,
-    timezone: 'America/Chicago',
-    isp: 'Google LLC',
-  },
-  asn: { number: 15169, organization: 'Google LLC', network: '8.8.8.0/24' },
-};
-
-const GOOGLE_DNS_V6 = {
-  ...GOOGLE_DNS,
-  ip: '2001:4860:4860::8888',
-  version: 6,
-  asn: { number: 15169, organization: 'Google LLC', network: '2001:4860:4840::/42' },
-};
 
 const WORKING_PROXY = {
   proxy: '203.0.113.7:8080:user:***',
@@ -171,49 +146,6 @@ export const ROUTE_EXAMPLES: Record<string, OperationExamples> = {
       },
       'webhook signing secret rotated; the previous one signs too until previous_valid_until',
     ),
-  },
-  'POST /api/ip/whois': {
-    body: {
-      ip: { summary: 'an IP address', value: { ip: '8.8.8.8' } },
-      asn: { summary: 'an AS number', value: { asn: 'AS15169' } },
-    },
-    ok: ok(
-      {
-        query: '8.8.8.8',
-        source: 'rdap',
-        rdap_server: 'https://rdap.arin.net/registry/',
-        handle: 'NET-8-8-8-0-2',
-        name: 'GOGL',
-        type: 'DIRECT ALLOCATION',
-        country: null,
-        start_address: '8.8.8.0',
-        end_address: '8.8.8.255',
-        cidr: ['8.8.8.0/24'],
-        asn_range: null,
-        registrant: 'Google LLC',
-        abuse_email: 'network-abuse@google.com',
-        created: '2023-12-28T22:24:33Z',
-        updated: '2023-12-28T22:24:56Z',
-        raw: '{"objectClassName":"ip network","handle":"NET-8-8-8-0-2",...}',
-        hops: [{ server: 'https://rdap.arin.net/registry/ip/8.8.8.8', status: 'ok', error: null, bytes: 6231, response_time: 120.5 }],
-        error: null,
-      },
-      '8.8.8.8: GOGL',
-    ),
-    invalid: { field: 'ip', message: 'ip: must be an IPv4 or IPv6 address (e.g. 8.8.8.8, 2001:4860::8888)' },
-  },
-  'POST /api/ip/lookup': {
-    body: one('a public address', { ip: '8.8.8.8', detailed: false, security_check: false }),
-    ok: ok(GOOGLE_DNS, 'address looked up'),
-    invalid: { field: 'ip', message: 'ip: must be an IPv4 or IPv6 address' },
-  },
-  'POST /api/ip/lookup-bulk': {
-    body: one('IPv4, IPv6 and a typo', { ips: ['8.8.8.8', '2001:4860:4860::8888', '8.8.8.888'] }),
-    ok: ok(
-      [GOOGLE_DNS, GOOGLE_DNS_V6, { ip: '8.8.8.888', error: 'ips[2]: must be an IPv4 or IPv6 address', error_code: 'validation_error' }],
-      '2 looked up, 1 invalid',
-    ),
-    invalid: { field: 'ips', message: 'ips: at most 100 entries' },
   },
   'GET /api/ip/my-ip': {
     ok: ok({ ...GOOGLE_DNS, ip: '8.8.4.4' }, 'your address'),

@@ -3,7 +3,9 @@ import { checkOperations } from './checks.js';
 import { dnsLookupBulk } from './dns-lookup-bulk/index.js';
 import { dnsLookup } from './dns-lookup/index.js';
 import { dnsWhois } from './dns-whois/index.js';
-import { ipOperations } from './ip.js';
+import { ipLookupBulk } from './ip-lookup-bulk/index.js';
+import { ipLookup } from './ip-lookup/index.js';
+import { ipWhois } from './ip-whois/index.js';
 import { ipv6Expand } from './ipv6-expand/index.js';
 import { ipv6Test } from './ipv6-test/index.js';
 import { ipv6Validate } from './ipv6-validate/index.js';
@@ -15,7 +17,7 @@ import { proxyOperations } from './proxy.js';
 export { checkTarget, defineOperation, jobOperation, type AnyOperation, type Operation, type OperationDeps, type RunContext } from './operation.js';
 
 /** Every POST endpoint that may run as a job, by its path under /api. */
-export const OPERATIONS: readonly AnyOperation[] = [ipv6Validate, ipv6Expand, ipv6Test, dnsLookup, dnsLookupBulk, dnsWhois, ...ipOperations, ...proxyOperations, ...portOperations, ...pingOperations, ...checkOperations];
+export const OPERATIONS: readonly AnyOperation[] = [ipv6Validate, ipv6Expand, ipv6Test, dnsLookup, dnsLookupBulk, dnsWhois, ipLookup, ipLookupBulk, ipWhois, ...proxyOperations, ...portOperations, ...pingOperations, ...checkOperations];
 
 /** The job service's view of the operations: what it runs for an endpoint. */
 export function jobOperations(deps: OperationDeps): JobOperations {

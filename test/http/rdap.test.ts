@@ -5,7 +5,7 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { WhoisResult } from '../../src/operations/dns-whois/schema.js';
-import type { IpWhoisResult } from '../../src/http/schemas/ip-whois.js';
+import type { IpWhoisResult } from '../../src/operations/ip-whois/schema.js';
 import { build, tempDir, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';

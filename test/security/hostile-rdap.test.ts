@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import { RDAP_MAX_JSON_DEPTH, RDAP_MAX_LIST, RDAP_MAX_RESPONSE_BYTES } from '../../src/domain/rdap/index.js';
 import type { WhoisResult } from '../../src/operations/dns-whois/schema.js';
-import type { IpWhoisResult } from '../../src/http/schemas/ip-whois.js';
+import type { IpWhoisResult } from '../../src/operations/ip-whois/schema.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
 import { build, tempDir, type Built } from '../helpers/build.js';
 import { loopHoldByCpu, measureLoopHold } from '../helpers/loop-hold.js';

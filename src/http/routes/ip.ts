@@ -3,7 +3,7 @@ import { ok } from '../reply.js';
 import { responses } from '../schemas/common.js';
 import type { RouteDeps } from './deps.js';
 import { lookupIp } from '../../domain/ip/index.js';
-import { IpLookupResult } from '../schemas/ip.js';
+import { IpLookupResult } from '../../operations/ip-lookup/schema.js';
 import { operationIdOf } from '../../operations/names.js';
 
 /** GET /ip/my-ip: the caller's own address, looked up as /ip/lookup would. */

@@ -129,61 +129,6 @@ function portsView(result: Json, _now: number, total?: number): Block[] {
   return blocks;
 }
 
-// --- IP ---
-
-function ipView(result: Json): Block[] {
-  if (!isObj(result)) return [];
-  const loc = isObj(result.location) ? result.location : {};
-  const asn = isObj(result.asn) ? result.asn : {};
-  const place = [loc.city, loc.region, loc.country].filter((v) => typeof v === 'string' && v !== '').join(', ');
-  const blocks: Block[] = [
-    {
-      type: 'fields',
-      title: 'Place',
-      fields: [
-        { label: 'Address', value: `${str(result.ip)} (IPv${str(result.version)}, ${str(result.type)})` },
-        { label: 'Country', value: loc.country ? `${str(loc.country)}${loc.country_code ? ` (${str(loc.country_code)})` : ''}` : 'unknown' },
-        { label: 'City', value: place || 'unknown' },
-        ...(loc.timezone ? [{ label: 'Time zone', value: str(loc.timezone) }] : []),
-        ...(typeof loc.latitude === 'number' ? [{ label: 'Coordinates', value: `${str(loc.latitude)}, ${str(loc.longitude)}${loc.accuracy_radius ? ` (± ${str(loc.accuracy_radius)} km)` : ''}` }] : []),
-        ...(result.hostname ? [{ label: 'Host name', value: str(result.hostname) }] : []),
-      ],
-    },
-    {
-      type: 'fields',
-      title: 'Network',
-      fields: [
-        { label: 'AS', value: asn.number === null || asn.number === undefined ? 'unknown' : `AS${str(asn.number)}` },
-        { label: 'Organisation', value: str(asn.organization ?? loc.isp) },
-        { label: 'Network', value: str(asn.network ?? loc.network ?? result.range) },
-      ],
-    },
-  ];
-  const sec = result.security;
-  if (isObj(sec)) {
-    const listed = Array.isArray(sec.blacklists) ? sec.blacklists.filter(isObj).filter((b) => b.listed === true).map((b) => `listed on ${str(b.list)}`) : [];
-    const reasons = [
-      ...(sec.is_tor === true ? ['Tor exit node'] : []),
-      ...(sec.is_proxy === true ? ['listed as a proxy'] : []),
-      ...(sec.is_hosting === true ? ['hosting network'] : []),
-      ...(sec.is_bogon === true ? ['bogon (not routed on the internet)'] : []),
-      ...listed,
-    ];
-    const threats = Array.isArray(sec.threats) ? sec.threats.map(str) : [];
-    const score = Number(sec.risk_score);
-    blocks.push({
-      type: 'fields',
-      title: 'Risk',
-      fields: [
-        { label: 'Risk score', value: `${str(sec.risk_score)} of 100`, tone: score >= 50 ? 'bad' : score > 0 ? 'muted' : 'ok' },
-        { label: 'Reasons', value: reasons.length ? reasons.join('; ') : 'none found' },
-        ...(threats.length ? [{ label: 'Threats', value: threats.join(', ') }] : []),
-      ],
-    });
-  }
-  return blocks;
-}
-
 // --- Proxy ---
 
 function proxyView(result: Json): Block[] {
@@ -374,19 +319,6 @@ export function bulkTable(title: string, columns: string[], numeric: number[], r
 
 export const errorCell = (r: Obj): Cell => ({ text: str(r.error), tone: 'bad' });
 
-const ipBulkView = bulkTable('Addresses', ['Address', 'Kind', 'Place', 'Network'], [], (r) => {
-  if (r.error) return [{ text: str(r.ip) }, errorCell(r), { text: '—' }, { text: '—' }];
-  const loc = isObj(r.location) ? r.location : {};
-  const asn = isObj(r.asn) ? r.asn : {};
-  const place = [loc.city, loc.region, loc.country].filter((v) => typeof v === 'string' && v !== '').join(', ');
-  return [
-    { text: str(r.ip) },
-    { text: `IPv${str(r.version)}, ${str(r.type)}` },
-    { text: place || 'unknown' },
-    { text: asn.number === null || asn.number === undefined ? 'unknown' : `AS${str(asn.number)} ${str(asn.organization)}` },
-  ];
-});
-
 const proxyBulkView = bulkTable('Proxies', ['Proxy', 'Verdict', 'Protocol', 'Round trip', 'Anonymity', 'Exit address'], [3], (r) => [
   { text: str(r.proxy) },
   { text: r.error && r.status !== 'working' ? `${str(r.status)}: ${str(r.error)}` : str(r.status), tone: r.status === 'working' ? 'ok' : 'bad' },
@@ -459,12 +391,10 @@ export const LEGACY_VIEWS: Record<string, ResultView> = {
   '/port/scan': { blocks: portsView },
   '/port/scan-range': { blocks: portsView, items: 'ports' },
   '/port/scan-common': { blocks: portsView, items: 'ports' },
-  '/ip/lookup': { blocks: ipView },
   '/proxy/check': { blocks: proxyView },
   '/http/check': { blocks: httpView },
   '/tls/check': { blocks: tlsView },
   '/ping/tcp': { blocks: tcpPingView },
-  '/ip/lookup-bulk': { blocks: ipBulkView },
   '/proxy/check-bulk': { blocks: proxyBulkView },
 };
 

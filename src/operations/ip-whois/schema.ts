@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { IP_INPUT_MAX_CHARS } from '../../domain/ip/index.js';
-import { Nullable } from '../../operations/shared/schema.js';
-import { WhoisHop } from '../../operations/dns-whois/schema.js';
+import type { RdapNetworkResult } from '../../domain/rdap/index.js';
+import { WhoisHop } from '../dns-whois/schema.js';
+import { Nullable } from '../shared/schema.js';
+import type { Assert, Describes } from '../shared/shape.js';
 
 const NullableString = Nullable(Type.String());
 
@@ -34,3 +36,4 @@ export const IpWhoisResult = Type.Object({
   hops: Type.Array(WhoisHop),
   error: Nullable(Type.String({ description: 'why fields are missing (no service, not found, a server that failed), or null' })),
 });
+type _Described = Assert<Describes<typeof IpWhoisResult, RdapNetworkResult>>;

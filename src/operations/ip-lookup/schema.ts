@@ -1,16 +1,17 @@
 import { Type, type TProperties } from 'typebox';
-import { IP_BULK_MAX, IP_INPUT_MAX_CHARS, RISK_MAX, RISK_POINTS } from '../../domain/ip/index.js';
-import { BulkEntry, EntryError, EntryErrorCode } from '../../operations/shared/bulk-entries.js';
-import { Nullable, optionalExcept } from '../../operations/shared/schema.js';
+import { IP_INPUT_MAX_CHARS, RISK_MAX, RISK_POINTS, type IpLookupResult as DomainIpLookupResult } from '../../domain/ip/index.js';
+import { Nullable } from '../shared/schema.js';
+import type { Assert, Describes } from '../shared/shape.js';
 
 const IpText = Type.String({ minLength: 1, maxLength: IP_INPUT_MAX_CHARS, description: 'an IPv4 or IPv6 address' });
-const Flags = {
+
+/** The lookup's options, which a bulk call takes too. */
+export const IpFlags = {
   detailed: Type.Optional(Type.Boolean({ default: false, description: 'add PTR hostname, continent, accuracy radius, networks' })),
   security_check: Type.Optional(Type.Boolean({ default: false, description: 'add Tor exit, DNSBL, hosting and bogon checks with a risk score' })),
 };
 
-export const IpLookupBody = Type.Object({ ip: IpText, ...Flags });
-export const IpBulkBody = Type.Object({ ips: Type.Array(BulkEntry('an IPv4 or IPv6 address'), { minItems: 1, maxItems: IP_BULK_MAX }), ...Flags });
+export const IpLookupBody = Type.Object({ ip: IpText, ...IpFlags });
 
 const NullableString = Nullable(Type.String());
 const NullableNumber = Nullable(Type.Number());
@@ -51,7 +52,8 @@ const Security = Type.Object({
   threats: Type.Array(Type.String()),
 });
 
-const resultFields = {
+/** The fields of a lookup's result, which a bulk item has too. */
+export const ipResultFields = {
   ip: Type.String(),
   version: Type.Integer({ description: '4 or 6' }),
   type: Type.String({ description: 'public, private, loopback, link_local, unique_local, cgnat, multicast, documentation, benchmarking, unspecified, broadcast or reserved' }),
@@ -62,11 +64,5 @@ const resultFields = {
   security: Type.Optional(Security),
 } satisfies TProperties;
 
-export const IpLookupResult = Type.Object(resultFields);
-
-/** A bulk item is a result, or `{ip, error, error_code}` for an entry that is not an address. */
-export const IpBulkItem = Type.Object({
-  ...optionalExcept(resultFields, ['ip']),
-  error: Type.Optional(EntryError),
-  error_code: EntryErrorCode,
-});
+export const IpLookupResult = Type.Object(ipResultFields);
+type _Described = Assert<Describes<typeof IpLookupResult, DomainIpLookupResult>>;
