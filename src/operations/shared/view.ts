@@ -129,40 +129,6 @@ function portsView(result: Json, _now: number, total?: number): Block[] {
   return blocks;
 }
 
-// --- Proxy ---
-
-function proxyView(result: Json): Block[] {
-  if (!isObj(result)) return [];
-  const loc = isObj(result.location) ? result.location : null;
-  const speed = isObj(result.speed) ? result.speed : null;
-  const fields: Field[] = [
-    { label: 'Proxy', value: str(result.proxy) },
-    { label: 'Verdict', value: str(result.status), tone: result.status === 'working' ? 'ok' : 'bad' },
-    { label: 'Protocol', value: str(result.protocol) },
-    { label: 'Round trip', value: ms(result.response_time) },
-  ];
-  if ('anonymity_level' in result) fields.push({ label: 'Anonymity', value: str(result.anonymity_level ?? 'not judged') });
-  if ('ssl_support' in result) fields.push({ label: 'TLS through it', value: yesNo(result.ssl_support, 'not known') });
-  fields.push({ label: 'Exit address', value: str(result.exit_ip) });
-  if (loc) fields.push({ label: 'Exit location', value: [loc.city, loc.country, loc.isp].filter((v) => typeof v === 'string').join(', ') || 'unknown' });
-  if (speed) fields.push({ label: 'Speed', value: `down ${str(speed.download)}, up ${str(speed.upload)}, latency ${str(speed.latency)}` });
-  if (result.error) fields.push({ label: 'Error', value: str(result.error), tone: 'bad' });
-  if (result.checked_at) fields.push(dateField('Checked', result.checked_at, Date.parse(String(result.checked_at))));
-  const checks = isObj(result.checks) ? result.checks : {};
-  const steps = Object.entries(checks).filter((e): e is [string, Obj] => isObj(e[1]));
-  return [
-    { type: 'fields', title: 'Verdict', fields },
-    {
-      type: 'table',
-      title: 'Checks and timings',
-      columns: ['Check', 'Result', 'Time'],
-      numeric: [2],
-      rows: steps.map(([name, s]) => [{ text: labelOf(name) }, { text: s.error ? `${str(s.status)}: ${str(s.error)}` : str(s.status), tone: s.status === 'ok' ? 'ok' : 'bad' }, { text: ms(s.time) }]),
-      more: 0,
-    },
-  ];
-}
-
 // --- HTTP and TLS checks, TCP ping ---
 
 function httpView(result: Json): Block[] {
@@ -319,15 +285,6 @@ export function bulkTable(title: string, columns: string[], numeric: number[], r
 
 export const errorCell = (r: Obj): Cell => ({ text: str(r.error), tone: 'bad' });
 
-const proxyBulkView = bulkTable('Proxies', ['Proxy', 'Verdict', 'Protocol', 'Round trip', 'Anonymity', 'Exit address'], [3], (r) => [
-  { text: str(r.proxy) },
-  { text: r.error && r.status !== 'working' ? `${str(r.status)}: ${str(r.error)}` : str(r.status), tone: r.status === 'working' ? 'ok' : 'bad' },
-  { text: str(r.protocol) },
-  { text: ms(r.response_time) },
-  { text: str(r.anonymity_level ?? 'not judged') },
-  { text: str(r.exit_ip) },
-]);
-
 // --- Anything else ---
 
 /** A scalar as a person reads it: yes / no, and a unit where the field's name says what it counts. */
@@ -391,11 +348,9 @@ export const LEGACY_VIEWS: Record<string, ResultView> = {
   '/port/scan': { blocks: portsView },
   '/port/scan-range': { blocks: portsView, items: 'ports' },
   '/port/scan-common': { blocks: portsView, items: 'ports' },
-  '/proxy/check': { blocks: proxyView },
   '/http/check': { blocks: httpView },
   '/tls/check': { blocks: tlsView },
   '/ping/tcp': { blocks: tcpPingView },
-  '/proxy/check-bulk': { blocks: proxyBulkView },
 };
 
 /** The blocks of a job's result, by its operation's view or the generic one; [] when it has none yet. */

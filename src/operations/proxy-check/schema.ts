@@ -1,23 +1,20 @@
 import { Type, type TProperties } from 'typebox';
-import { BulkEntry, EntryErrorCode } from '../../operations/shared/bulk-entries.js';
-import { MAX_PROXY_INPUT_LENGTH, PROXY_BULK_MAX, SPEED_MIN_TIMED_MS, TOO_FAST_TO_MEASURE } from '../../domain/proxy/index.js';
-import { Nullable } from '../../operations/shared/schema.js';
+import { MAX_PROXY_INPUT_LENGTH, SPEED_MIN_TIMED_MS, TOO_FAST_TO_MEASURE, type ProxyCheckResult as DomainProxyCheckResult } from '../../domain/proxy/index.js';
+import { Nullable } from '../shared/schema.js';
+import type { Assert, Describes } from '../shared/shape.js';
 
-const PROXY_FORMS = 'host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets)';
+export const PROXY_FORMS = 'host:port, host:port:user:pass, user:pass@host:port or http|https|socks4|socks5://[user:pass@]host:port (IPv6 hosts in brackets)';
 const ProxyInput = Type.String({ minLength: 1, maxLength: MAX_PROXY_INPUT_LENGTH, description: PROXY_FORMS });
 
-const flags = {
+/** What to check, which a bulk call takes too. */
+export const proxyFlags = {
   check_ssl: Type.Optional(Type.Boolean({ default: true, description: 'TLS handshake with NETDIAG_SSL_CHECK_TARGET through the proxy; false omits ssl_support' })),
   check_anonymity: Type.Optional(Type.Boolean({ default: true, description: 'judge anonymity; false omits anonymity_level' })),
   check_speed: Type.Optional(Type.Boolean({ default: true, description: 'measure download, upload and latency; false omits speed' })),
   check_location: Type.Optional(Type.Boolean({ default: true, description: 'locate the exit address; false omits location' })),
 };
 
-export const ProxyCheckBody = Type.Object({ proxy: ProxyInput, ...flags });
-export const ProxyBulkBody = Type.Object({
-  proxies: Type.Array(BulkEntry(PROXY_FORMS), { minItems: 1, maxItems: PROXY_BULK_MAX }),
-  ...flags,
-});
+export const ProxyCheckBody = Type.Object({ proxy: ProxyInput, ...proxyFlags });
 
 const Protocol = Type.Enum(['http', 'https', 'socks4', 'socks5']);
 const StepStatus = Type.Enum(['ok', 'failed', 'timeout']);
@@ -41,7 +38,8 @@ const ProxySpeed = Type.Object({
   latency: Nullable(Type.String({ description: '"<number>ms": time to first byte through the open tunnel' })),
 });
 
-const resultFields = {
+/** The fields of a check's result, which a bulk item has too. */
+export const proxyResultFields = {
   proxy: Type.String({ description: 'the input as given' }),
   status: Type.Enum(['working', 'failed', 'timeout']),
   protocol: Nullable(Protocol),
@@ -64,12 +62,5 @@ const resultFields = {
   }),
 } satisfies TProperties;
 
-export const ProxyCheckResult = Type.Object(resultFields);
-
-/** A bulk item: a result, or for a refused entry the same fields with `error_code` (no host and port when it did not parse). */
-export const ProxyBulkItem = Type.Object({
-  ...resultFields,
-  host: Type.Optional(resultFields.host),
-  port: Type.Optional(resultFields.port),
-  error_code: EntryErrorCode,
-});
+export const ProxyCheckResult = Type.Object(proxyResultFields);
+type _Described = Assert<Describes<typeof ProxyCheckResult, DomainProxyCheckResult>>;
