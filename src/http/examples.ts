@@ -1,6 +1,7 @@
 import type { ExampleObject, OperationExamples } from '../operations/shared/examples.js';
 import { ok, one } from '../operations/shared/examples.js';
 import { GOOGLE_DNS } from '../operations/ip-lookup/examples.js';
+import { PORT_443, portExample as port } from '../operations/port-scan/examples.js';
 import type { RouteErrorStatus } from './schemas/errors.js';
 
 /**
@@ -8,24 +9,6 @@ import type { RouteErrorStatus } from './schemas/errors.js';
  * says what they are for; each operation declares its own in its folder): the routes of the
  * account, usage, jobs and webhooks, every error status, a job's streams and the webhook events.
  */
-
-const PORT_443 = {
-  host: 'example.com',
-  ip: '93.184.215.14',
-  port: 443,
-  open: true,
-  state: 'open',
-  service: 'https',
-  response_time: 23.61,
-  queued_ms: 0,
-  reason: 'connected',
-  error: null,
-};
-
-function port(port: number, service: string | null, state: 'open' | 'closed' | 'filtered', responseTime: number): Record<string, unknown> {
-  const reason = state === 'open' ? 'connected' : state === 'closed' ? 'connection refused' : 'no answer within 3 s';
-  return { ...PORT_443, port, service, state, open: state === 'open', response_time: responseTime, reason };
-}
 
 /** The routes that are no operation, keyed `METHOD /path` as in the OpenAPI document. */
 export const ROUTE_EXAMPLES: Record<string, OperationExamples> = {
@@ -107,24 +90,6 @@ export const ROUTE_EXAMPLES: Record<string, OperationExamples> = {
   },
   'GET /api/ip/my-ip': {
     ok: ok({ ...GOOGLE_DNS, ip: '8.8.4.4' }, 'your address'),
-  },
-  'POST /api/port/scan': {
-    body: one('one port', { host: 'example.com', port: 443, timeout: 5 }),
-    ok: ok(PORT_443, 'port 443 is open'),
-    invalid: { field: 'port', message: 'port: must be between 1 and 65535' },
-  },
-  'POST /api/port/scan-range': {
-    body: {
-      few: { summary: 'a few ports', value: { host: 'example.com', ports: [22, 80, 443], timeout: 3 } },
-      all: { summary: 'every port: as a job only (Prefer: respond-async)', value: { host: 'example.com', ports: '1-65535', timeout: 1 } },
-    },
-    ok: ok([port(22, 'ssh', 'filtered', 3000), port(80, 'http', 'open', 22.9), PORT_443], '2 of 3 ports open'),
-    invalid: { field: 'ports', message: 'ports: at most 1000 ports, "1-65535" expands to 65535; a job (Prefer: respond-async) takes up to 65535' },
-  },
-  'POST /api/port/scan-common': {
-    body: one('the web preset', { host: 'example.com', preset: 'web', timeout: 3 }),
-    ok: ok([port(80, 'http', 'open', 22.9), PORT_443, port(8080, 'http-alt', 'closed', 21.4)], '2 of 3 ports open'),
-    invalid: { field: 'preset', message: 'preset: must be one of top100, web, mail, database' },
   },
   'POST /api/ping/tcp': {
     body: one('four connects to port 443', { host: 'example.com', port: 443, count: 4, timeout: 2 }),

@@ -11,14 +11,16 @@ import { ipv6Test } from './ipv6-test/index.js';
 import { ipv6Validate } from './ipv6-validate/index.js';
 import { jobOperation, type AnyOperation, type OperationDeps } from './operation.js';
 import { pingOperations } from './ping.js';
-import { portOperations } from './ports.js';
+import { portScanCommon } from './port-scan-common/index.js';
+import { portScanRange } from './port-scan-range/index.js';
+import { portScan } from './port-scan/index.js';
 import { proxyCheckBulk } from './proxy-check-bulk/index.js';
 import { proxyCheck } from './proxy-check/index.js';
 
 export { checkTarget, defineOperation, jobOperation, type AnyOperation, type Operation, type OperationDeps, type RunContext } from './operation.js';
 
 /** Every POST endpoint that may run as a job, by its path under /api. */
-export const OPERATIONS: readonly AnyOperation[] = [ipv6Validate, ipv6Expand, ipv6Test, dnsLookup, dnsLookupBulk, dnsWhois, ipLookup, ipLookupBulk, ipWhois, proxyCheck, proxyCheckBulk, ...portOperations, ...pingOperations, ...checkOperations];
+export const OPERATIONS: readonly AnyOperation[] = [ipv6Validate, ipv6Expand, ipv6Test, dnsLookup, dnsLookupBulk, dnsWhois, ipLookup, ipLookupBulk, ipWhois, proxyCheck, proxyCheckBulk, portScan, portScanRange, portScanCommon, ...pingOperations, ...checkOperations];
 
 /** The job service's view of the operations: what it runs for an endpoint. */
 export function jobOperations(deps: OperationDeps): JobOperations {

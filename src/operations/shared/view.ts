@@ -80,55 +80,6 @@ export function dateField(label: string, iso: Json, now: number): Field {
   return { label, value: `${pageTime(iso, iso.length <= 10)} (${rel})`, time: iso };
 }
 
-// --- Ports ---
-
-/** `total`: the items of the whole result when `result` is only its first ones (a job page's part). */
-function portsView(result: Json, _now: number, total?: number): Block[] {
-  const items = (Array.isArray(result) ? result : [result]).filter(isObj);
-  if (items.length === 0) return [];
-  const first = items[0]!;
-  const part = total !== undefined && total > items.length;
-  const counts = { open: 0, closed: 0, filtered: 0, unresolved: 0 } as Record<string, number>;
-  for (const p of items) counts[String(p.state)] = (counts[String(p.state)] ?? 0) + 1;
-  const blocks: Block[] = [
-    {
-      type: 'fields',
-      title: 'Target',
-      fields: [
-        { label: 'Host', value: str(first.host) },
-        { label: 'Address', value: first.ip === null ? `did not resolve: ${str(first.error ?? first.reason)}` : str(first.ip), ...(first.ip === null ? { tone: 'bad' as const } : {}) },
-        first.ip === null
-          ? { label: 'Ports', value: `none scanned (${total ?? items.length} asked): no address to send to` }
-          : {
-              label: 'Ports',
-              value: `${part ? `${total} scanned; of the first ${items.length}` : `${items.length} scanned`}: ${counts.open} open, ${counts.closed} closed, ${counts.filtered} filtered`,
-            },
-      ],
-    },
-  ];
-  // A name that does not resolve: every item says so; the page says it once.
-  if (first.ip === null) return blocks;
-  const open = items.filter((p) => p.state === 'open');
-  blocks.push({
-    type: 'table',
-    title: `${open.length ? `Open ports (${open.length})` : 'Open ports: none'}${part ? ` among the first ${items.length}` : ''}`,
-    columns: ['Port', 'Service', 'State', 'Answered in'],
-    numeric: [0, 3],
-    rows: open.slice(0, TABLE_ROWS_MAX).map((p) => [{ text: str(p.port) }, { text: p.service === null ? 'unknown' : str(p.service) }, { text: 'open', tone: 'ok' }, { text: ms(p.response_time) }]),
-    more: Math.max(0, open.length - TABLE_ROWS_MAX),
-  });
-  if (items.length > 1) {
-    blocks.push({
-      type: 'ports',
-      title: part ? `The first ${items.length} ports` : `Every port (${items.length})`,
-      ports: items.map((p) => ({ port: Number(p.port), state: String(p.state), service: p.service === null ? '' : str(p.service) })),
-    });
-  } else if (first.state !== 'open') {
-    blocks.push({ type: 'fields', title: `Port ${str(first.port)}`, fields: [{ label: 'State', value: `${str(first.state)}: ${str(first.reason)}`, tone: 'bad' }] });
-  }
-  return blocks;
-}
-
 // --- HTTP and TLS checks, TCP ping ---
 
 function httpView(result: Json): Block[] {
@@ -345,9 +296,6 @@ export function genericView(result: Json, now: number): Block[] {
 
 /** The views made by hand, by endpoint, until each is its operation's. */
 export const LEGACY_VIEWS: Record<string, ResultView> = {
-  '/port/scan': { blocks: portsView },
-  '/port/scan-range': { blocks: portsView, items: 'ports' },
-  '/port/scan-common': { blocks: portsView, items: 'ports' },
   '/http/check': { blocks: httpView },
   '/tls/check': { blocks: tlsView },
   '/ping/tcp': { blocks: tcpPingView },
