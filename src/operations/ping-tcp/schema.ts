@@ -9,8 +9,10 @@ import {
   PING_MAX_TIMEOUT_S,
   PING_MIN_COUNT,
   PING_MIN_TIMEOUT_S,
+  type TcpPingResult as DomainTcpPingResult,
 } from '../../domain/ping/index.js';
-import { HOST_INPUT_MAX_CHARS, Nullable } from '../../operations/shared/schema.js';
+import { HOST_INPUT_MAX_CHARS, Nullable } from '../shared/schema.js';
+import type { Assert, Describes } from '../shared/shape.js';
 
 export const TcpPingBody = Type.Object({
   host: Type.String({ minLength: 1, maxLength: HOST_INPUT_MAX_CHARS, description: 'a hostname, an IPv4 address or an IPv6 address' }),
@@ -44,3 +46,4 @@ export const TcpPingResult = Type.Object({
   outcomes: Type.Array(Type.Enum(['connected', 'refused', 'timeout', 'unreachable']), { description: 'what each probe met, in the same order' }),
   error: Nullable(Type.String({ description: 'why nothing was sent (the host did not resolve), else null' })),
 });
+type _Described = Assert<Describes<typeof TcpPingResult, DomainTcpPingResult>>;
