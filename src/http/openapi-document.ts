@@ -204,7 +204,7 @@ function admitsNoBody(schema: unknown): boolean {
 
 /** Each route's examples, by `METHOD /path` as in the document: every operation's own, and the other routes' (src/http/examples.ts). */
 const EXAMPLES: ReadonlyMap<string, OperationExamples> = new Map([
-  ...OPERATIONS.flatMap((op) => (op.examples ? [[`POST ${API_PREFIX}${op.path}`, op.examples] as const] : [])),
+  ...OPERATIONS.map((op) => [`POST ${API_PREFIX}${op.path}`, op.examples] as const),
   ...Object.entries(ROUTE_EXAMPLES),
 ]);
 

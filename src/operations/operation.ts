@@ -124,7 +124,7 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
   /** `data` is shaped by the `data` schema on the way out, as the serializer does (or ITEMS_REPORTED, given `onItem`). */
   run(deps: OperationDeps, body: Static<B>, ctx: RunContext): Promise<{ data: RunData<D>; message: string }>;
   /** The OpenAPI document's examples of this endpoint: request bodies, the 200, the field its 400 names. */
-  examples?: OperationExamples;
+  examples: OperationExamples;
   /** How the dashboard shows a job's result (src/operations/shared/view.ts); without one, the generic view. */
   view?: ResultView;
 }

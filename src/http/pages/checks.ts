@@ -11,7 +11,7 @@ import { OPERATIONS, type AnyOperation } from '../../operations/index.js';
 import type { CallOperation } from '../calls.js';
 import { NEVER } from '../operation.js';
 import { pathWords } from '../../operations/names.js';
-import { LEGACY_VIEWS, resultBlocks } from '../../operations/shared/view.js';
+import { resultBlocks } from '../../operations/shared/view.js';
 import { answerDone, jsonPieces, sendPieces } from '../job-reads.js';
 import { resumeAfter } from '../job-streams.js';
 import { bodyOf, checkToolOf, fieldsFilled, type CheckTool } from './check-forms.js';
@@ -225,8 +225,8 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
     const json = partial ? '' : (JSON.stringify(view.result, null, 2) ?? 'null');
     const query = request.query as { sent?: unknown };
     const tool = bySlug.get(slugOf(view.endpoint));
-    // The endpoint's own view of its result, or the generic one (an endpoint no longer declared).
-    const resultView = byPath.get(view.endpoint)?.view ?? LEGACY_VIEWS[view.endpoint];
+    // The view its operation declares (src/operations/<tool>/view.ts), or the generic one.
+    const resultView = byPath.get(view.endpoint)?.view;
     return render(request, reply, 'job.eta', {
       title: `Job ${view.id}`,
       nav: 'jobs',

@@ -149,10 +149,6 @@ export function genericView(result: Json, now: number): Block[] {
   return [{ type: 'fields', title: 'Result', fields }, ...lists];
 }
 
-/** The views made by hand, by endpoint, until each is its operation's. */
-export const LEGACY_VIEWS: Record<string, ResultView> = {
-};
-
 /** The blocks of a job's result, by its operation's view or the generic one; [] when it has none yet. */
 export function resultBlocks(view: ResultView | undefined, result: Json, now: number, total?: number): Block[] {
   if (result === null || result === undefined) return [];
