@@ -80,8 +80,9 @@ export function dateField(label: string, iso: Json, now: number): Field {
   return { label, value: `${pageTime(iso, iso.length <= 10)} (${rel})`, time: iso };
 }
 
-// --- Bulk calls: one row per entry ---
+// --- For the views of the bulk calls ---
 
+/** A bulk call's result as one table, a row per entry (`rowOf`), the first TABLE_ROWS_MAX of them. */
 export function bulkTable(title: string, columns: string[], numeric: number[], rowOf: (r: Obj) => Cell[]): (result: Json) => Block[] {
   return (result) => {
     const rows = Array.isArray(result) ? result.filter(isObj) : [];
@@ -89,9 +90,10 @@ export function bulkTable(title: string, columns: string[], numeric: number[], r
   };
 }
 
+/** An entry that was refused: its error, in the bad tone. */
 export const errorCell = (r: Obj): Cell => ({ text: str(r.error), tone: 'bad' });
 
-// --- Anything else ---
+// --- The generic view: any result, read from its JSON ---
 
 /** A scalar as a person reads it: yes / no, and a unit where the field's name says what it counts. */
 function valueOf(key: string, v: Json): string {
