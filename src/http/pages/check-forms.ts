@@ -2,7 +2,7 @@ import type { AnyOperation } from '../../operations/index.js';
 import { pathWords } from '../../operations/names.js';
 import { ValidationError } from '../../errors.js';
 import { schemaFields, type SchemaField } from '../../lib/schema-fields.js';
-import { labelOf } from './words.js';
+import { labelOf } from '../../operations/shared/words.js';
 
 /**
  * The Checks section's forms, generated from the operation declarations (src/operations): each
