@@ -1,10 +1,12 @@
 import ipaddr from 'ipaddr.js';
-import { PathToolError, PathToolUnavailableError, ResolveError, ValidationError } from '../../errors.js';
+import { PathToolError, PathToolUnavailableError, ResolveError, TargetForbiddenError, ValidationError } from '../../errors.js';
 import { round2, round3 } from '../../lib/round.js';
 import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { parseIpStrict } from '../../net/ip-text.js';
 import { classifyAddress } from '../../net/ranges.js';
 import type { CheckedAddress, Dialer } from '../dialer.js';
+import type { ReversePolicy } from '../dns/lookup.js';
+import { reverseName } from '../dns/names.js';
 import { lookupPtr } from '../ip/dns-checks.js';
 import type { GeoReader } from '../ip/geoip.js';
 import type { DnsQuerier } from '../ip/types.js';
@@ -99,10 +101,11 @@ export interface PathToolsDeps {
   /** The local GeoIP data, for the hops' AS; without it asn and network are null. */
   geo?: Pick<GeoReader, 'asn'> | null | undefined;
   /**
-   * Whether a hop's PTR may be asked: the target policy, as for reverse lookups everywhere (the
-   * operator's resolver names its own network's routers). Default: public addresses only.
+   * Whether a hop's PTR may be asked: the target policy, as for every reverse lookup (the
+   * operator's resolver names its own network's routers; src/domain/dns/lookup.ts). Without it,
+   * public addresses only, as /ip/lookup.
    */
-  reverseAllowed?: ((address: string) => boolean) | undefined;
+  policy?: ReversePolicy | undefined;
   ptrDeadlineMs?: number | undefined;
 }
 
@@ -352,13 +355,25 @@ export class PathTools {
   async #identify(address: string): Promise<Identity> {
     // Private space has no AS in public data; the local reader is not even asked.
     const asn = isPublic(address) ? (this.#d.geo?.asn(address) ?? null) : null;
-    const allowed = this.#d.reverseAllowed ?? isPublic;
     const dns = this.#d.dns ?? null;
     let hostname: string | null = null;
-    if (dns !== null && allowed(address)) {
+    if (dns !== null && this.#mayAskReverse(address)) {
       hostname = await lookupPtr(dns, ipaddr.parse(address), this.#d.ptrDeadlineMs ?? HOP_PTR_DEADLINE_MS).catch(() => null);
     }
     return { hostname, asn: asn?.number ?? null, network: asn?.organization ?? null };
+  }
+
+  #mayAskReverse(address: string): boolean {
+    const policy = this.#d.policy;
+    if (!policy) return isPublic(address);
+    const addr = ipaddr.parse(address);
+    try {
+      policy.checkReverse(reverseName(addr), addr, addr.kind() === 'ipv4' ? 32 : 128);
+      return true;
+    } catch (err) {
+      if (err instanceof TargetForbiddenError) return false;
+      throw err;
+    }
   }
 
   async #traceHop(line: TraceHopLine, identify: Identify): Promise<TracerouteHop> {
