@@ -68,9 +68,9 @@ const VERSIONS: Record<PathToolName, { flag: string; says: string; is: string }>
 
 const LOOPBACK = '127.0.0.1' as CheckedAddress;
 
-/** The first line a program complained with, bounded. */
+/** What a program complained with: its first lines of standard error (ping says why in its second and third), bounded. */
 function complaint(out: ProcessOutcome): string {
-  const line = out.stderr.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? '';
+  const line = out.stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(0, 3).join('; ');
   const text = line.length > STDERR_QUOTE_CHARS ? `${line.slice(0, STDERR_QUOTE_CHARS)}...` : line;
   if (text !== '') return text;
   return out.signal !== null ? `killed by ${out.signal}` : `exit code ${out.code}`;
