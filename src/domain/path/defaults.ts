@@ -1,7 +1,7 @@
 /**
  * Every default and bound of the path tools, ICMP ping, traceroute and mtr (docs/path-tools.md).
  * The programs' own argument lists, deadlines and output bounds live with the runner
- * (src/infra/path/defaults.ts); these are what a caller may ask for.
+ * (in the infra layer; docs/path-tools.md); these are what a caller may ask for.
  */
 
 /** Echo requests of one ping: default and bounds. */

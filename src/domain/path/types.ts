@@ -3,7 +3,7 @@ import type { PATH_PROTOCOLS } from './defaults.js';
 
 /**
  * The path tools' results, and what the service needs from the programs that measure them (the
- * runner, src/infra/path). The runner knows the programs (their arguments, their output); the
+ * runner, in the infra layer). The runner knows the programs (their arguments, their output); the
  * service knows what the results mean (the target policy, statistics, each hop's name and AS).
  */
 
