@@ -135,7 +135,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   const calls = operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.httpMetrics });
   // A browser page of an origin the operator allows for /api (NETDIAG_CORS_ORIGINS) may call /mcp too.
   await mcpRoutes(app, calls, { publicUrl: deps.config.publicUrl, corsOrigins: deps.config.corsOrigins });
-  await healthRoutes(app, deps.store, limiter, deps.geo);
+  await healthRoutes(app, deps.store, limiter, deps.geo, deps.path);
   await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   await judgeRoutes(app, deps);
   await registerPages(app, {

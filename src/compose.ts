@@ -33,6 +33,8 @@ import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './domain/jobs/queue.js';
 import { createConnector } from './infra/net/connector.js';
 import { createDialer, type Dialer } from './infra/net/dialer.js';
+import { createPathTools } from './infra/path/index.js';
+import type { PathTools } from './domain/path/index.js';
 import type { RateLimiter } from './domain/usage/rate-limit.js';
 import { createRateLimiter } from './infra/ratelimit/index.js';
 import { openStore } from './infra/store/index.js';
@@ -78,6 +80,8 @@ export interface ComposeOptions {
   dnsClient?: DnsClient;
   /** GeoIP reader; built from NETDIAG_GEOIP_* (or the bundled data) unless given. */
   geo?: GeoReader;
+  /** The path tools, built with their runner unless given (tests run the programs in a network namespace). */
+  path?: PathTools;
   /** Shorter RDAP timeouts, a test CA for https RDAP servers (tests of hostile servers). */
   rdapTuning?: RdapTuning;
   /** Shorter proxy-check timeouts (tests of the timeout paths). */
@@ -190,6 +194,8 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     }),
     ip: { geo, dns: dnsClient, dnsblZones: config.dnsblZones },
     checks: new Checker({ dialer, connector, extraCaPem: config.extraCaCerts }),
+    // ICMP ping, traceroute, mtr: the system's programs, one process budget for this server.
+    path: opts.path ?? createPathTools({ dialer, dns: dnsClient, geo }),
   };
   const operations = jobOperations(probes);
 

@@ -110,6 +110,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   ip: 'Where an address is and which network holds it; security signals on request.',
   proxy: 'Is a proxy working, which protocol, how anonymous, how fast.',
   ports: 'TCP port scans: one port, a list or range, a preset.',
+  path: 'The path to a host: ICMP ping, traceroute and mtr, run with the system\'s own programs.',
   checks: 'An HTTP(S) request followed through its redirects with timings; a TLS handshake and the certificate it shows.',
   jobs: 'Any POST runs as a job with `Prefer: respond-async`: read it, stream its items, cancel it.',
   webhooks: 'The signing secret of the webhooks a finished job sends (see `webhooks` of this document).',

@@ -10,7 +10,10 @@ import { ipv6Expand } from './ipv6-expand/index.js';
 import { ipv6Test } from './ipv6-test/index.js';
 import { ipv6Validate } from './ipv6-validate/index.js';
 import { jobOperation, type AnyOperation, type OperationDeps } from './operation.js';
+import { mtr } from './mtr/index.js';
+import { ping } from './ping/index.js';
 import { pingTcp } from './ping-tcp/index.js';
+import { traceroute } from './traceroute/index.js';
 import { portScan } from './port-scan/index.js';
 import { portScanCommon } from './port-scan-common/index.js';
 import { portScanRange } from './port-scan-range/index.js';
@@ -40,6 +43,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   portScanRange,
   portScanCommon,
   pingTcp,
+  ping,
+  traceroute,
+  mtr,
   httpCheck,
   tlsCheck,
 ];

@@ -6,6 +6,7 @@ import type { DnsLookupService } from '../domain/dns/index.js';
 import { RESULT_IS_ITEMS, type ItemSet, type JobOperation } from '../domain/jobs/operations.js';
 import type { PortScanner } from '../domain/ports/index.js';
 import type { TcpPinger } from '../domain/ping/index.js';
+import type { PathTools } from '../domain/path/index.js';
 import type { ProxyChecker } from '../domain/proxy/index.js';
 import type { RdapService, RegistrationLookup } from '../domain/rdap/index.js';
 import type { Dialer, ResolveOptions } from '../domain/dialer.js';
@@ -43,6 +44,8 @@ export interface OperationDeps {
   metrics: Metrics;
   /** The HTTP and TLS checks (their trust store: Node's roots and NETDIAG_EXTRA_CA_CERTS). */
   checks: Checker;
+  /** ICMP ping, traceroute and mtr: the system's programs, one process budget per server (docs/path-tools.md). */
+  path: PathTools;
 }
 
 export interface RunContext {
@@ -98,6 +101,11 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
   body: B;
   /** The schema of `data`; for bulk and range calls an array of the items `onItem` reports. */
   data: D;
+  /**
+   * The schema of each item a job streams when `data` is an object that holds them (a
+   * traceroute's hops); for an array `data`, its items' schema is used.
+   */
+  item?: TSchema;
   /** Probes the network: counts against the account's work in flight (docs/api.md, "Rate limits"). */
   probe: boolean;
   /**
@@ -178,7 +186,7 @@ export function serializerOf(schema: TSchema): (value: unknown) => string {
 
 /** What the job service runs for an endpoint: the operation, its answers written as the synchronous ones are. */
 export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperation {
-  const itemSchema = (op.data as { items?: TSchema }).items;
+  const itemSchema = op.item ?? (op.data as { items?: TSchema }).items;
   let serializers: { data: (value: unknown) => string; item: ((value: unknown) => string) | undefined } | undefined;
   // Compiled on first use: a process that never runs this endpoint's jobs never compiles them.
   const serialize = () => (serializers ??= { data: serializerOf(op.data), item: itemSchema && serializerOf(itemSchema) });

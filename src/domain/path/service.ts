@@ -166,6 +166,7 @@ export function icmpPingStatistics(samples: ReadonlyArray<PingSample | null>): P
 
 export class PathTools {
   readonly #d: PathToolsDeps;
+  #known: PathToolsAvailability | null = null;
 
   constructor(deps: PathToolsDeps) {
     this.#d = deps;
@@ -173,7 +174,18 @@ export class PathTools {
 
   /** Which tools this server can run, and what is missing where one cannot (for /readyz). */
   availability(): Promise<PathToolsAvailability> {
-    return this.#d.runner.availability();
+    const report = this.#d.runner.availability();
+    report.then((r) => (this.#known = r), () => undefined);
+    return report;
+  }
+
+  /**
+   * The last availability report that came in, without waiting (/readyz answers at once); null
+   * until the first check, which this starts, has come in.
+   */
+  knownAvailability(): PathToolsAvailability | null {
+    void this.availability();
+    return this.#known;
   }
 
   /**
@@ -342,7 +354,7 @@ export class PathTools {
   #identifier(): Identify {
     const known = new Map<string, Promise<Identity>>();
     return (address) => {
-      if (address === null) return Promise.resolve({ hostname: null, asn: null, network: null });
+      if (address === null) return Promise.resolve({ hostname: null, asn: null, organization: null, network: null });
       let found = known.get(address);
       if (!found) {
         found = this.#identify(address);
@@ -360,7 +372,7 @@ export class PathTools {
     if (dns !== null && this.#mayAskReverse(address)) {
       hostname = await lookupPtr(dns, ipaddr.parse(address), this.#d.ptrDeadlineMs ?? HOP_PTR_DEADLINE_MS).catch(() => null);
     }
-    return { hostname, asn: asn?.number ?? null, network: asn?.organization ?? null };
+    return { hostname, asn: asn?.number ?? null, organization: asn?.organization ?? null, network: asn?.network ?? null };
   }
 
   #mayAskReverse(address: string): boolean {

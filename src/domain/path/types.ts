@@ -54,7 +54,9 @@ export interface HopIdentity {
   hostname: string | null;
   /** Its AS number from the local GeoIP ASN data; null when unknown (or a private address). */
   asn: number | null;
-  /** That AS's organisation (network) name from the same data; null when unknown. */
+  /** That AS's organisation name from the same data; null when unknown. */
+  organization: string | null;
+  /** The announced prefix (CIDR) that holds the address, as /ip/lookup's `asn.network`; null when unknown. */
   network: string | null;
 }
 

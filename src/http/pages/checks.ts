@@ -36,7 +36,7 @@ export const CSV_PIECE_ROWS = 250;
 export const JOB_PAGE_REFRESH_S = 3;
 
 /** The Checks page lists these groups (operations' first tags) first, in this order. */
-const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'ipv6'];
+const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'path', 'ipv6'];
 
 /**
  * A check of the signed-in account, run as a job: the operation called through its route's

@@ -104,6 +104,8 @@ export class PathRunner implements PathToolRunner {
   readonly #ttl: number;
   readonly #now: () => number;
   #report: { at: number; report: Promise<PathToolsAvailability> } | null = null;
+  /** The last report that came in. */
+  #settled: PathToolsAvailability | null = null;
   /** The program each tool runs, as found by the last availability check. */
   #found: Partial<Record<PathToolName, string>> = {};
 
@@ -115,18 +117,29 @@ export class PathRunner implements PathToolRunner {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** Which tools run here; tried at first use and again once the report is AVAILABILITY_TTL_MS old. */
+  /**
+   * Which tools run here; tried at first use and again once the report is AVAILABILITY_TTL_MS
+   * old. While a new check runs (some 3 s: mtr's grace), the last report answers, so neither a
+   * call nor /readyz waits on it.
+   */
   availability(): Promise<PathToolsAvailability> {
     const now = this.#now();
     if (this.#report === null || now - this.#report.at >= this.#ttl) {
       const report = this.#check();
-      // A check that failed outright (it should not) is not kept: the next call tries again.
-      report.catch(() => {
-        if (this.#report?.report === report) this.#report = null;
-      });
+      const previous = this.#settled;
+      report.then(
+        (r) => {
+          this.#settled = r;
+        },
+        // A check that failed outright (it should not) is not kept: the next call tries again.
+        () => {
+          if (this.#report?.report === report) this.#report = null;
+        },
+      );
       this.#report = { at: now, report };
+      if (previous !== null) return Promise.resolve(previous);
     }
-    return this.#report.report;
+    return this.#settled === null ? this.#report.report : Promise.resolve(this.#settled);
   }
 
   async ping(req: PingRequest, opts: RunOptions & { onReply?: (reply: PingReply) => void }): Promise<PingRun> {

@@ -230,10 +230,10 @@ test('traceroute: one hop per TTL, a silent hop null, names and ASes of public h
     protocol: 'tcp',
     reached: true,
     hops: [
-      { ttl: 1, address: '10.0.0.1', hostname: null, asn: null, network: null, rtts: [0.5, 0.4, 0.45] },
-      { ttl: 2, address: null, hostname: null, asn: null, network: null, rtts: [null, null, null] },
-      { ttl: 3, address: '62.115.0.7', hostname: 'core1.example.net', asn: 64500, network: 'EXAMPLE-NET', rtts: [5, null, 6] },
-      { ttl: 4, address: TARGET, hostname: null, asn: null, network: null, rtts: [9, 9.5, 9.25] },
+      { ttl: 1, address: '10.0.0.1', hostname: null, asn: null, organization: null, network: null, rtts: [0.5, 0.4, 0.45] },
+      { ttl: 2, address: null, hostname: null, asn: null, organization: null, network: null, rtts: [null, null, null] },
+      { ttl: 3, address: '62.115.0.7', hostname: 'core1.example.net', asn: 64500, organization: 'EXAMPLE-NET', network: '62.115.0.0/24', rtts: [5, null, 6] },
+      { ttl: 4, address: TARGET, hostname: null, asn: null, organization: null, network: null, rtts: [9, 9.5, 9.25] },
     ],
     error: null,
   });
@@ -288,7 +288,7 @@ test('mtr: loss per hop, times null where nothing came back', async () => {
     result.hops.map((h) => [h.ttl, h.address, h.sent, h.received, h.loss_percent, h.best]),
     [[1, '10.0.0.1', 10, 10, 0, 1], [2, null, 10, 0, 100, null], [3, TARGET, 3, 2, 33.33, 1]],
   );
-  assert.deepEqual(result.hops[1], { ttl: 2, address: null, hostname: null, asn: null, network: null, sent: 10, received: 0, loss_percent: 100, last: null, best: null, avg: null, worst: null, stdev: null });
+  assert.deepEqual(result.hops[1], { ttl: 2, address: null, hostname: null, asn: null, organization: null, network: null, sent: 10, received: 0, loss_percent: 100, last: null, best: null, avg: null, worst: null, stdev: null });
   assert.deepEqual(items.sort(), [0, 1, 2]);
 });
 

@@ -75,7 +75,7 @@ describe('path tools in a four-namespace lab', { skip: skip ?? false, concurrenc
               assert.equal(hop.rtts.length, 3, what);
               assert.ok(hop.rtts.every((r) => r !== null && r >= 0), what);
               // Private hops: no name asked, no AS.
-              assert.deepEqual([hop.hostname, hop.asn, hop.network], [null, null, null], what);
+              assert.deepEqual([hop.hostname, hop.asn, hop.organization, hop.network], [null, null, null, null], what);
             }
             assert.deepEqual([...items.keys()].sort(), [0, 1, 2], what);
             for (const [i, hop] of items) assert.deepEqual(hop, trace.hops[i], what);
