@@ -3,8 +3,12 @@
 FROM node:20-bookworm-slim
 
 # The path tools (ping, traceroute, mtr) and the CA roots for HTTPS checks; nothing else.
+# The packages give ping and mtr-packet CAP_NET_RAW; traceroute gets it here, so ICMP and TCP
+# traceroutes run as the unprivileged user below (docs/path-tools.md).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates iputils-ping traceroute mtr-tiny \
+ && apt-get install -y --no-install-recommends ca-certificates iputils-ping traceroute mtr-tiny libcap2-bin \
+ && setcap cap_net_raw+ep /usr/bin/traceroute.db \
+ && apt-get purge -y libcap2-bin && apt-get autoremove -y \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

@@ -145,3 +145,41 @@ describe('path tools over HTTP, MCP and the CLI on a routed namespace network', 
     assert.deepEqual(data.hops.map((h) => h.address), HOPS[6]);
   });
 });
+
+test('a path tool missing here: its calls answer 503 naming it, /readyz says which tools run, the rest of the service answers', async (t) => {
+  const env = { NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' };
+  const dialer = createDialer(loadConfig({ ...env, NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
+  const spawned: string[] = [];
+  // Every program is at a path where nothing is: nothing can be started.
+  const nowhere = '/nonexistent/netdiag-test';
+  const path = createPathTools({
+    dialer,
+    runner: {
+      programs: { ping: `${nowhere}/ping`, traceroute: `${nowhere}/traceroute`, mtr: `${nowhere}/mtr` },
+      spawn: (file) => {
+        spawned.push(file);
+        throw Object.assign(new Error(`spawn ${file} ENOENT`), { code: 'ENOENT' });
+      },
+    },
+  });
+  const b = await build(t, { env, deps: { dialer, path } });
+  for (const [route, tool] of [['/api/ping', 'ping'], ['/api/traceroute', 'traceroute'], ['/api/mtr', 'mtr']] as const) {
+    for (const prefer of [undefined, 'respond-async']) {
+      const res = await b.api(route, { json: { target: '127.0.0.1' }, headers: prefer ? { prefer } : {} });
+      const body = (await res.json()) as { error: string; message: string };
+      assert.equal(res.status, 503, `${route}${prefer ? ' as a job' : ''}`);
+      assert.equal(body.error, 'service_unavailable');
+      assert.match(body.message, new RegExp(`\\b${tool}\\b`), body.message);
+      assert.ok(res.headers.get('retry-after'), 'a Retry-After');
+    }
+  }
+  const ready = (await (await fetch(`${b.url}/readyz`)).json()) as { status: string; path_tools: Record<string, { available: boolean; reason: string | null }> };
+  assert.equal(ready.status, 'ready');
+  for (const tool of ['ping', 'traceroute', 'mtr']) {
+    assert.equal(ready.path_tools[tool]!.available, false, tool);
+    assert.match(ready.path_tools[tool]!.reason ?? '', /not installed|not found|could not/i, `${tool}: ${ready.path_tools[tool]!.reason}`);
+  }
+  // The rest of the service is unaffected.
+  const expand = await b.api('/api/ipv6/expand', { json: { ipv6: '2001:db8::1' } });
+  assert.equal(expand.status, 200);
+});

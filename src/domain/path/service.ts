@@ -317,7 +317,7 @@ export class PathTools {
   }
 
   async #ensureAvailable(tool: PathToolName, protocol: PathProtocol): Promise<void> {
-    const report = await this.#d.runner.availability();
+    const report = await this.availability();
     if (tool === 'traceroute') {
       const t = report.traceroute;
       if (t.protocols.includes(protocol)) return;
