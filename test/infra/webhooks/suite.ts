@@ -167,18 +167,20 @@ async function attemptTimes(d: WebhookDelivery, jobId: string, count: number): P
 }
 
 /** A webhook queue, and the looks it has made (the claims of its store). */
-interface Watched {
+export interface Watched {
   queue: { readonly active: number };
   looks(): number;
 }
 
-/** `store` with its webhook claims counted: each is one look of the queue working from it. */
+/**
+ * `store` with its webhook claims counted: each is one look of the queue working from it. The
+ * repository's methods are looked up at each call, so a test may still replace one of them.
+ */
 function countLooks(store: Store): { store: Store; looks: () => number } {
   let looks = 0;
   const deliveries = store.webhookDeliveries;
   const counted: Store = Object.assign(Object.create(store) as Store, {
-    webhookDeliveries: {
-      ...deliveries,
+    webhookDeliveries: Object.assign(Object.create(deliveries) as typeof deliveries, {
       claim: async (...args: Parameters<typeof deliveries.claim>) => {
         try {
           return await deliveries.claim(...args);
@@ -186,13 +188,13 @@ function countLooks(store: Store): { store: Store; looks: () => number } {
           looks++;
         }
       },
-    },
+    }),
   });
   return { store: counted, looks: () => looks };
 }
 
 /** Webhooks started on `store`, their looks counted. */
-function watchedWebhooks(opts: Parameters<typeof createWebhooks>[0]): Webhooks & Watched {
+export function watchedWebhooks(opts: Parameters<typeof createWebhooks>[0]): Webhooks & Watched {
   const { store, looks } = countLooks(opts.store);
   const w = createWebhooks({ ...opts, store });
   return { ...w, looks };
@@ -205,7 +207,7 @@ function watchedWebhooks(opts: Parameters<typeof createWebhooks>[0]): Webhooks &
  * The last is a claim so far ahead that every lease looks lapsed to it: it finds pending
  * deliveries whether or not a queue holds them (so it comes last: it takes what it finds).
  */
-async function nothingMore(store: Store, ...queues: Watched[]): Promise<void> {
+export async function nothingMore(store: Store, ...queues: Watched[]): Promise<void> {
   const seen = queues.map((q) => q.looks());
   await eventually(() => queues.every((q, i) => q.looks() >= seen[i]! + 2 && q.queue.active === 0), { what: 'two looks of each queue, no attempt under way' });
   const pending = await store.webhookDeliveries.claim('test-probe', Date.now() + BEYOND_EVERY_RETRY_MS, 1, 1_000);
