@@ -53,6 +53,20 @@ export default tseslint.config(
     },
   },
   {
+    // The operations declare the endpoints over the domain; src/http builds the routes from them,
+    // and src/compose.ts hands in the infrastructure (docs/architecture.md).
+    files: ['src/operations/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/infra/**', '**/infra'], message: 'src/operations takes the domain\'s interfaces; src/compose.ts hands in their implementations.' },
+          { group: ['**/http/**', '**/http'], message: 'src/operations knows nothing of HTTP: src/http builds the routes from it.' },
+          { group: ['fastify', 'fastify/**', '@fastify/**'], message: 'Only src/http imports Fastify.' },
+        ],
+      }],
+    },
+  },
+  {
     // Pure address code: no I/O, no layer above it.
     files: ['src/net/**/*.ts'],
     rules: {

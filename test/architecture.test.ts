@@ -1,7 +1,8 @@
 /**
  * The direction of imports (STYLE.md, "The shape of the house"), checked on every run:
- * src/domain knows nothing of src/infra, src/http or Fastify; src/net is pure address code with
- * no I/O; and no module of src/ imports itself back through others (type-only imports count).
+ * src/domain knows nothing of src/infra, src/http or Fastify, nor does src/operations; src/net is
+ * pure address code with no I/O; and no module of src/ imports itself back through others
+ * (type-only imports count).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -57,6 +58,17 @@ describe('architecture', () => {
   it('src/domain imports neither src/infra, src/http nor fastify', () => {
     const bad = [...graph]
       .filter(([f]) => under(f, 'domain'))
+      .flatMap(([f, edges]) =>
+        edges
+          .filter((e) => (e.file !== null ? under(e.file, 'infra') || under(e.file, 'http') : /^(@?fastify)(\/|$)/.test(e.spec)))
+          .map((e) => `${name(f)} -> ${e.spec}`),
+      );
+    assert.deepEqual(bad, []);
+  });
+
+  it('src/operations imports neither src/infra, src/http nor fastify', () => {
+    const bad = [...graph]
+      .filter(([f]) => under(f, 'operations'))
       .flatMap(([f, edges]) =>
         edges
           .filter((e) => (e.file !== null ? under(e.file, 'infra') || under(e.file, 'http') : /^(@?fastify)(\/|$)/.test(e.spec)))
