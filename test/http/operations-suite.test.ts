@@ -46,6 +46,9 @@ const TARGETS: Record<string, { forbidden: Body; perItem?: true } | { nothingToF
   '/port/scan-range': { forbidden: { host: '169.254.169.254' } },
   '/port/scan-common': { forbidden: { host: '10.0.0.1' } },
   '/ping/tcp': { forbidden: { host: '169.254.169.254' } },
+  '/ping': { forbidden: { target: '10.0.0.1' } },
+  '/traceroute': { forbidden: { target: '169.254.169.254' } },
+  '/mtr': { forbidden: { target: 'fd00::1' } },
   '/http/check': { forbidden: { url: 'http://169.254.169.254/latest/meta-data/' } },
   '/tls/check': { forbidden: { host: '10.0.0.1' } },
 };
@@ -135,7 +138,8 @@ test('each operation, unauthenticated, with a bad body, and aimed at a forbidden
 
   await t.test('403 target_forbidden for a probe aimed at a forbidden address, nothing dialled', async (t) => {
     for (const op of OPERATIONS) {
-      const target = TARGETS[op.path]!;
+      const target = TARGETS[op.path];
+      assert.ok(target, `${name(op)} is in TARGETS`);
       if ('nothingToForbid' in target) {
         await t.test(`${name(op)}: no target to forbid, ${target.nothingToForbid}`, { skip: target.nothingToForbid }, () => {});
         continue;
