@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { tempDir } from './helpers/build.js';
-import { createAccountToken, earlyInMinute } from './helpers/accounts-cli.js';
+import { clockAtMinuteStart, createAccountToken } from './helpers/accounts-cli.js';
 import { serve, type Served } from './helpers/serve.js';
 import { schemaDatabaseUrl } from './helpers/pg-schema.js';
 import { PLANS } from '../src/domain/accounts/plans.js';
 
-// own process: servers it kills, waits for an early second of the minute (scripts/test-tree.mjs).
+// own process: servers it kills (scripts/test-tree.mjs).
 
 /**
  * A restarted server (SIGTERM, or kill -9) rebuilds every rate window from the recorded usage:
@@ -18,8 +18,6 @@ import { PLANS } from '../src/domain/accounts/plans.js';
 const FREE_PER_MINUTE = PLANS.free.requests_per_minute;
 /** Calls made by each of the three server lives; together well over one minute's allowance. */
 const CALLS_PER_LIFE = 7;
-/** The steps take a few seconds; they start no later than this second of a minute, so they share one. */
-const LATEST_START_SECOND = 30;
 
 interface Outcome {
   status: number;
@@ -36,9 +34,9 @@ async function call(s: Served, token: string): Promise<Outcome> {
 
 async function restartsKeepTheMinute(t: TestContext, databaseUrl: string): Promise<void> {
   const token = await createAccountToken(databaseUrl, 'free@example.com', 'free');
-  const env = { DATABASE_URL: databaseUrl };
+  // The steps take a few seconds: the servers' clock starts them at the first second of a minute, so they share one.
+  const env = { DATABASE_URL: databaseUrl, ...clockAtMinuteStart() };
   const dbPath = join(tempDir(t), 'unused.db');
-  await earlyInMinute(LATEST_START_SECOND);
   const outcomes: Outcome[] = [];
   const lives: Array<'SIGTERM' | 'SIGKILL'> = ['SIGTERM', 'SIGKILL', 'SIGTERM'];
   for (const signal of lives) {
@@ -59,8 +57,7 @@ async function restartsKeepTheMinute(t: TestContext, databaseUrl: string): Promi
   assert.deepEqual(used, used.map((_, i) => i + 1), 'api_calls_used continues across restarts');
 }
 
-// The backends' tests are independent (a database each): they run at once, and wait for an early
-// second of the minute together.
+// The backends' tests are independent (a database each): they run at once.
 describe('restarts keep every minute within the plan', { concurrency: true }, () => {
   test('restarts (SIGTERM, kill -9, SIGTERM) mid-minute on SQLite: no minute admits more than the plan allows', async (t) => {
     await restartsKeepTheMinute(t, `sqlite:${join(tempDir(t), 'restart.db')}`);

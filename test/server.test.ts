@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { once } from 'node:events';
 import { tempDir } from './helpers/build.js';
 import { serve } from './helpers/serve.js';
+import { eventually } from './helpers/eventually.js';
 
 // own process: servers it starts and signals (scripts/test-tree.mjs).
 
@@ -34,12 +35,15 @@ describe('netdiag serve', { concurrency: true }, () => {
     const socket = connect(port, '127.0.0.1');
     await once(socket, 'connect');
     const body = '{"domain": "example.com"}';
-    socket.write(`POST /api/user HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    first.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
     let answer = '';
     socket.setEncoding('utf8').on('data', (c: string) => (answer += c));
+    // Expect: 100-continue: the server's interim answer says it has the headers, and the request is in flight.
+    socket.write(`POST /api/user HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 5)}`);
+    await eventually(() => answer.includes('\r\n\r\n'), { what: 'the 100 Continue' });
+    assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    answer = '';
+    first.child.kill('SIGTERM');
+    await eventually(() => first.stdout().includes('shutting down'), { what: 'the shutdown under way' });
     socket.write(body.slice(5));
     const code = await first.exited;
     assert.equal(code, 0);
@@ -48,14 +52,14 @@ describe('netdiag serve', { concurrency: true }, () => {
     socket.destroy();
     assert.ok(!existsSync(`${dbPath}-wal`), 'the database was closed cleanly (WAL checkpointed and removed)');
 
-    // a second start on the same database prints no token
+    // a second start on the same database prints no token, from its start to its exit
     const second = await serve(dbPath, false);
     t.after(() => second.child.kill('SIGKILL'));
-    await new Promise((r) => setTimeout(r, 300));
-    assert.doesNotMatch(second.stdout(), /nd_[0-9A-Za-z]{40}/);
-    assert.doesNotMatch(second.stdout(), /set-password/);
     second.child.kill('SIGINT');
     assert.equal(await second.exited, 0);
+    assert.match(second.stdout(), /shutting down/, 'its whole output, to the end');
+    assert.doesNotMatch(second.stdout(), /nd_[0-9A-Za-z]{40}/);
+    assert.doesNotMatch(second.stdout(), /set-password/);
   });
 
   test('the request log: one pino JSON line per request, with no token or header in it', async (t) => {

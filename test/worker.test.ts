@@ -26,12 +26,19 @@ import { eventually } from './helpers/eventually.js';
  */
 
 const BIN = fileURLToPath(new URL('../bin/netdiag.js', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Connects from this machine to `ports` still waiting for an answer to their SYN (ss, iproute2). */
+function synSentTo(ports: readonly number[]): number {
+  const out = spawnSync('ss', ['-Htan', 'state', 'syn-sent'], { encoding: 'utf8' }).stdout;
+  const wanted = new Set(ports);
+  return out.split('\n').filter((line) => wanted.has(Number(/:(\d+)\s*$/.exec(line)?.[1]))).length;
+}
 
 function skipReason(): string | false {
   if (!TEST_DATABASE_URL) return 'set TEST_DATABASE_URL (PostgreSQL): workers share a database';
   if (!hasRedisServer) return 'needs redis-server (the test starts one of its own)';
   if (spawnSync('sh', ['-c', 'command -v python3']).status !== 0) return 'needs python3 (listeners that never accept: SYN-dropping ports on loopback)';
+  if (spawnSync('sh', ['-c', 'command -v ss']).status !== 0) return "needs ss (iproute2): the scan's connects are seen waiting";
   return false;
 }
 
@@ -101,7 +108,8 @@ test('SIGKILL of the worker running a job: the other worker finishes it, same re
   const pid = Number(running!.lease_owner!.split(':')[1]);
   const victim = workers.find((w) => w.child.pid === pid);
   assert.ok(victim, `lease owner ${running!.lease_owner} is one of the workers`);
-  await sleep(500);
+  // Killed once its scan's connects are out, waiting for answers that never come.
+  await eventually(() => synSentTo(silent.ports) > 0, { timeoutMs: 15_000, intervalMs: 50, what: "the scan's connects under way" });
   victim.child.kill('SIGKILL');
   await new Promise((r) => victim.child.once('exit', r));
   assert.equal((await store.jobs.find(job.id))?.status, 'running', 'killed mid-job');
@@ -119,7 +127,9 @@ test('SIGKILL of the worker running a job: the other worker finishes it, same re
   assert.ok((view.result as Array<{ state: string }>).every((i) => i.state === 'filtered'));
 
   await eventually(() => receiver.received.length, (n) => n >= 1, { timeoutMs: 10_000, intervalMs: 100, what: 'the webhook' });
-  await sleep(1_000);
+  // Its attempt recorded, and nothing pending at any time since (a claim far ahead sees every lease as lapsed): no more is sent.
+  await eventually(async () => (await store.webhookDeliveries.attempts(job.id)).length, (n) => n >= 1, { timeoutMs: 10_000, intervalMs: 100, what: 'the attempt recorded' });
+  assert.deepEqual(await store.webhookDeliveries.claim('test-probe', Date.now() + 30 * 86_400_000, 1, 10), [], 'no delivery pending');
   assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id');
   assert.equal(receiver.received.length, 1, 'delivered once');
   const secret = ((await (await api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;

@@ -7,7 +7,6 @@ import { promisify } from 'node:util';
 import { runCli, type CliIo } from '../../src/cli.js';
 import { API_COMMANDS } from '../../src/cli/api-commands.js';
 import { startDnsServer } from '../fixtures/dns-server.js';
-import { earlyInMinute } from '../helpers/accounts-cli.js';
 import { build, type Built } from '../helpers/build.js';
 import { freePort } from '../helpers/free-port.js';
 
@@ -146,8 +145,8 @@ test('netdiag: a bad flag exits 2 before any request, naming the flag and the ru
 });
 
 test('netdiag: a 429 exits 3 with its message; an unreachable server exits 4', async (t) => {
-  const built = await build(t, { plan: 'free' });
-  await earlyInMinute(45);
+  // A clock that stands still: the ten calls and the eleventh share one minute of the free plan's window.
+  const built = await build(t, { plan: 'free', deps: { clock: () => new Date(Date.UTC(2026, 5, 1, 12, 0, 15)) } });
   for (let i = 0; i < 10; i++) assert.equal((await built.api('/api/user')).status, 200);
   const limited = await cli(built, ['user']);
   assert.equal(limited.code, 3, limited.err);

@@ -12,8 +12,20 @@ export async function createAccountToken(databaseUrl: string, email: string, pla
   return (JSON.parse(stdout) as { token: string }).token;
 }
 
-/** Waits, when the current UTC minute is past `latestSecond`, for the next one: a test that needs one minute for its steps starts early in it. */
-export async function earlyInMinute(latestSecond: number): Promise<void> {
-  const second = new Date().getUTCSeconds();
-  if (second > latestSecond) await new Promise((r) => setTimeout(r, (60 - second) * 1000 + 50));
+const shiftedClock = new URL('./shifted-clock.mjs', import.meta.url).pathname;
+
+/**
+ * The environment that starts `netdiag` processes (serve(env), test/helpers/serve.ts) with a clock
+ * at second `second` of a minute (the next one's, so nothing it records predates what the test
+ * wrote before): a test that needs one minute for its steps gets nearly all of it at once, rather
+ * than waiting for the wall clock to reach an early second. Every process given the same
+ * environment reads the same time, running on from there (test/helpers/shifted-clock.mjs).
+ */
+export function clockAtMinuteStart(second = 1): Record<string, string> {
+  const now = Date.now();
+  const shift = 60_000 - (now % 60_000) + second * 1_000;
+  return {
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import ${shiftedClock}`].filter(Boolean).join(' '),
+    TEST_CLOCK_SHIFT_MS: String(shift),
+  };
 }

@@ -8,7 +8,7 @@ export interface Served {
   /** The token printed by a first start on an empty database. */
   token: string | null;
   stdout: () => string;
-  /** Settles with the exit code once the process has exited (listened for from the start). */
+  /** Settles with the exit code once the process has exited and its output is all read (listened for from the start). */
   exited: Promise<number | null>;
 }
 
@@ -22,7 +22,8 @@ export function serve(dbPath: string, expectToken: boolean, env: Record<string, 
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': by then stdout is read to its end, so what the process printed last is in stdout().
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const onData = (chunk: string) => {
       out += chunk;

@@ -86,9 +86,23 @@ test('a job finished while its event could not be queued (the database failed ju
   assert.ok(refused >= 1);
   assert.equal(receiver.received.length, 0);
 
+  // The sweeps after it, counted by their look-ups of jobs without an event.
+  let sweeps = 0;
+  const unqueued = deliveries.unqueued.bind(deliveries);
+  deliveries.unqueued = async (...args) => {
+    try {
+      return await unqueued(...args);
+    } finally {
+      sweeps++;
+    }
+  };
   down = false;
   await eventually(async () => receiver.received.length, (n) => n >= 1);
-  await new Promise((r) => setTimeout(r, 200));
+  await eventually(async () => (await deliveries.attempts(id)).length === 1, { what: 'the attempt recorded' });
+  const seen = sweeps;
+  await eventually(() => sweeps >= seen + 2, { what: 'two more sweeps' });
+  // Nothing pending at any time since (a claim far ahead sees every lease as lapsed): no more is sent.
+  assert.deepEqual(await deliveries.claim('test-probe', Date.now() + 30 * 86_400_000, 1, 10), []);
   assert.equal(receiver.received.length, 1, 'one event, however many sweeps ran');
   const secret = ((await (await b.api('/api/webhooks/secret')).json()) as { data: { secret: string } }).data.secret;
   const event = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>);

@@ -122,25 +122,24 @@ async function createJob(s: Started, path: string, json: unknown, token?: string
   return body.data;
 }
 
-/** Reads the job (at most ~6 reads a second, under the per-job limit) until `done` holds. */
+/**
+ * Reads the job (at most ~6 reads a second, under the per-job limit) until `done` holds. A
+ * database that answers a new connection late (a loaded CI machine) is a 503: read again at the
+ * next look, until the give-up.
+ */
 async function pollJob(s: Started, id: string, done: (j: JobView) => boolean = (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), token?: string): Promise<JobView> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  const read = async (): Promise<JobView | null> => {
     const res = await s.api(`/api/jobs/${id}`, token ? { token } : {});
-    // A database that answers a new connection late (a loaded CI machine) is a 503 with
-    // Retry-After: a client tries again then, and so does this one, until the deadline.
-    if (res.status === 503 && Date.now() < deadline) {
+    if (res.status === 503) {
       await res.arrayBuffer();
-      await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
-      continue;
+      return null;
     }
     const body = (await res.json()) as Ok<JobView>;
     assert.equal(res.status, 200, JSON.stringify(body));
     await assertMatchesOpenApi(s.app, 'GET', '/api/jobs/{id}', 200, body);
-    if (done(body.data)) return body.data;
-    assert.ok(Date.now() < deadline, `job ${id} still ${body.data.status}`);
-    await sleep(160);
-  }
+    return body.data;
+  };
+  return (await eventually(read, (j) => j !== null && done(j), { timeoutMs: 30_000, intervalMs: 160, what: `job ${id}` }))!;
 }
 
 /**

@@ -45,7 +45,8 @@ test('a job of a bulk operation: every item reported once, written as the synchr
       const data = [0, 1, 2].map((port) => ({ port, state: 'open' as const, secret: 'dropped' }));
       ctx.onItem?.(2, data[2]);
       ctx.onItem?.(0, data[0]);
-      await new Promise((r) => setTimeout(r, 5));
+      // The last item a turn of the loop later, as a probe's answer comes.
+      await new Promise((r) => setImmediate(r));
       ctx.onItem?.(1, data[1]);
       if (body.fail) throw new Error('late failure');
       return { data, message: 'ok' };

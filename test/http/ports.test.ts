@@ -328,16 +328,19 @@ test('20 concurrent scan-range requests of 1000 ports: all correct, and file des
   assert.equal(await steadyFds(baseline), baseline);
 });
 
-/** The descriptor count once it has stopped changing (or reached `target`). */
+/** The descriptor count once it has stopped changing between two looks 20 ms apart (or has come down to `target`). */
 async function steadyFds(target?: number): Promise<number> {
-  let last = openFds();
-  for (let i = 0; i < 200; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    const now = openFds();
-    if (target !== undefined ? now <= target : now === last) return now;
-    last = now;
-  }
-  return openFds();
+  // The first look has none before it: the count settles over two looks, never one.
+  let last: number | undefined;
+  return eventually(
+    () => {
+      const [before, now] = [last, openFds()];
+      last = now;
+      return { before, now };
+    },
+    ({ before, now }) => (target !== undefined ? now <= target : now === before),
+    { intervalMs: 20, what: target === undefined ? 'the descriptor count to settle' : `the descriptor count back to ${target}` },
+  ).then(({ now }) => now);
 }
 
 const NETNS_CHILD = fileURLToPath(new URL('../domain/ports/fixtures/api-in-netns.ts', import.meta.url));

@@ -11,7 +11,6 @@ import { startDnsServer, type DnsFixture } from '../fixtures/dns-server.js';
 import { EXAMPLE_ZONE } from '../fixtures/example-zone.js';
 import { connectSpy, hangingConnect } from '../infra/net/fixtures/connect-spy.js';
 import { eventually } from '../helpers/eventually.js';
-import { earlyInMinute } from '../helpers/accounts-cli.js';
 
 /**
  * POST /mcp with the SDK's own client over Streamable HTTP, against a live server: the tools are
@@ -282,10 +281,9 @@ test('callers at once, with the same JSON-RPC ids, get their own answers, counte
 
 test('GET /metrics counts tool calls as runs of their tools, and a tool call\'s 429 by its window', async (t) => {
   const token = 'metrics-token-0123456789abcdef';
-  const b = await server(t, { plan: 'free', env: { NETDIAG_METRICS_TOKEN: token } });
+  // The eleven calls in one minute of the free plan's window (10 a minute), not across two: the clock stands still.
+  const b = await server(t, { plan: 'free', env: { NETDIAG_METRICS_TOKEN: token }, deps: { clock: () => new Date(Date.UTC(2026, 5, 1, 12, 0, 15)) } });
   const client = await connect(t, b);
-  // The eleven calls in one minute of the free plan's window (10 a minute), not across two.
-  await earlyInMinute(45);
   for (let i = 0; i < 11; i++) await client.callTool({ name: 'ipv6_expand', arguments: { ipv6: '::1' } });
   const metrics = await (await fetch(`${b.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
   assert.match(metrics, /^netdiag_probes_total\{tool="ipv6_expand",outcome="ok"\} 10$/m);

@@ -76,11 +76,7 @@ if (REDIS_URL === undefined) {
       const survivor = new RedisInFlightSlots(url);
       t.after(() => survivor.close());
       assert.equal(await survivor.tryAcquire(owner, 1), null, 'held while the lease runs');
-      let got: (() => void) | null = null;
-      for (let i = 0; i < 100 && got === null; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        got = await survivor.tryAcquire(owner, 1);
-      }
+      const got = await eventually(() => survivor.tryAcquire(owner, 1), (release) => release !== null, { intervalMs: 20, what: 'the lapsed lease to no longer count' });
       assert.equal(typeof got, 'function', 'the lapsed lease no longer counts');
     });
 
@@ -95,11 +91,7 @@ if (REDIS_URL === undefined) {
       // Watch the lease's expiry move forward rather than wait for a time to pass.
       const score = async (): Promise<number> => Number((await redis.zrange(IN_FLIGHT_KEY_PREFIX + owner, 0, -1, 'WITHSCORES'))[1]);
       const first = await score();
-      let later = first;
-      for (let i = 0; i < 100 && later === first; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        later = await score();
-      }
+      const later = await eventually(score, (at) => at !== first, { intervalMs: 20, what: 'the lease renewed' });
       assert.ok(later > first, 'renewed');
       assert.equal(await other.tryAcquire(owner, 1), null);
       release!();

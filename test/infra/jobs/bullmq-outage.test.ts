@@ -19,7 +19,6 @@ import { JobCancelledError } from '../../../src/errors.js';
  * in the database), nothing crashes, and it runs once Redis answers (the sweep adds it). The
  * Redis is a redis-server of this test's own, started only halfway through.
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const noRedis = !hasRedisServer ? 'needs redis-server (the test starts one of its own)' : false;
 
@@ -48,8 +47,9 @@ test('Redis down at job creation: 202 at once, the job waits queued in the datab
   const job = (res.json() as { data: JobView }).data;
   const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
   await eventually(() => errors.some((err) => /^enqueue: Redis did not answer within/.test(message(err))), { what: 'the enqueue given up on, and reported to the log' });
-  // A few of the sweep's rounds (every 200 ms) while Redis is down: none can run it.
-  await sleep(500);
+  // A round of the sweep (every 200 ms, each waiting up to 5 s for Redis) found the job and gave
+  // up adding it, reported to the log: still nothing can run it.
+  await eventually(() => errors.some((err) => /^sweep: Redis did not answer within/.test(message(err))), { timeoutMs: 20_000, what: 'a round of the sweep given up on' });
   assert.equal((await store.jobs.find(job.id))?.status, 'queued', 'kept queued while Redis is down');
 
   await startRedisServer(t, port);
@@ -97,8 +97,12 @@ test('closing right as Redis comes back leaves no late rejection behind', { skip
     const redis = await startRedisServer(t, port);
     await eventually(() => states.includes('back'), { timeoutMs: 15_000, intervalMs: 1 });
     await queue.close();
-    // The connections' sockets close after close() returns: their late failures surface by then.
-    await sleep(100);
+    // The connections' sockets close after close() returns: once Redis has seen every one of
+    // them go (the one left is the look's own), their late failures have surfaced, a turn later.
+    const admin = new Redis(`redis://127.0.0.1:${port}/0`);
+    await eventually(async () => (await admin.client('LIST')) as string, (list) => list.trim().split('\n').length === 1, { what: "the queue's connections gone" });
+    admin.disconnect();
+    await new Promise((resolve) => setImmediate(resolve));
     redis.kill('SIGKILL');
   }
   assert.deepEqual(rejections, []);

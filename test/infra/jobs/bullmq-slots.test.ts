@@ -5,6 +5,8 @@ import { composeApp } from '../../../src/compose.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';
+import { BULLMQ_PREFIX, BULLMQ_QUEUE_NAME } from '../../../src/infra/jobs/bullmq.js';
+import { Redis } from 'ioredis';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { hangingConnect } from '../net/fixtures/connect-spy.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -19,7 +21,6 @@ import { hasRedisServer, startRedisServer } from '../../helpers/redis-server.js'
  * all of them together: the third waits queued (delayed in BullMQ), and runs when one is cancelled.
  * The Redis is a redis-server of this test's own (the queue and slot keys are the defaults).
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const noRedis = !hasRedisServer ? 'needs redis-server (the test starts one of its own)' : false;
 
 test("per-account work in flight holds across BullMQ workers: a free account's third job waits, then runs", { skip: noRedis, timeout: 60_000 }, async (t) => {
@@ -56,7 +57,13 @@ test("per-account work in flight holds across BullMQ workers: a free account's t
   }
   const dialled = () => hanging[0]!.sockets.length + hanging[1]!.sockets.length;
   await eventually(() => dialled() >= 2, { timeoutMs: 20_000 });
-  await sleep(1_500);
+  // A worker took the third turn and put it off (BullMQ's delayed set): the account is at its limit.
+  const redis = new Redis(redisUrl);
+  try {
+    await eventually(() => redis.zcard(`${BULLMQ_PREFIX}:${BULLMQ_QUEUE_NAME}:delayed`), (n) => n >= 1, { timeoutMs: 20_000, what: 'a turn put off' });
+  } finally {
+    redis.disconnect();
+  }
   assert.equal(dialled(), 2, 'two jobs dial between both apps, the third waits');
   const statuses = async () => Promise.all(jobs.map(async (j) => (await stores[0]!.jobs.find(j.id))!.status));
   assert.deepEqual((await statuses()).sort(), ['queued', 'running', 'running']);

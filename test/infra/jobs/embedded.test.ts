@@ -75,12 +75,20 @@ test('one worker: jobs left behind start one after another as runs end; a run th
 test("a new job starts once its creating request's answer is out, not before", async (t) => {
   const q = await setup(t);
   q.queue.start(q.runner);
+  await eventually(() => q.looks() === 1, { what: "the start's look" });
   const id = await q.create();
+  // Timers set from here are node's mock: one that would start the job runs when the test moves
+  // time, at once, rather than after a wait.
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   let answer!: () => void;
   await q.queue.enqueue(id, new Promise<void>((resolve) => (answer = resolve)));
   await turns();
-  await new Promise((r) => setTimeout(r, 20));
+  // A minute on: any timer short of the hour's poll has run. A look would be counted as it begins.
+  t.mock.timers.tick(60_000);
+  await turns();
+  assert.equal(q.looks(), 1, 'no look while answering');
   assert.deepEqual(q.started, [], 'still answering');
+  t.mock.timers.reset();
   answer();
   await eventually(() => q.started.length === 1);
   assert.deepEqual(q.started, [id]);

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckedAddress } from '../../../src/domain/dialer.js';
 import { Dialer, type ConnectFn } from '../../../src/infra/net/dialer.js';
 import { TargetPolicy } from '../../../src/infra/net/policy.js';
@@ -52,6 +51,9 @@ function dialerWith(opts: { max?: number; connectFn?: ConnectFn } = {}): Dialer 
   });
 }
 
+/** One turn of the event loop. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
 /** A destroyed socket frees its slot when it has closed, a turn or two later. */
 async function settle(dialer: Dialer): Promise<void> {
   await eventually(() => dialer.stats.active === 0, { what: 'every socket slot freed' });
@@ -74,7 +76,8 @@ describe('dialer', () => {
         const socket = await dialer.connect(LOOP, listener.port, { timeoutMs: LIVE_TIMEOUT_MS });
         maxActive = Math.max(maxActive, dialer.stats.active);
         maxWaiting = Math.max(maxWaiting, dialer.stats.waiting);
-        await sleep(20);
+        // Held a turn of the loop, while the others' connects go on.
+        await turn();
         socket.destroy();
         return socket;
       }),
@@ -160,7 +163,7 @@ describe('dialer', () => {
       Array.from({ length: 4 }, async () => {
         const socket = await dialer.connect(LOOP, listener.port, { timeoutMs: LIVE_TIMEOUT_MS, budget });
         maxHeld = Math.max(maxHeld, budget.active);
-        await sleep(10);
+        await turn();
         socket.destroy();
       }),
     );
@@ -199,11 +202,11 @@ describe('dialer', () => {
   test('abort during connect: ABORT_ERR and the socket is destroyed', async () => {
     const { dialer, sockets } = hangingDialer();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 20);
-    await assert.rejects(
-      dialer.connect(LOOP, 9, { timeoutMs: 5_000, signal: controller.signal }),
-      (e: unknown) => e instanceof DialError && e.code === 'ABORT_ERR',
-    );
+    const connecting = dialer.connect(LOOP, 9, { timeoutMs: 5_000, signal: controller.signal });
+    // Aborted once the connect is under way: its socket exists.
+    await eventually(() => sockets.length === 1, { what: 'the connect under way' });
+    controller.abort();
+    await assert.rejects(connecting, (e: unknown) => e instanceof DialError && e.code === 'ABORT_ERR');
     assert.ok(sockets[0]!.destroyed);
     await settle(dialer);
     assert.equal(dialer.stats.active, 0);
@@ -303,7 +306,8 @@ describe('dialer', () => {
     if (before === null) return t.skip('ss (iproute2) is not installed');
     const dialer = dialerWith();
     for (let i = 0; i < 50; i++) assert.equal((await dialer.probe(LOOP, own.port, { timeoutMs: LIVE_TIMEOUT_MS })).code, null);
-    await sleep(100);
+    // Every connection is over on the listener's side too: whatever state ours was left in, it is there now.
+    await eventually(() => own.connections() === 0, { what: "the listener's connections closed" });
     // A normal close would leave one TIME_WAIT per probe on our side (dport = the listener).
     assert.ok(timeWait()! <= before, `TIME_WAIT to the listener: ${before} before, ${timeWait()} after 50 probes`);
   });

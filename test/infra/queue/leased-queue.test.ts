@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LeasedQueue, takeInTurn, type LeasedWork } from '../../../src/infra/queue/index.js';
 import { LeaseLostError, QueueClosingError } from '../../../src/errors.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const turns = async (n = 20) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
@@ -60,7 +61,7 @@ test('LeasedQueue: a lost renewal aborts the run; close aborts the rest and give
   await turns();
   assert.equal(q.size, 2);
   held = false;
-  while (!reasons.has('x')) await new Promise((r) => setTimeout(r, 5));
+  await eventually(() => reasons.has('x'), { intervalMs: 5, what: "x's run aborted" });
   assert.ok(reasons.get('x') instanceof LeaseLostError);
   await turns();
   assert.equal(q.size, 1);

@@ -7,14 +7,19 @@ rateLimiterSuite('memory', async () => new MemoryRateLimiter(), undefined, async
 
 test('memory: a window seed is loaded once per key, and admission stays exact while it loads', async () => {
   let seeds = 0;
+  // Each seed loads until the test lets it: every call below is made while it loads.
+  let loaded!: () => void;
+  const loading = new Promise<void>((resolve) => (loaded = resolve));
   const limiter = new MemoryRateLimiter(async (key) => {
     seeds++;
-    await new Promise((r) => setTimeout(r, 10));
+    await loading;
     return { minute: 0, hour: 0, day: key === 'busy' ? 495 : 0 };
   });
   const limits = { minute: 10, hour: 100, day: 500 };
   const now = Date.UTC(2026, 0, 1, 12);
-  const busy = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('busy', limits, now)));
+  const calls = Array.from({ length: 10 }, () => limiter.consume('busy', limits, now));
+  loaded();
+  const busy = await Promise.all(calls);
   assert.equal(busy.filter((d) => d.allowed).length, 5, 'only the day’s remaining 5 are admitted');
   assert.equal(busy.find((d) => !d.allowed)?.exceeded?.window, 'day');
   await limiter.consume('idle', limits, now);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from '../../helpers/build.js';
-import { createAccountToken, earlyInMinute } from '../../helpers/accounts-cli.js';
+import { clockAtMinuteStart, createAccountToken } from '../../helpers/accounts-cli.js';
 import { freePort } from '../../helpers/free-port.js';
 import { serve, type Served } from '../../helpers/serve.js';
 import { hasRedisServer, startRedisServer as startRedis } from '../../helpers/redis-server.js';
@@ -16,8 +16,6 @@ import { eventually } from '../../helpers/eventually.js';
  */
 
 const FREE_PER_MINUTE = PLANS.free.requests_per_minute;
-/** The steps take a few seconds; they start no later than this second of a minute, so they share one. */
-const LATEST_START_SECOND = 25;
 /** Polls of /readyz while waiting for the server to find the restarted Redis (a failure message, not a timing bound). */
 /** How long Redis may take to be used again once it is back (a failure message, not a bound). */
 const READY_MS = 10_000;
@@ -48,8 +46,8 @@ if (!hasRedisServer) {
     const databaseUrl = `sqlite:${join(tempDir(t), 'outage.db')}`;
     const free = await createAccountToken(databaseUrl, 'free@example.com', 'free');
     const big = await createAccountToken(databaseUrl, 'big@example.com', 'enterprise');
-    await earlyInMinute(LATEST_START_SECOND);
-    const s = await serve(join(tempDir(t), 'unused.db'), false, { DATABASE_URL: databaseUrl, REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+    // The steps take a few seconds: the server's clock starts them at the first second of a minute, so they share one.
+    const s = await serve(join(tempDir(t), 'unused.db'), false, { DATABASE_URL: databaseUrl, REDIS_URL: `redis://127.0.0.1:${redisPort}`, ...clockAtMinuteStart() });
     t.after(() => s.child.kill('SIGKILL'));
 
     // Shared windows in Redis.

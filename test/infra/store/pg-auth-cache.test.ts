@@ -5,6 +5,7 @@ import { AccountService } from '../../../src/domain/accounts/service.js';
 import { hashToken } from '../../../src/domain/accounts/tokens.js';
 import { AUTH_CHANNEL } from '../../../src/infra/store/pg-auth-cache.js';
 import type { Store } from '../../../src/domain/store.js';
+import { eventually } from '../../helpers/eventually.js';
 import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
 
 /**
@@ -14,8 +15,6 @@ import { TEST_DATABASE_URL, postgresBackend } from './backends.js';
 const LISTEN_DEADLINE_MS = 20_000;
 /** Revocations tried back to back: a race between a notification and the next lookup shows in a few. */
 const REVOCATIONS = 25;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A server store, a CLI store (another connection) and a raw client that writes without NOTIFY. */
 async function open(t: TestContext, url: string): Promise<{ server: Store; cli: Store; raw: pg.Client; schema: string }> {
@@ -39,16 +38,18 @@ async function open(t: TestContext, url: string): Promise<{ server: Store; cli: 
  * back (no NOTIFY) is not seen by a cached lookup.
  */
 async function cached(store: Store, raw: pg.Client, hash: string, accountId: number): Promise<void> {
-  const end = Date.now() + LISTEN_DEADLINE_MS;
-  for (let i = 0; ; i++) {
-    await raw.query('update accounts set name = $1 where id = $2', [`probe ${i}`, accountId]);
-    const first = await store.tokens.findByHash(hash);
-    await raw.query('update accounts set name = $1 where id = $2', [`probe ${i} changed`, accountId]);
-    const second = await store.tokens.findByHash(hash);
-    if (second?.account.name === first?.account.name) return;
-    if (Date.now() > end) assert.fail(`the token was not cached within ${LISTEN_DEADLINE_MS} ms`);
-    await sleep(20);
-  }
+  let i = 0;
+  await eventually(
+    async () => {
+      i++;
+      await raw.query('update accounts set name = $1 where id = $2', [`probe ${i}`, accountId]);
+      const first = await store.tokens.findByHash(hash);
+      await raw.query('update accounts set name = $1 where id = $2', [`probe ${i} changed`, accountId]);
+      const second = await store.tokens.findByHash(hash);
+      return second?.account.name === first?.account.name;
+    },
+    { timeoutMs: LISTEN_DEADLINE_MS, intervalMs: 20, what: 'the token to be cached' },
+  );
 }
 
 if (!TEST_DATABASE_URL) {

@@ -22,7 +22,6 @@ const RECOVERY_DEADLINE_MS = 30_000;
 const LOAD_WORKERS = 2;
 
 const bin = new URL('../../../bin/netdiag.js', import.meta.url).pathname;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const server = findPgCtl();
 if (!TEST_DATABASE_URL) {
@@ -66,6 +65,13 @@ if (!TEST_DATABASE_URL) {
       return res;
     };
     const alive = () => served.child.exitCode === null && served.child.signalCode === null;
+    /** Responses received so far, of any status. */
+    const calls = () => [...statuses.values()].reduce((a, b) => a + b, 0);
+    /** Waits until `n` more responses have come: traffic that went through whatever happens meanwhile. */
+    const moreCalls = async (n: number, what: string) => {
+      const seen = calls();
+      await eventually(() => calls() >= seen + n, { timeoutMs: RECOVERY_DEADLINE_MS, what });
+    };
 
     for (const mode of ['fast', 'immediate'] as const) {
       await eventually(async () => (await call('/api/user')).status === 200, { timeoutMs: RECOVERY_DEADLINE_MS, intervalMs: 50, what: `200 before the ${mode} stop` });
@@ -75,7 +81,7 @@ if (!TEST_DATABASE_URL) {
       const load = Array.from({ length: LOAD_WORKERS }, async (_, w) => {
         for (let i = 0; loading; i++) await call(i % 5 === w ? '/api/nope' : '/api/user', loadAuth);
       });
-      await sleep(200);
+      await moreCalls(10, `traffic under way before the ${mode} stop`);
       await cluster.stop(mode);
 
       await eventually(async () => (await fetch(`${base}/readyz`)).status === 503, { timeoutMs: HANG_MS, intervalMs: 50, what: `/readyz 503 after the ${mode} stop` });
@@ -94,7 +100,7 @@ if (!TEST_DATABASE_URL) {
         assert.equal(ready.status, 503);
         assert.equal((await ready.json()).database, 'unreachable');
       }
-      await sleep(300);
+      await moreCalls(20, `twenty more answers while PostgreSQL is stopped (${mode})`);
       assert.ok(alive(), `the server is alive after a ${mode} stop`);
 
       await cluster.start();

@@ -10,11 +10,11 @@ import { rowView } from '../../../src/domain/webhooks/delivery.js';
 import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import type { WebhookDeliveryRepository } from '../../../src/domain/webhooks/repository.js';
-import { createWebhooks, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
+import type { WebhookTuning } from '../../../src/infra/webhooks/index.js';
 import { withoutRepeats } from '../../../src/lib/repeat-filter.js';
 import { sqliteBackend } from '../store/backends.js';
 import { startReceiver, status } from './receiver.js';
-import { finishedJob, finishedRow } from './suite.js';
+import { finishedJob, finishedRow, nothingMore, watchedWebhooks } from './suite.js';
 import { eventually } from '../../helpers/eventually.js';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
@@ -45,7 +45,7 @@ async function outage(t: TestContext, failing: readonly (keyof WebhookDeliveryRe
   const { account } = await new AccountService(store).createAccount({ email: 'down@example.com', name: 'Down' });
   const receiver = await startReceiver(status(200));
   failWhile(store.webhookDeliveries, failing, down);
-  const w = createWebhooks({ store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: new WebhookSecrets(store), tuning, onError });
+  const w = watchedWebhooks({ store, dialer: createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS }), secrets: new WebhookSecrets(store), tuning, onError });
   t.after(async () => {
     await w.queue.close();
     await receiver.close();
@@ -125,7 +125,7 @@ test('a job finished while the database failed to queue its event: the sweep fai
 
   down = false;
   await eventually(async () => receiver.received.length, (n) => n >= 1);
-  await new Promise((r) => setTimeout(r, 150));
+  await nothingMore(store, w);
   assert.equal(receiver.received.length, 1);
   assert.equal((JSON.parse(receiver.received[0]!.body) as { data: { id: string } }).data.id, id);
 });

@@ -12,7 +12,7 @@ import { WebhookSecrets } from '../../../src/domain/webhooks/secrets.js';
 import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import type { Store } from '../../../src/domain/store.js';
-import { createWebhooks, DialerWebhookTransport, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
+import { createWebhooks, DialerWebhookTransport, type Webhooks, type WebhookTuning } from '../../../src/infra/webhooks/index.js';
 import { WEBHOOK_SWEEP_PAGE } from '../../../src/infra/webhooks/queue.js';
 import { connectSpy, type ConnectSpy } from '../net/fixtures/connect-spy.js';
 import { startDnsServer } from '../net/fixtures/dns-server.js';
@@ -28,8 +28,6 @@ import { eventually } from '../../helpers/eventually.js';
 const FAST: WebhookTuning = { retryDelaysMs: [40, 40, 40, 40, 40, 40, 40, 40, 40], timeoutMs: 30_000, pollMs: 20, leaseMs: 60_000 };
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const NO_DNS = [{ host: '127.0.0.1', port: 1 }];
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let jobs = 0;
 export function finishedJob(webhookUrl: string | null, status: JobView['status'] = 'succeeded'): JobView {
@@ -49,6 +47,8 @@ export function finishedJob(webhookUrl: string | null, status: JobView['status']
 }
 
 const MINUTE = 60_000;
+/** Past the longest wait the schedule or a Retry-After can set (24 h): a claim this far ahead finds every pending delivery. */
+const BEYOND_EVERY_RETRY_MS = 30 * 86_400_000;
 
 /**
  * A job row as the job engine leaves it, without its event: created, run and finished (or
@@ -100,6 +100,8 @@ interface Setup {
    * deadlocked the drop). The last one given runs first.
    */
   atEnd(close: () => unknown): void;
+  /** The started queue (none with `start: false`). */
+  watched?: Watched;
 }
 
 /**
@@ -164,6 +166,54 @@ async function attemptTimes(d: WebhookDelivery, jobId: string, count: number): P
   return attempts.map((a) => Date.parse(a.at));
 }
 
+/** A webhook queue, and the looks it has made (the claims of its store). */
+export interface Watched {
+  queue: { readonly active: number };
+  looks(): number;
+}
+
+/**
+ * `store` with its webhook claims counted: each is one look of the queue working from it. The
+ * repository's methods are looked up at each call, so a test may still replace one of them.
+ */
+function countLooks(store: Store): { store: Store; looks: () => number } {
+  let looks = 0;
+  const deliveries = store.webhookDeliveries;
+  const counted: Store = Object.assign(Object.create(store) as Store, {
+    webhookDeliveries: Object.assign(Object.create(deliveries) as typeof deliveries, {
+      claim: async (...args: Parameters<typeof deliveries.claim>) => {
+        try {
+          return await deliveries.claim(...args);
+        } finally {
+          looks++;
+        }
+      },
+    }),
+  });
+  return { store: counted, looks: () => looks };
+}
+
+/** Webhooks started on `store`, their looks counted. */
+export function watchedWebhooks(opts: Parameters<typeof createWebhooks>[0]): Webhooks & Watched {
+  const { store, looks } = countLooks(opts.store);
+  const w = createWebhooks({ ...opts, store });
+  return { ...w, looks };
+}
+
+/**
+ * Nothing more will be sent, proven by the queues rather than by a wait: each queue has looked
+ * twice (the first look may have begun before) with no attempt under way, so what was due has
+ * been sent and recorded; and then no delivery is pending, due at any time a retry could be set.
+ * The last is a claim so far ahead that every lease looks lapsed to it: it finds pending
+ * deliveries whether or not a queue holds them (so it comes last: it takes what it finds).
+ */
+export async function nothingMore(store: Store, ...queues: Watched[]): Promise<void> {
+  const seen = queues.map((q) => q.looks());
+  await eventually(() => queues.every((q, i) => q.looks() >= seen[i]! + 2 && q.queue.active === 0), { what: 'two looks of each queue, no attempt under way' });
+  const pending = await store.webhookDeliveries.claim('test-probe', Date.now() + BEYOND_EVERY_RETRY_MS, 1, 1_000);
+  assert.deepEqual(pending.map((d) => [d.job_id, d.attempt]), [], 'no delivery is pending');
+}
+
 /** A store of the backend, an account, a dialer (loopback allowed unless `allow: false`) with a spy, and started webhooks. */
 async function setup(t: TestContext, backend: () => Backend, opts: { allow?: boolean; tuning?: WebhookTuning; start?: boolean } = {}): Promise<Setup & { b: Backend }> {
   const b = backend();
@@ -182,12 +232,14 @@ async function setup(t: TestContext, backend: () => Backend, opts: { allow?: boo
   });
   const tuning = { ...FAST, ca: readFileSync(join(PACKAGE_DIR, 'test/fixtures/tls/cert.pem')), ...opts.tuning };
   let delivery: WebhookDelivery;
+  let watched: Watched | undefined;
   if (opts.start === false) {
     delivery = new WebhookDelivery({ store, secrets, transport: new DialerWebhookTransport(dialer), ...tuning });
   } else {
-    const w = createWebhooks({ store, dialer, secrets, tuning });
+    const w = watchedWebhooks({ store, dialer, secrets, tuning });
     closers.push(() => w.queue.close());
     delivery = w.delivery;
+    watched = w;
   }
   return {
     b,
@@ -203,6 +255,7 @@ async function setup(t: TestContext, backend: () => Backend, opts: { allow?: boo
       return r;
     },
     atEnd: (close) => void closers.push(close),
+    ...(watched ? { watched } : {}),
   };
 }
 
@@ -248,7 +301,8 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     await s.delivery.finished(finishedJob(null), s.accountId);
     assert.equal(await s.delivery.enqueue({ ...finishedJob(r.url), status: 'running' }, s.accountId), false);
     await eventually(async () => r.received.length, (n) => n >= 2);
-    await sleep(150);
+    await eventually(async () => (await s.delivery.attemptsOf(failed.id)).length + (await s.delivery.attemptsOf(cancelled.id)).length === 2);
+    await nothingMore(s.store, s.watched!);
     assert.deepEqual(r.received.map((x) => (JSON.parse(x.body) as { type: string }).type).sort(), ['job.cancelled', 'job.failed']);
   });
 
@@ -277,7 +331,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     for (const x of r.received) assert.ok(new Webhook(secret).verify(x.body, x.headers as Record<string, string>));
     // The retries waited the schedule's delay.
     assert.ok(r.received[1]!.at - r.received[0]!.at >= 35);
-    await sleep(150);
+    await nothingMore(s.store, s.watched!);
     assert.equal(r.received.length, 3, 'nothing after the 2xx');
   });
 
@@ -287,7 +341,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
     await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 3);
-    await sleep(200);
+    await nothingMore(s.store, s.watched!);
     assert.equal(r.received.length, 3);
     assert.deepEqual((await s.delivery.attemptsOf(job.id)).map((a) => a.status), [503, 503, 503]);
   });
@@ -439,7 +493,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const job = finishedJob(r.url);
     await s.delivery.finished(job, s.accountId);
     await eventually(() => s.delivery.attemptsOf(job.id), (a) => a.length === 1);
-    await sleep(300);
+    await nothingMore(s.store, s.watched!);
     assert.equal(r.received.length, 1);
     assert.deepEqual((await s.delivery.attemptsOf(job.id)).map((a) => [a.status, a.error]), [[410, 'HTTP 410']]);
   });
@@ -639,7 +693,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     const r = await s.receiver(status(200));
     const storeB = await s.b.open();
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
-    const b = createWebhooks({ store: storeB, dialer, secrets: new WebhookSecrets(storeB), tuning: { ...FAST, pollMs: 5 } });
+    const b = watchedWebhooks({ store: storeB, dialer, secrets: new WebhookSecrets(storeB), tuning: { ...FAST, pollMs: 5 } });
     s.atEnd(async () => {
       await b.queue.close();
       await storeB.close();
@@ -652,7 +706,8 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
       await (i % 2 === 0 ? s.delivery : b.delivery).finished(job, s.accountId);
     }
     await eventually(async () => r.received.length, (n) => n >= 20);
-    await sleep(200);
+    // An attempt sent twice would be under way in one instance or the other: both are waited for.
+    await nothingMore(s.store, s.watched!, b);
     assert.equal(r.received.length, 20);
     assert.equal(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 20);
     for (const id of ids) assert.equal((await s.delivery.attemptsOf(id)).length, 1);
@@ -677,8 +732,11 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     // Sent while the busy account's first attempts still hang: none of them is recorded yet.
     for (const id of busy) assert.deepEqual(await s.delivery.attemptsOf(id), []);
     await eventually(async () => slow.received.length, (n) => n >= 2);
-    await sleep(100);
-    assert.equal(slow.received.length, 2, 'the busy account holds its 2 slots, no more');
+    // Two more looks with room for two attempts more: neither took one of the busy account's.
+    const seen = s.watched!.looks();
+    await eventually(() => s.watched!.looks() >= seen + 2, { what: 'two more looks of the queue' });
+    assert.equal(s.watched!.queue.active, 2, 'the busy account holds its 2 slots, no more');
+    assert.equal(slow.received.length, 2);
   });
 
   test(`${name}: due deliveries are taken round-robin between accounts: another account's event goes out when one attempt ends, not after the backlogs`, async (t) => {
@@ -766,10 +824,10 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
       await finishedRow(s.store, s.accountId, { url: r.url, status: 'running' }),
     ];
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
-    const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
+    const w = watchedWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: FAST });
     s.atEnd(() => w.queue.close());
     await eventually(async () => r.received.length, (n) => n >= 4);
-    await sleep(150);
+    await nothingMore(s.store, w);
     const events = eventsOf(r);
     assert.deepEqual([...events.keys()].sort(), [succeeded, failed, cancelled, queued].sort());
     for (const [id, got] of events) assert.equal(got.length, 1, id);
@@ -803,7 +861,7 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     // Swept again: nothing left to queue.
     const now = Date.now();
     assert.deepEqual(await w.delivery.enqueueMissed(new Date(now - 86_400_000), new Date(now), 100), { found: 0, queued: 0 });
-    await sleep(100);
+    await nothingMore(s.store, w);
     assert.equal(r.received.length, 4);
   });
 
@@ -841,10 +899,10 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     assert.deepEqual(await s.store.webhookDeliveries.unqueued(new Date(now - 86_400_000).toISOString(), new Date(now).toISOString(), 3), ids.slice(0, 3));
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
     // The interval is far longer than the test: only the at-once follow-up can reach the last page.
-    const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, sweepMs: 3_600_000 } });
+    const w = watchedWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, sweepMs: 3_600_000 } });
     s.atEnd(() => w.queue.close());
     await eventually(async () => r.received.length, (n) => n >= ids.length, { timeoutMs: 30_000 });
-    await sleep(100);
+    await nothingMore(s.store, w);
     assert.equal(r.received.length, ids.length);
     assert.deepEqual([...eventsOf(r).keys()].sort(), [...ids].sort());
   });
@@ -856,11 +914,11 @@ export function webhookDeliverySuite(name: string, backend: () => Backend): void
     // A minute beyond the window (half of keepMs, 90 min): exactly at its edge it depended on the millisecond.
     const old = await finishedRow(s.store, s.accountId, { url: r.url, agoMs: 91 * MINUTE });
     const dialer = createDialer({ allowTargets: LOOPBACK, dnsServers: NO_DNS });
-    const w = createWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, keepMs: 3 * 60 * MINUTE, sweepWindowMs: 86_400_000 } });
+    const w = watchedWebhooks({ store: s.store, dialer, secrets: s.secrets, tuning: { ...FAST, keepMs: 3 * 60 * MINUTE, sweepWindowMs: 86_400_000 } });
     s.atEnd(() => w.queue.close());
     await eventually(async () => r.received.length, (n) => n >= 1);
     // Both were looked at in the same sweep (one page): the old one was left out, not yet reached.
-    await sleep(100);
+    await nothingMore(s.store, w);
     assert.deepEqual([...eventsOf(r).keys()], [recent]);
     const now = Date.now();
     assert.deepEqual(await s.store.webhookDeliveries.unqueued(new Date(now - 86_400_000).toISOString(), new Date(now).toISOString(), 10), [old]);
