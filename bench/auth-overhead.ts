@@ -1,4 +1,4 @@
-import { load, startServer, summary, type ChildServer, type LoadResult } from './lib.js';
+import { load, startServer, summary, variants, type ChildServer, type LoadResult } from './lib.js';
 import { median } from './stats.js';
 
 /**
@@ -44,6 +44,9 @@ const cases: Case[] = [
   { name: 'netdiag GET /api/user, metrics on', script: './servers/netdiag.ts', env: { NETDIAG_METRICS_TOKEN: 'bench-metrics-token-0123456789' }, run: getUser },
 ];
 
+// BENCH_VS='label|NAME=value,…;…' (bench/lib.ts variants): netdiag GET /api/user again per entry,
+// its server with that environment (BENCH_ROOT: another checkout): a trick with and without.
+for (const v of variants()) cases.push({ name: `netdiag GET /api/user, ${v.label}`, script: './servers/netdiag.ts', env: v.env, run: getUser });
 // BENCH_CASES=regex keeps only the matching cases; the two baselines always run.
 const only = process.env.BENCH_CASES ? new RegExp(process.env.BENCH_CASES) : null;
 const chosen = [bare, bareHeld, ...cases.filter((c) => !only || only.test(c.name))];

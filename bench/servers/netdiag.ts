@@ -55,7 +55,8 @@ class AdmitAll implements RateLimiter {
  * envelope, with issue 3's rate limiting and usage recording left out (`limiter: null`,
  * `recordUsage: false`). BENCH_PARTS=admit-all: see AdmitAll.
  */
-useProductionRuntime();
+// BENCH_SOURCE_MAPS=1 leaves source maps on (the switch's A/B in bench/jobs-ab.ts).
+if (!process.env.BENCH_SOURCE_MAPS) useProductionRuntime();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
 /**
  * BENCH_BACKEND=scale-out: PostgreSQL (BENCH_DATABASE_URL, a fresh schema dropped at the end) and
