@@ -113,7 +113,7 @@ async function serve(): Promise<void> {
 /** The load generator: signs in, then measures the page and the API baseline. */
 async function drive(): Promise<void> {
   const { default: autocannon } = await import('autocannon');
-  const { cpuMicros, startServer, BENCH_SECONDS, WARMUP_SECONDS } = await import('./lib.js');
+  const { cpuMicros, startServer, variants, BENCH_SECONDS, WARMUP_SECONDS } = await import('./lib.js');
   const { median } = await import('./stats.js');
   type ChildServer = import('./lib.js').ChildServer;
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -165,8 +165,9 @@ async function drive(): Promise<void> {
     return { result, cpu: before !== null && after !== null && served > 0 ? (after - before) / served : null, elapsed };
   };
 
-  const cases: Array<{ name: string; run: (s: ChildServer) => Promise<Run> }> = [
-    { name: 'GET / (overview, session cookie)', run: async (s) => measure(s, '/', { cookie: await signIn(s.url) }) },
+  const overview = async (s: ChildServer) => measure(s, '/', { cookie: await signIn(s.url) });
+  const cases: Array<{ name: string; env?: Record<string, string>; run: (s: ChildServer) => Promise<Run> }> = [
+    { name: 'GET / (overview, session cookie)', run: overview },
     {
       name: 'GET /jobs/{id} (1000-port scan)',
       run: async (s) => {
@@ -177,11 +178,13 @@ async function drive(): Promise<void> {
       },
     },
     { name: 'GET /api/user (bearer token)', run: (s) => measure(s, '/api/user', { authorization: `Bearer ${s.info.token}` }) },
-  ];
+    // BENCH_VS (bench/lib.ts variants): the overview again per entry, its server with that environment.
+    ...variants().map((v) => ({ name: `GET /, ${v.label}`, env: v.env, run: overview })),
+  ].filter((c) => !process.env.BENCH_CASES || new RegExp(process.env.BENCH_CASES).test(c.name));
   const runs = new Map<string, Run[]>(cases.map((c) => [c.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const c of cases) {
-      const server = await startServer('./dashboard.ts', { DASHBOARD_BENCH_ROLE: 'server' });
+      const server = await startServer('./dashboard.ts', { DASHBOARD_BENCH_ROLE: 'server', ...c.env });
       try {
         runs.get(c.name)!.push(await c.run(server));
       } finally {
