@@ -19,8 +19,6 @@ else await drive();
 
 /** The server: the real app over a fresh SQLite file, 30 days of usage, one account with a password. */
 async function serve(): Promise<void> {
-  // First, as bin/netdiag.js does before the application loads.
-  await import('./servers/warm-up.js');
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
@@ -30,12 +28,10 @@ async function serve(): Promise<void> {
   const { hashPassword } = await import('../src/domain/accounts/passwords.js');
   const { utcDay } = await import('../src/domain/usage/service.js');
   const { openStore } = await import('../src/infra/store/index.js');
-  const { useProductionRuntime } = await import('../src/server.js');
   const { MemoryRateLimiter } = await import('../src/infra/ratelimit/memory.js');
   type RateLimiter = import('../src/domain/usage/rate-limit.js').RateLimiter;
   type UsageRecord = import('../src/domain/usage/repository.js').UsageRecord;
 
-  useProductionRuntime();
   const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
   // Loopback may be scanned: the job page's case scans 1000 ports of 127.0.0.1.
   const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
@@ -166,7 +162,7 @@ async function drive(): Promise<void> {
   };
 
   const overview = async (s: ChildServer) => measure(s, '/', { cookie: await signIn(s.url) });
-  const cases: Array<{ name: string; env?: Record<string, string>; run: (s: ChildServer) => Promise<Run> }> = [
+  const allCases: Array<{ name: string; env?: Record<string, string>; run: (s: ChildServer) => Promise<Run> }> = [
     { name: 'GET / (overview, session cookie)', run: overview },
     {
       name: 'GET /jobs/{id} (1000-port scan)',
@@ -180,7 +176,9 @@ async function drive(): Promise<void> {
     { name: 'GET /api/user (bearer token)', run: (s) => measure(s, '/api/user', { authorization: `Bearer ${s.info.token}` }) },
     // BENCH_VS (bench/lib.ts variants): the overview again per entry, its server with that environment.
     ...variants().map((v) => ({ name: `GET /, ${v.label}`, env: v.env, run: overview })),
-  ].filter((c) => !process.env.BENCH_CASES || new RegExp(process.env.BENCH_CASES).test(c.name));
+  ];
+  // BENCH_CASES=regex keeps only the matching cases.
+  const cases = allCases.filter((c) => !process.env.BENCH_CASES || new RegExp(process.env.BENCH_CASES).test(c.name));
   const runs = new Map<string, Run[]>(cases.map((c) => [c.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const c of cases) {
