@@ -18,9 +18,9 @@ const PIN = (() => {
 
 /**
  * The V8 flags `npm start` and bin/netdiag.js give the server, given to every benchmark server
- * (bare Fastify included) so both sides of a comparison run alike. See BENCHMARKS.md: with V8's
- * default young generation, a server process falls at random into a mode where per-request
- * objects are pretenured and half its CPU goes to garbage collection.
+ * (bare Fastify included) so both sides of a comparison run alike. BENCHMARKS.md, "Speed tricks",
+ * row "--max-semi-space-size=64": with V8's default young generation, a server process falls into a
+ * mode where per-request objects are pretenured and much of its CPU goes to garbage collection.
  */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
 

@@ -157,7 +157,8 @@ export class UsageService {
    * Per day and per endpoint over the last `days` days, for the dashboard's overview. Today's rows
    * are read every time; the days before it were settled at midnight, so their rows are kept for
    * PAST_ROWS_TTL_MS per account (a write that lands on a past day, a request answered across
-   * midnight, shows within that time). Exports and /usage/history always read everything.
+   * midnight, shows within that time). Exports and /usage/history always read everything. Kept
+   * for its figure: BENCHMARKS.md, "Speed tricks", row "overview's past-rows cache".
    */
   async overview(accountId: number, days: number, now: number): Promise<UsageOverview> {
     const range = dayRange(now, days);
