@@ -31,4 +31,5 @@ VOLUME ["/app/data"]
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # SIGTERM drains (requests answered, jobs given back); stop with a grace longer than NETDIAG_SHUTDOWN_GRACE_S.
 STOPSIGNAL SIGTERM
+# --max-semi-space-size=64 (a 64 MiB young generation): kept for its figure, BENCHMARKS.md, "Speed tricks".
 CMD ["node", "--max-semi-space-size=64", "bin/netdiag.js", "serve"]

@@ -1,4 +1,4 @@
-import { load, startServer, summary, type ChildServer, type LoadResult } from './lib.js';
+import { load, startServer, summary, variants, type ChildServer, type LoadResult } from './lib.js';
 import { median } from './stats.js';
 
 /**
@@ -6,7 +6,7 @@ import { median } from './stats.js';
  * (authentication, rate limiting, usage recording with group commit, the envelope) against bare
  * Fastify answering the same JSON, in the same run.
  *
- * Every round starts a fresh process for every case, measures it and stops it, cases in turn:
+ * Every round starts a fresh process for every case, measures it and stops it, cases one after another:
  * on this VM a whole process can settle faster or slower than another of the same program (how
  * V8 optimised its hot code), so a figure from one process per server would be decided by luck.
  * The median over rounds is reported.
@@ -25,9 +25,9 @@ const getUser = (s: ChildServer) => load(`${s.url}/api/user`, s.info.token ? aut
 const expandBody = JSON.stringify({ ipv6: '2001:db8::1' });
 
 const bare: Case = { name: 'bare Fastify GET /api/user (same JSON)', script: './servers/bare.ts', run: getUser };
-// Bare again, each response held until the next turn of the event loop as group commit holds
+// Bare again, each response held until the next iteration of the event loop as group commit holds
 // netdiag's: on a VM where waking up is dear, batching the sends alone changes the figure.
-const bareHeld: Case = { name: 'bare Fastify, sends held a turn', script: './servers/bare.ts', env: { BENCH_DEFER: '1' }, run: getUser };
+const bareHeld: Case = { name: 'bare Fastify, sends held an iteration', script: './servers/bare.ts', env: { BENCH_DEFER: '1' }, run: getUser };
 const cases: Case[] = [
   { name: 'netdiag GET /api/user', script: './servers/netdiag.ts', run: getUser },
   // Issue 2's share: request id, authentication, route and envelope; no limiter, no usage hook.
@@ -44,6 +44,9 @@ const cases: Case[] = [
   { name: 'netdiag GET /api/user, metrics on', script: './servers/netdiag.ts', env: { NETDIAG_METRICS_TOKEN: 'bench-metrics-token-0123456789' }, run: getUser },
 ];
 
+// BENCH_VS='label|NAME=value,…;…' (bench/lib.ts variants): netdiag GET /api/user again per entry,
+// its server with that environment (BENCH_ROOT: another checkout): a trick with and without.
+for (const v of variants()) cases.push({ name: `netdiag GET /api/user, ${v.label}`, script: './servers/netdiag.ts', env: v.env, run: getUser });
 // BENCH_CASES=regex keeps only the matching cases; the two baselines always run.
 const only = process.env.BENCH_CASES ? new RegExp(process.env.BENCH_CASES) : null;
 const chosen = [bare, bareHeld, ...cases.filter((c) => !only || only.test(c.name))];

@@ -41,7 +41,6 @@ else await drive();
 
 /** The server: the real app, one account with a password, and a finished scan of every port of 127.0.0.1. */
 async function serve(): Promise<void> {
-  await import('./servers/warm-up.js');
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
@@ -50,9 +49,7 @@ async function serve(): Promise<void> {
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { hashPassword } = await import('../src/domain/accounts/passwords.js');
   const { openStore } = await import('../src/infra/store/index.js');
-  const { useProductionRuntime } = await import('../src/server.js');
 
-  useProductionRuntime();
   if (process.env.BIG_READS_TRACE === '1') {
     // Where a stall comes from: each garbage collection over 10 ms, on stderr.
     const { PerformanceObserver } = await import('node:perf_hooks');

@@ -19,8 +19,6 @@ else await drive();
 
 /** The server: the real app over a fresh SQLite file, 30 days of usage, one account with a password. */
 async function serve(): Promise<void> {
-  // First, as bin/netdiag.js does before the application loads.
-  await import('./servers/warm-up.js');
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
@@ -30,12 +28,10 @@ async function serve(): Promise<void> {
   const { hashPassword } = await import('../src/domain/accounts/passwords.js');
   const { utcDay } = await import('../src/domain/usage/service.js');
   const { openStore } = await import('../src/infra/store/index.js');
-  const { useProductionRuntime } = await import('../src/server.js');
   const { MemoryRateLimiter } = await import('../src/infra/ratelimit/memory.js');
   type RateLimiter = import('../src/domain/usage/rate-limit.js').RateLimiter;
   type UsageRecord = import('../src/domain/usage/repository.js').UsageRecord;
 
-  useProductionRuntime();
   const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
   // Loopback may be scanned: the job page's case scans 1000 ports of 127.0.0.1.
   const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent', NETDIAG_ALLOW_TARGETS: '127.0.0.0/8' });
@@ -113,7 +109,7 @@ async function serve(): Promise<void> {
 /** The load generator: signs in, then measures the page and the API baseline. */
 async function drive(): Promise<void> {
   const { default: autocannon } = await import('autocannon');
-  const { cpuMicros, startServer, BENCH_SECONDS, WARMUP_SECONDS } = await import('./lib.js');
+  const { cpuMicros, startServer, variants, BENCH_SECONDS, WARMUP_SECONDS } = await import('./lib.js');
   const { median } = await import('./stats.js');
   type ChildServer = import('./lib.js').ChildServer;
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -165,8 +161,9 @@ async function drive(): Promise<void> {
     return { result, cpu: before !== null && after !== null && served > 0 ? (after - before) / served : null, elapsed };
   };
 
-  const cases: Array<{ name: string; run: (s: ChildServer) => Promise<Run> }> = [
-    { name: 'GET / (overview, session cookie)', run: async (s) => measure(s, '/', { cookie: await signIn(s.url) }) },
+  const overview = async (s: ChildServer) => measure(s, '/', { cookie: await signIn(s.url) });
+  const allCases: Array<{ name: string; env?: Record<string, string>; run: (s: ChildServer) => Promise<Run> }> = [
+    { name: 'GET / (overview, session cookie)', run: overview },
     {
       name: 'GET /jobs/{id} (1000-port scan)',
       run: async (s) => {
@@ -177,11 +174,15 @@ async function drive(): Promise<void> {
       },
     },
     { name: 'GET /api/user (bearer token)', run: (s) => measure(s, '/api/user', { authorization: `Bearer ${s.info.token}` }) },
+    // BENCH_VS (bench/lib.ts variants): the overview again per entry, its server with that environment.
+    ...variants().map((v) => ({ name: `GET /, ${v.label}`, env: v.env, run: overview })),
   ];
+  // BENCH_CASES=regex keeps only the matching cases.
+  const cases = allCases.filter((c) => !process.env.BENCH_CASES || new RegExp(process.env.BENCH_CASES).test(c.name));
   const runs = new Map<string, Run[]>(cases.map((c) => [c.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const c of cases) {
-      const server = await startServer('./dashboard.ts', { DASHBOARD_BENCH_ROLE: 'server' });
+      const server = await startServer('./dashboard.ts', { DASHBOARD_BENCH_ROLE: 'server', ...c.env });
       try {
         runs.get(c.name)!.push(await c.run(server));
       } finally {

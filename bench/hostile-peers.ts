@@ -1,5 +1,3 @@
-// First, as bin/netdiag.js does before the application loads (src/lib/next-tick-warmup.ts).
-import './servers/warm-up.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -170,10 +168,8 @@ async function runBench(): Promise<void> {
   const { loadConfig } = await import('../src/config.js');
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { openStore } = await import('../src/infra/store/index.js');
-  const { useProductionRuntime } = await import('../src/server.js');
 
   const { peers, stop } = await startPeers();
-  useProductionRuntime();
   const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
   const config = loadConfig({
     ...process.env,

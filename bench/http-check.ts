@@ -14,7 +14,7 @@ import { median } from './stats.js';
 
 /**
  * Issue 27's figure for POST /http/check: its timings against `curl -w` on loopback, the two
- * clients taking turns against the same servers, which run in a child process (this file with
+ * clients alternating against the same servers, which run in a child process (this file with
  * the argument `server`): an http:// and an https:// one (the test PKI's good certificate, which
  * names IP 127.0.0.1), each answering a 4 KiB body. The check runs in this process, as the API
  * runs it (the Checker over the dialer); curl in its own. Per timing, the median of each client

@@ -6,7 +6,7 @@ import { median } from './stats.js';
  * Issue 18's part 1 for two checkouts in the same run: each gets a server process (as
  * bench/jobs.ts part 1 starts one: bench/servers/netdiag.ts, SQLite, the embedded queue), and every
  * round runs the synchronous 1000-port loopback scan then the same scan as a job (create + NDJSON
- * stream to its last line) on each in turn, so both see the same machine at the same moments.
+ * stream to its last line) on each one after the other, so both see the same machine at the same moments.
  * Prints each one's median job/sync ratio and the server CPU a job costs over the synchronous call.
  *
  *   git worktree add /tmp/base <commit> && ln -s $PWD/node_modules /tmp/base/node_modules

@@ -8,7 +8,7 @@ import { median } from './stats.js';
  * relayed requests ask for, revoke the check's nonces, on the real SQLite store (a fresh file),
  * 100 checks at a time as a bulk has them. CPU of this process per check, so none of the
  * sockets' noise; BASELINE_TREE=<checkout> measures that checkout's Judge and store the same way,
- * in turn, in the same run. Checks are revoked one after another, so revocations never share a
+ * alternating, in the same run. Checks are revoked one after another, so revocations never share a
  * write (the least the group commit can do).
  *
  * Two shapes of check, from the proxy bulk at 200 ms (bench/proxy-bulk.ts): `check_speed: false`

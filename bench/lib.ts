@@ -18,9 +18,9 @@ const PIN = (() => {
 
 /**
  * The V8 flags `npm start` and bin/netdiag.js give the server, given to every benchmark server
- * (bare Fastify included) so both sides of a comparison run alike. See BENCHMARKS.md: with V8's
- * default young generation, a server process falls at random into a mode where per-request
- * objects are pretenured and half its CPU goes to garbage collection.
+ * (bare Fastify included) so both sides of a comparison run alike. BENCHMARKS.md, "Speed tricks",
+ * row "--max-semi-space-size=64": with V8's default young generation, a server process falls into a
+ * mode where per-request objects are pretenured and much of its CPU goes to garbage collection.
  */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
 
@@ -38,11 +38,41 @@ export interface ChildServer {
 }
 
 /**
+ * A variant of a benchmark's server, for a trick measured with and without it in the same run:
+ * its label and the environment its server gets (see startServer for BENCH_ROOT and
+ * BENCH_NODE_FLAGS). From BENCH_VS='label|NAME=value,NAME=value;label|…'.
+ */
+export interface Variant {
+  label: string;
+  env: Record<string, string>;
+}
+
+export function variants(spec = process.env.BENCH_VS ?? ''): Variant[] {
+  return spec
+    .split(';')
+    .filter((v) => v.trim() !== '')
+    .map((v) => {
+      const [label, pairs = ''] = v.split('|');
+      const env = Object.fromEntries(pairs.split(',').filter((p) => p !== '').map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+      return { label: label!.trim(), env };
+    });
+}
+
+/** This checkout's root: a script under it runs from BENCH_ROOT instead when that is given. */
+const ROOT = new URL('..', import.meta.url).pathname;
+
+/**
  * Starts a server script in its own process (so it has a core to itself and the load generator
- * the other); the script prints one JSON line `{"url": ..., ...}` when it listens.
+ * the other); the script prints one JSON line `{"url": ..., ...}` when it listens. In `env`,
+ * BENCH_ROOT names another checkout (a git worktree with this one's node_modules linked in) whose
+ * copy of the script runs, and BENCH_NODE_FLAGS the V8 flags instead of SERVER_NODE_FLAGS ('' for
+ * none): a trick's with and without in one run.
  */
 export function startServer(script: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const args = [...SERVER_NODE_FLAGS, '--import', 'tsx', new URL(script, import.meta.url).pathname];
+  let path = new URL(script, import.meta.url).pathname;
+  if (env.BENCH_ROOT && path.startsWith(ROOT)) path = `${env.BENCH_ROOT.replace(/\/$/, '')}/${path.slice(ROOT.length)}`;
+  const flags = env.BENCH_NODE_FLAGS === undefined ? SERVER_NODE_FLAGS : env.BENCH_NODE_FLAGS.split(' ').filter((f) => f !== '');
+  const args = [...flags, '--import', 'tsx', path];
   const child = spawn(PIN ? 'taskset' : process.execPath, PIN ? ['-c', '0', process.execPath, ...args] : args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

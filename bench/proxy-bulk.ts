@@ -16,7 +16,7 @@ import { median } from './stats.js';
  * standing in for a distant proxy's round trips; at 0 everything is pure CPU on this machine.
  *
  * BASELINE_TREE=<checkout> also starts that checkout's server (its bench/servers/netdiag.ts, with
- * its own code; give it a node_modules) and measures it in the same run, round by round in turn
+ * its own code; give it a node_modules) and measures it in the same run, round by round, alternating
  * with this tree's, against the same proxies: "before" and "after" on the same machine at the
  * same moment.
  *
@@ -132,7 +132,7 @@ async function measure(flags: Record<string, boolean>, label: string): Promise<v
     await post(s.server, '/proxy/check', { proxy: proxies[0]!.address, ...flags });
     await post(s.server, '/proxy/check-bulk', { proxies: proxies.slice(0, 10).map((p) => p.address), ...flags });
   }
-  // In turn, and in the other order every other round, so neither side always goes first.
+  // Alternating, and in the other order every other round, so neither side always goes first.
   for (let r = 0; r < ROUNDS; r++) {
     for (const s of r % 2 === 0 ? subjects : [...subjects].reverse()) await round(s, r, flags);
   }

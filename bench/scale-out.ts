@@ -1,4 +1,4 @@
-import { load, startServer, summary, type ChildServer, type LoadResult } from './lib.js';
+import { load, startServer, summary, variants, type ChildServer, type LoadResult } from './lib.js';
 import { median } from './stats.js';
 
 /**
@@ -18,6 +18,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const cases: Array<{ name: string; env: Record<string, string> }> = [
   { name: 'embedded: SQLite + in-process limiter', env: {} },
   { name: 'scale-out: PostgreSQL + Redis', env: { BENCH_BACKEND: 'scale-out' } },
+  // BENCH_VS (bench/lib.ts variants): the scale-out case again per entry, with that server environment.
+  ...variants().map((v) => ({ name: `scale-out, ${v.label}`, env: { BENCH_BACKEND: 'scale-out', ...v.env } })),
 ];
 const getUser = (s: ChildServer) => load(`${s.url}/api/user`, { authorization: `Bearer ${s.info.token}` }, undefined, {}, s);
 

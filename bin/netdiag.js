@@ -1,4 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=64
+// --max-semi-space-size=64 (a 64 MiB young generation): kept for its figure, BENCHMARKS.md, "Speed tricks".
 // Runs the TypeScript CLI through tsx, so a fresh clone needs no build step. Where compiled
 // JavaScript sits beside the sources (the tree `npm test` compiles once per run,
 // scripts/test-tree.mjs), it runs that instead, with no loader.
@@ -11,11 +12,6 @@ const source = (name) => {
 };
 const entry = source('cli');
 if (entry.endsWith('.ts')) (await import('tsx/esm/api')).register();
-if (process.argv[2] === 'serve') {
-  // Before the application's modules load: see src/lib/next-tick-warmup.ts.
-  const { warmUpNextTick } = await import(source('lib/next-tick-warmup'));
-  await warmUpNextTick();
-}
 const { runCli } = await import(entry);
 const code = await runCli(process.argv.slice(2), {
   env: process.env,

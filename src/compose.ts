@@ -45,7 +45,7 @@ import { jobOperations } from './operations/index.js';
 import type { OperationDeps } from './operations/operation.js';
 import { withoutRepeats } from './lib/repeat-filter.js';
 import { DAY_MS } from './lib/time.js';
-import { closeInTurn } from './lib/close-in-turn.js';
+import { closeInOrder } from './lib/close-in-order.js';
 import { JobCancelledError } from './errors.js';
 
 /**
@@ -67,7 +67,7 @@ export interface ComposeOptions {
   /**
    * Built from REDIS_URL (in-process when unset) unless given; compose closes only the one it
    * built. null leaves rate limiting out (no X-RateLimit-* headers, no 429s): `netdiag serve`
-   * never does, the benchmark of authentication alone does (issue 2's share of the cost).
+   * never does, the benchmark of authentication alone does (bench/auth-overhead.ts, BENCH_PARTS=auth).
    */
   limiter?: RateLimiter | null;
   /** false leaves usage recording out, as `limiter: null` leaves limiting out; on by default. */
@@ -284,7 +284,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     // Runs in flight are aborted and given back to the queue first; pending usage records then
     // reach the store before it closes. A step that fails does not keep the later ones open.
     close: () =>
-      (closing ??= closeInTurn([
+      (closing ??= closeInOrder([
         () => geoWatch?.close(),
         () => jobs.close(),
         () => rdap.close(),

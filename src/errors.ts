@@ -1,7 +1,7 @@
 /**
  * Every error of the server, in one place, in two groups:
  * - API errors (AppError): what a client can be answered, each with its HTTP status and `code`,
- *   built from one table of codes. Domain code throws these; the HTTP layer turns them into the
+ *   built from one table of codes. Domain code throws these; the HTTP layer converts them into the
  *   error envelope. docs/errors.md lists the same table and a test keeps the two equal.
  * - Internal errors: thrown and caught inside the server, never sent as themselves.
  * This module imports nothing: every layer may throw what it declares.

@@ -6,19 +6,8 @@ import { publicBaseUrl, type Config } from './config.js';
 import { configSummary } from './config-summary.js';
 import { passwordLinkUrl } from './domain/accounts/logins.js';
 
-/**
- * Source maps (tsx turns them on) make every stack trace expensive, and Node reads the stack of
- * every socket error, so a 1000-port scan spends a fifth of its time mapping stacks of refused
- * connections nobody looks at. The server runs without them; logged stacks then point into
- * tsx's transpiled text, which keeps the source's lines.
- */
-export function useProductionRuntime(): void {
-  process.setSourceMapsEnabled(false);
-}
-
 /** Listens, prints the first token on an empty database, and shuts down gracefully. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
-  useProductionRuntime();
   const services = await compose(config);
   // The GeoIP data is read before the first request, so no lookup waits for it (and the OpenAPI
   // document names its build dates).

@@ -2,7 +2,7 @@ import { compose, type Composition } from './compose.js';
 import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
 import { judgeHealth } from './domain/proxy/index.js';
-import { exitOnSignals, reloadGeoOnSighup, useProductionRuntime } from './server.js';
+import { exitOnSignals, reloadGeoOnSighup } from './server.js';
 import { WorkerConfigError } from './errors.js';
 import { listenForMetrics, type MetricsListener } from './http/metrics-listener.js';
 
@@ -23,7 +23,6 @@ const KEEP_ALIVE_INTERVAL_MS = 2 ** 30;
  */
 export async function startWorker(config: Config, log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<RunningWorker> {
   if (config.workers === 0) throw new WorkerConfigError('netdiag worker runs jobs: NETDIAG_WORKERS must be 1 or more (0 is for API instances that only accept jobs)');
-  useProductionRuntime();
   // No HTTP server: the graph alone, started at once (the job queue and webhook delivery).
   const services = await compose(config);
   await services.load();

@@ -1,5 +1,3 @@
-// The same start as the netdiag server's, so both sides of the comparison run alike.
-import './warm-up.js';
 import Fastify from 'fastify';
 
 /** The baseline: bare Fastify answering the same JSON as GET /api/user, no auth, no envelope work. */
@@ -20,7 +18,7 @@ const user = {
 const app = Fastify({ logger: false });
 app.get('/api/user', async () => user);
 if (process.env.BENCH_DEFER) {
-  // Holds every response until a setImmediate, as netdiag's group commit does (one batch per turn).
+  // Holds every response until a setImmediate, as netdiag's group commit does (one batch per iteration of the event loop).
   let pending: Array<() => void> = [];
   const release = () => {
     const batch = pending;

@@ -1,5 +1,3 @@
-// First, as bin/netdiag.js does before the application loads (src/lib/next-tick-warmup.ts).
-import './warm-up.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +5,6 @@ import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
-import { useProductionRuntime } from '../../src/server.js';
 import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/infra/ratelimit/redis.js';
 import { openPostgresStore } from '../../src/infra/store/postgres.js';
@@ -15,7 +12,7 @@ import pg from 'pg';
 import { decide, type RateLimiter } from '../../src/domain/usage/rate-limit.js';
 
 /**
- * The plans' limits would turn a load test into a 429 test. This limiter does exactly the work
+ * The plans' limits would make a load test a 429 test. This limiter does exactly the work
  * of the real one (it is the real one) with windows too large to fill in a benchmark run.
  */
 class UnboundedLimits implements RateLimiter {
@@ -55,7 +52,6 @@ class AdmitAll implements RateLimiter {
  * envelope, with issue 3's rate limiting and usage recording left out (`limiter: null`,
  * `recordUsage: false`). BENCH_PARTS=admit-all: see AdmitAll.
  */
-useProductionRuntime();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
 /**
  * BENCH_BACKEND=scale-out: PostgreSQL (BENCH_DATABASE_URL, a fresh schema dropped at the end) and

@@ -1,5 +1,3 @@
-// First, as bin/netdiag.js does before the application loads (src/lib/next-tick-warmup.ts).
-import './warm-up.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +5,6 @@ import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
-import { useProductionRuntime } from '../../src/server.js';
 
 /**
  * The real app over a fresh SQLite file with two accounts: A on BENCH_PLAN_A (enterprise) and
@@ -16,7 +13,6 @@ import { useProductionRuntime } from '../../src/server.js';
  * short by them; the limit on work in flight is not a rate limit and stays on. Prints
  * `{"url", "tokenA", "tokensA" (every A's token, comma-separated), "tokenB"}` when it listens.
  */
-useProductionRuntime();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-'));
 const config = loadConfig({ ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent' });
 const store = await openStore(config.databaseUrl);

@@ -8,7 +8,7 @@ import type { JobViewText } from '../domain/jobs/views.js';
  * A job read back whole (the API's JSON, the dashboard's downloads): written from its stored
  * batches piece by piece as the client takes it, never built whole in memory (a 65535-port
  * scan's result is 13 MB; ten readers at once held the server for seconds and grew it by
- * hundreds of MB when each built its own copy). The pieces come a turn of the event loop apart
+ * hundreds of MB when each built its own copy). The pieces come an iteration of the event loop apart
  * (src/domain/jobs/items.ts, resultItemsRead), a stream waits for the socket to drain, and a
  * client that goes away stops the reading (the stream is destroyed, and with it the reader).
  */

@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
-import { ndjsonAfter, nextTurn, ssePiecesAfter } from '../domain/jobs/items.js';
+import { ndjsonAfter, nextLoopIteration, ssePiecesAfter } from '../domain/jobs/items.js';
 import type { JobService } from '../domain/jobs/service.js';
 import type { JobRecord } from '../domain/jobs/repository.js';
 import { FINISHED_STATUSES } from '../domain/jobs/types.js';
@@ -57,12 +57,12 @@ async function* streamLines(
 ): AsyncGenerator<string> {
   if (kind === 'sse') yield 'retry: 1000\n\n';
   const { id } = job;
-  // The first turn uses the row the route found the job by (a change since wakes the next turn
-  // by the poll at the latest); later turns read it again.
+  // The first pass uses the row the route found the job by (a change since wakes the next pass
+  // by the poll at the latest); later passes read it again.
   let known: JobRecord | undefined = job;
   try {
     while (!signal.aborted) {
-      // Listening before reading: a change made while we read wakes the next turn at once.
+      // Listening before reading: a change made while we read wakes the next pass at once.
       const changed = jobs.waitForChange(id, JOB_STREAM_POLL_MS, signal);
       // The job's status first: when it is finished, every item is already written.
       const row = known ?? (await jobs.find(accountId, id));
@@ -71,7 +71,7 @@ async function* streamLines(
       const finished = FINISHED_STATUSES.has(row.status);
       for (let from = after; ; ) {
         // One write per few batches, not per item (a 1000-port scan is a thousand lines), nor
-        // all of them at once (a full-range scan's are 13 MB), each in its own turn of the loop.
+        // all of them at once (a full-range scan's are 13 MB), each in its own iteration of the event loop.
         const batches = await jobs.itemBatches(id, from, STREAM_READ_BATCHES);
         if (batches.length === 0) break;
         // A batch at a time: the stored lines go out as they are, never joined into one string.
@@ -86,7 +86,7 @@ async function* streamLines(
         from = batches[batches.length - 1]!.last_seq;
         after = Math.max(after, from);
         if (batches.length < STREAM_READ_BATCHES || signal.aborted) break;
-        await nextTurn();
+        await nextLoopIteration();
       }
       if (finished) {
         const { head, result, tail } = await jobs.viewText(row, signal);

@@ -5,7 +5,7 @@ import { tooDeepAt } from '../lib/json-depth.js';
 export { tooDeepAt };
 
 /**
- * Where a JSON text first goes wrong, for the 400 a client reads (issue 16): Fastify's parser
+ * Where a JSON text first goes wrong, for the 400 a client reads: Fastify's parser
  * says only "Body is not valid JSON", and V8's messages sometimes give no position and echo the
  * whole body. One pass with an explicit stack (no recursion, no regex), run only on a body that
  * failed to parse, which the body limit already bounds.

@@ -14,7 +14,7 @@ const bodyAjv = new Ajv({ ...common, coerceTypes: false });
 const queryAjv = new Ajv({ ...common, coerceTypes: true });
 
 /**
- * The one rule for enumerations (issue 16): every string enum of a request, body or query, is
+ * The one rule for enumerations (src/lib/canonical.ts): every string enum of a request, body or query, is
  * accepted in any case and replaced by its canonical spelling before `enum` judges it, so the
  * handler sees "web" for "WEB" and a refusal lists the canonical values. The validator marks
  * every string enum itself, so no schema can forget to.

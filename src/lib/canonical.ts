@@ -1,5 +1,5 @@
 /**
- * The one rule for enumerations (issue 16): a value is accepted in any case and answered in its
+ * The one rule for enumerations: a value is accepted in any case and answered in its
  * canonical spelling. Used by the HTTP validator (bodies and query strings), the account service
  * and through it the command line, so "WEB", "CSV", "Free" and "mx" all mean the same thing.
  */

@@ -49,7 +49,7 @@ const DIGITS = /^[0-9]+$/;
 
 /**
  * The two mistakes a new user makes with a host field, answered for what they are rather than
- * as a broken IPv6 address (issue 16): a URL ("http://example.com") and a host with its port
+ * as a broken IPv6 address: a URL ("http://example.com") and a host with its port
  * ("example.com:80", "[2001:db8::1]:443"). Undefined when the text is neither; then the usual
  * rules judge it. A DNS name (`kind` "domain") has no port field to point to.
  */
@@ -96,7 +96,7 @@ export function parseTarget(input: string, field = 'target'): ParsedTarget {
   if (text.includes(':')) return ipv6(text, input, field);
   if (endsInNumber(text)) return ipv4(text, input, field);
 
-  // UTS 46 mapping turns full-width digits and dots into ASCII, so the result may now be an
+  // UTS 46 mapping converts full-width digits and dots into ASCII, so the result may now be an
   // IPv4 spelling; it is checked again below.
   const ascii = domainToASCII(text.toLowerCase());
   if (ascii === '') throw new ValidationError(field, `${show(input)} is not a valid internationalised domain name`);

@@ -99,7 +99,7 @@ export function withDevice(cookie: string | undefined, signedIn: Pick<SignedIn, 
 
 /**
  * The dashboard's accounts: passwords, sessions, one-time links and sign-up. Plain domain logic
- * over the store; the pages turn its errors into forms with messages.
+ * over the store; the pages show its errors as forms with messages.
  */
 export class LoginService {
   constructor(

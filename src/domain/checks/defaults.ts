@@ -28,5 +28,5 @@ export const TLS_MAX_CHAIN = 10;
 /** ALPN protocols offered by the TLS check; the server's pick is `alpn`. */
 export const TLS_ALPN_OFFER: readonly string[] = ['h2', 'http/1.1'];
 
-/** Addresses of one name tried in turn before the check gives up connecting. */
+/** Addresses of one name tried one after another before the check gives up connecting. */
 export const CHECK_MAX_ADDRESSES = 4;

@@ -244,7 +244,7 @@ export const RESULT_READ_BATCHES = 8;
 
 /**
  * The batches with items after `afterSeq`, RESULT_READ_BATCHES a read (`read`: JobRepository.
- * itemBatches of the job), each page yielded in its turn of the event loop: a reader of a
+ * itemBatches of the job), each page yielded in an iteration of the event loop of its own: a reader of a
  * 65535-port result (13 MB) never holds it whole, nor the loop for longer than a page takes.
  */
 export async function* batchesRead(read: (afterSeq: number, limit: number) => Promise<JobItemBatch[]>, afterSeq = 0): AsyncGenerator<JobItemBatch[]> {
@@ -253,7 +253,7 @@ export async function* batchesRead(read: (afterSeq: number, limit: number) => Pr
     if (page.length > 0) yield page;
     if (page.length < RESULT_READ_BATCHES) return;
     after = page[page.length - 1]!.last_seq;
-    await nextTurn();
+    await nextLoopIteration();
   }
 }
 
@@ -262,7 +262,7 @@ export async function* batchesRead(read: (afterSeq: number, limit: number) => Pr
  * all (better-sqlite3 answers synchronously), so a reader of a big result that only awaited them
  * would hold every other request until it had read the whole.
  */
-export function nextTurn(): Promise<void> {
+export function nextLoopIteration(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
@@ -303,8 +303,8 @@ export async function itemOrder(read: (afterSeq: number, limit: number) => Promi
  * batches at a time (`read`: JobRepository.itemBatches of the job) instead of all at once, in the
  * order `order` gives (itemOrder's, read first unless given; asked for when the first piece is),
  * each batch a piece needs got by `batchAt` (read on its own unless given; SharedBatches shares them): a batch is read again when a piece
- * needs one that is not among the RESULT_READ_BATCHES last read. Each read and each piece is in a
- * turn of the event loop of its own (nextTurn): ten readers of a full-range scan at once held the
+ * needs one that is not among the RESULT_READ_BATCHES last read. Each read and each piece is in an
+ * iteration of the event loop of its own (nextLoopIteration): ten readers of a full-range scan at once held the
  * server for seconds when each read its whole result in one go. Items complete roughly in input
  * order, so each batch is mostly read once more; what is held at once is the order and a few
  * batches.
@@ -335,7 +335,7 @@ export async function* resultItemsRead(
     if (texts.length < RESULT_PIECE_ITEMS) continue;
     yield texts;
     texts = [];
-    await nextTurn();
+    await nextLoopIteration();
   }
   if (texts.length > 0) yield texts;
 }

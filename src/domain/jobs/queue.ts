@@ -18,7 +18,7 @@ export interface JobRunner {
    * Runs a claimed job to its end. `signal` aborts when it is cancelled, its lease is lost or the
    * process shuts down; the run then writes nothing more.
    */
-  run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void>;
+  run(job: JobRecord, holder: string, signal: AbortSignal): Promise<void>;
   /**
    * The job's run goes on from its stored items when run again (a bulk or range call), so it may
    * give its turn back between batches while another account's job waits (JOB_SLICE_MS). A call

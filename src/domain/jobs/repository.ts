@@ -84,29 +84,29 @@ export interface JobRepository {
    */
   claimable(now: number, limit: number, perAccount?: number): Promise<ClaimCandidate[]>;
   /**
-   * Takes the job for `owner` until `leaseUntil` when it is still claimable at `now` and its
+   * Takes the job for `holder` until `leaseUntil` when it is still claimable at `now` and its
    * account is active. Its items of an earlier run are kept (the run goes on from them), and so
    * are its progress and its first `started_at` (`startedAt` is set only on a first claim).
    * Undefined when another claimer was first (or the account is suspended).
    */
-  claim(id: string, owner: string, now: number, leaseUntil: number, startedAt: string): Promise<JobRecord | undefined>;
-  /** Extends the lease; false when `owner` no longer holds the running job (cancelled, taken over). */
-  renew(id: string, owner: string, leaseUntil: number): Promise<boolean>;
-  /** Adds a batch of items and sets progress, while `owner` holds the running job; false otherwise. */
-  addItems(id: string, owner: string, batch: JobItemBatch, done: number): Promise<boolean>;
+  claim(id: string, holder: string, now: number, leaseUntil: number, startedAt: string): Promise<JobRecord | undefined>;
+  /** Extends the lease; false when `holder` no longer holds the running job (cancelled, taken over). */
+  renew(id: string, holder: string, leaseUntil: number): Promise<boolean>;
+  /** Adds a batch of items and sets progress, while `holder` holds the running job; false otherwise. */
+  addItems(id: string, holder: string, batch: JobItemBatch, done: number): Promise<boolean>;
   /**
-   * Records the outcome, with the run's last items when given (one transaction), while `owner`
+   * Records the outcome, with the run's last items when given (one transaction), while `holder`
    * holds the running job; false otherwise (nothing written).
    */
-  finish(id: string, owner: string, outcome: JobOutcome, items?: JobItemBatch | null): Promise<boolean>;
+  finish(id: string, holder: string, outcome: JobOutcome, items?: JobItemBatch | null): Promise<boolean>;
   /** Gives a running job back to the queue (its process is shutting down). */
-  release(id: string, owner: string): Promise<boolean>;
+  release(id: string, holder: string): Promise<boolean>;
   /**
    * Gives the run's turn back while another account's job waits (JOB_SLICE_MS): the job stays
    * `running`, with its progress and items, but its lease is over, so it is claimable at once
-   * (behind the waiting accounts in the round-robin). False when `owner` no longer holds it.
+   * (behind the waiting accounts in the round-robin). False when `holder` no longer holds it.
    */
-  yieldTurn(id: string, owner: string): Promise<boolean>;
+  yieldTurn(id: string, holder: string): Promise<boolean>;
   /** Jobs running on a live lease at `now` (epoch ms), per account of `accountIds` (accounts with none are absent). */
   runningCounts(now: number, accountIds: readonly number[]): Promise<Map<number, number>>;
   /** Cancels the account's job while it is queued or running: true for exactly one caller. */

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { setMaxListeners } from 'node:events';
 import { ItemTextError, ValidationError } from '../../errors.js';
 import { addIndexesOf, ItemIndexSet } from './items.js';
@@ -104,7 +105,7 @@ export class JobService implements JobRunner {
   readonly #views: JobViews;
   readonly #waiters = new Map<string, Set<() => void>>();
   /** The stored items of jobs whose last run here gave its turn back: their indexes up to `seq`. */
-  readonly #resumes = new Map<string, { seq: number; done: ItemIndexSet }>();
+  readonly #resumes = new LRUCache<string, { seq: number; done: ItemIndexSet }>({ max: JOB_RESUME_CACHED });
   #purgeTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: JobServiceDeps) {
@@ -306,15 +307,14 @@ export class JobService implements JobRunner {
   }
 
   #keepStored(jobId: string, stored: { seq: number; done: ItemIndexSet }): void {
-    if (this.#resumes.size >= JOB_RESUME_CACHED) this.#resumes.delete(this.#resumes.keys().next().value!);
     this.#resumes.set(jobId, stored);
   }
 
-  async run(job: JobRecord, owner: string, signal: AbortSignal): Promise<void> {
+  async run(job: JobRecord, holder: string, signal: AbortSignal): Promise<void> {
     const { repo } = this.#d;
     const op = this.#d.operations(job.endpoint);
     const finish = async (outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError }, done: number, last: JobItemBatch | null = null): Promise<void> => {
-      const ok = await repo.finish(job.id, owner, {
+      const ok = await repo.finish(job.id, holder, {
         status: 'result' in outcome ? 'succeeded' : 'failed',
         // RESULT_IS_ITEMS: the items written are the result (JobViews.resultText), kept once.
         result: 'result' in outcome && outcome.result !== RESULT_IS_ITEMS ? outcome.result : null,
@@ -334,7 +334,7 @@ export class JobService implements JobRunner {
     const stored = op.items ? await this.#storedItems(job) : undefined;
     // Items are written in batches as they complete; the last of them go with the outcome.
     const items = new ItemWriter(async (batch) => {
-      await repo.addItems(job.id, owner, batch, batch.last_seq);
+      await repo.addItems(job.id, holder, batch, batch.last_seq);
       this.#changed(job.id);
     }, stored?.seq ?? 0);
     const added = new ItemIndexSet(stored ? job.progress_total : 0);
@@ -368,7 +368,7 @@ export class JobService implements JobRunner {
       // Cancelled, taken over, shutting down or giving its turn back: whoever aborted it decides
       // what the job becomes. The items that completed are kept while the lease is still ours (a
       // give-back, a yielded turn): the run that goes on does not probe them again.
-      if (last !== null && !(await repo.addItems(job.id, owner, last, last.last_seq).catch(() => false))) return;
+      if (last !== null && !(await repo.addItems(job.id, holder, last, last.last_seq).catch(() => false))) return;
       if (stored) {
         stored.done.addAll(added);
         this.#keepStored(job.id, { seq: last?.last_seq ?? items.written, done: stored.done });

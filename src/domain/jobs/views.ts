@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { JobItemBatch, JobRecord, JobRepository } from './repository.js';
 import { SharedBatches, batchesRead, itemOrder, itemsOf, resultItemsRead, resultPiecesRead, resultTextOf, type HeldBatch, type JobItemRecord } from './items.js';
 import { FINISHED_STATUSES } from './types.js';
@@ -72,7 +73,7 @@ export interface JobViewsDeps {
  */
 export class JobViews {
   readonly #d: JobViewsDeps;
-  readonly #orders = new Map<string, { version: string; order: Promise<Int32Array> }>();
+  readonly #orders = new LRUCache<string, { version: string; order: Promise<Int32Array> }>({ max: ITEM_ORDERS_KEPT });
   readonly #shared = new SharedBatches();
 
   constructor(deps: JobViewsDeps) {
@@ -88,7 +89,7 @@ export class JobViews {
    * `view` as JSON text, for a stream's last line and the JSON answers: a finished job's result
    * goes in as stored (the synchronous answer's text, or its items' texts), not parsed to be
    * written again. In pieces to be written one after the other, its items read a few batches at a
-   * time, a turn of the event loop each (resultPiecesRead): a 65535-port result is 13 MB of text,
+   * time, an iteration of the event loop each (resultPiecesRead): a 65535-port result is 13 MB of text,
    * which built whole for each reader held the server for everyone (ten readers: seconds). Nothing
    * of the result is read until `result` is iterated, nor after `signal` aborted.
    */
@@ -170,19 +171,14 @@ export class JobViews {
       if (!FINISHED_STATUSES.has(row.status)) return itemOrder(this.#read(row, signal));
       const version = `${row.attempts} ${row.finished_at} ${row.progress_done}`;
       const kept = this.#orders.get(row.id);
-      this.#orders.delete(row.id);
-      if (kept && kept.version === version) {
-        this.#orders.set(row.id, kept);
-        return kept.order;
-      }
+      if (kept && kept.version === version) return kept.order;
       // Shared: one reader's going away does not stop it for the others.
       const order = itemOrder(this.#read(row));
       // A failed read is not kept: the next reader reads again.
       order.catch(() => {
-        if (this.#orders.get(row.id)?.order === order) this.#orders.delete(row.id);
+        if (this.#orders.peek(row.id)?.order === order) this.#orders.delete(row.id);
       });
       this.#orders.set(row.id, { version, order });
-      if (this.#orders.size > ITEM_ORDERS_KEPT) this.#orders.delete(this.#orders.keys().next().value!);
       return order;
     };
   }

@@ -73,7 +73,7 @@ export const SPEED_UPLOAD_BYTES = 128 * 1024;
 
 /**
  * The shortest transfer that is timed. Its ends are performance.now() marks taken in callbacks,
- * each late by up to one event-loop turn (tenths of a millisecond on an idle instance, more
+ * each late by up to one iteration of the event loop (tenths of a millisecond on an idle instance, more
  * while a bulk of 100 runs), and the upload's interval also has one round trip, measured the
  * same way, taken off. Under 2 ms those errors are tens of percent and a loopback or LAN
  * proxy's interval can even come out at or below zero: such a transfer is reported as

@@ -236,7 +236,7 @@ export async function detectProtocol(
         const headStart = new Promise<void>((resolve) => {
           // The head start is time we could have heard the answer in. While the event loop was
           // busy (a bulk of 100 checks and their judge requests in this process), an answer may
-          // have waited unread: that time is added once, and one more I/O turn reads whatever
+          // have waited unread: that time is added once, and one more I/O phase reads whatever
           // came in, so a busy server does not start needless tries of proxies that did answer.
           // An idle server adds next to nothing.
           const elu = performance.eventLoopUtilization();

@@ -266,11 +266,11 @@ export class WebhookDelivery implements JobWebhooks {
   }
 
   /**
-   * One attempt of a delivery `leaseOwner` has claimed: signed now, sent, recorded with what
+   * One attempt of a delivery `leaseHolder` has claimed: signed now, sent, recorded with what
    * follows. Returns false when it was aborted before an answer (the claim should be released,
    * nothing is recorded) or the lease was lost.
    */
-  async attempt(delivery: ClaimedWebhookDelivery, leaseOwner: string, signal?: AbortSignal): Promise<boolean> {
+  async attempt(delivery: ClaimedWebhookDelivery, leaseHolder: string, signal?: AbortSignal): Promise<boolean> {
     const started = this.#clock().getTime();
     const secret = await this.#secrets.get(delivery.account_id);
     const timestamp = Math.floor(started / 1000);
@@ -288,7 +288,7 @@ export class WebhookDelivery implements JobWebhooks {
     const next = this.next(delivery.attempt, response, ended);
     const recorded = await this.#store.webhookDeliveries.complete(
       delivery.id,
-      leaseOwner,
+      leaseHolder,
       { attempt: delivery.attempt, at: new Date(started).toISOString(), status: response.status, duration_ms: response.duration_ms, error: errorText(response, next, ended) },
       next,
     );

@@ -40,18 +40,18 @@ export interface WebhookDeliveryRepository {
   enqueue(delivery: NewWebhookDelivery): Promise<boolean>;
   /**
    * Takes up to `limit` due deliveries of active accounts whose lease is free or lapsed, leased
-   * to `owner` until now + leaseMs; of one account, only as many as keep its live leases (every
+   * to `holder` until now + leaseMs; of one account, only as many as keep its live leases (every
    * instance's) at `perAccount` (default: no cap beyond `limit`), so one account's backlog cannot
    * hold every slot. Round-robin between accounts: an account's n-th due delivery comes after
    * every other account's (n - leases it holds)-th; between equals, the account that had one
    * taken longest ago (or never) first; then the one due first.
    */
-  claim(owner: string, now: number, leaseMs: number, limit: number, perAccount?: number): Promise<ClaimedWebhookDelivery[]>;
+  claim(holder: string, now: number, leaseMs: number, limit: number, perAccount?: number): Promise<ClaimedWebhookDelivery[]>;
   /**
    * Records the attempt and what follows, and frees the lease, in one transaction; false (and
-   * nothing recorded) when `owner` no longer holds the delivery.
+   * nothing recorded) when `holder` no longer holds the delivery.
    */
-  complete(id: number, owner: string, record: WebhookAttemptRecord, next: WebhookAttemptOutcome): Promise<boolean>;
+  complete(id: number, holder: string, record: WebhookAttemptRecord, next: WebhookAttemptOutcome): Promise<boolean>;
   /**
    * The account was suspended: its pending deliveries are dropped (an attempt under way records
    * nothing), and the jobs the suspension cancelled (at `cancelledAt`, with `error` as their error)
@@ -67,7 +67,7 @@ export interface WebhookDeliveryRepository {
    */
   redeliver(jobId: string, now: number): Promise<boolean>;
   /** Gives a claim back unattempted (shutting down): the delivery is due again at once. */
-  release(id: number, owner: string): Promise<void>;
+  release(id: number, holder: string): Promise<void>;
   /** A job's attempts, in order. */
   attempts(jobId: string): Promise<WebhookAttemptRecord[]>;
   /** Forgets finished deliveries (and their attempts) created before `before` (ISO); returns how many. */

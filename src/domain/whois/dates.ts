@@ -1,5 +1,5 @@
 /**
- * WHOIS dates come in every format a registry ever chose; this turns the ones in use into
+ * WHOIS dates come in every format a registry ever chose; this converts the ones in use into
  * ISO 8601 UTC ("2024-01-02T03:04:05Z"). Ambiguous forms (01/02/2024: January or February?)
  * give null rather than a guess.
  */

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
-import { nextTurn } from '../../domain/jobs/items.js';
+import { LRUCache } from 'lru-cache';
+import { nextLoopIteration } from '../../domain/jobs/items.js';
 import type { JobRecord } from '../../domain/jobs/repository.js';
 import type { JobViews } from '../../domain/jobs/views.js';
 import { FINISHED_STATUSES, type JobView } from '../../domain/jobs/types.js';
@@ -27,8 +28,8 @@ export const INLINE_JSON_MAX_CHARS = 200_000;
  */
 export const PAGE_RESULT_ITEMS = 1000;
 /**
- * CSV rows made in one turn of the event loop: ten downloads of a full-range scan at once take
- * turns, each piece a few milliseconds, so that other requests wait for no more than ten of them.
+ * CSV rows made in one iteration of the event loop: ten downloads of a full-range scan at once
+ * alternate, each piece a few milliseconds, so that other requests wait for no more than ten of them.
  */
 export const CSV_PIECE_ROWS = 250;
 
@@ -82,7 +83,7 @@ export const CSV_COLUMNS_KEPT = 16;
 /**
  * The CSV columns of a job whose result is items: every item's fields in the order resultCsv finds
  * them (by the first row that has each, then its place in that row), gathered by a pass over the
- * items in the order they were stored, CSV_PIECE_ROWS items a turn of the event loop.
+ * items in the order they were stored, CSV_PIECE_ROWS items an iteration of the event loop.
  */
 async function csvColumns(views: JobViews, row: JobRecord, signal?: AbortSignal): Promise<string[]> {
   const first = new Map<string, [index: number, place: number]>();
@@ -94,7 +95,7 @@ async function csvColumns(views: JobViews, row: JobRecord, signal?: AbortSignal)
           if (known === undefined || r.index < known[0]) first.set(column, [r.index, place]);
         });
       }
-      await nextTurn();
+      await nextLoopIteration();
     }
   }
   return [...first].sort(([, a], [, b]) => a[0] - b[0] || a[1] - b[1]).map(([column]) => column);
@@ -102,8 +103,8 @@ async function csvColumns(views: JobViews, row: JobRecord, signal?: AbortSignal)
 
 /**
  * resultCsv of a job's result, made piece by piece from its stored items: the columns first
- * (csvColumns; `columns` gives them when known), then CSV_PIECE_ROWS rows a turn of the event
- * loop, in input order.
+ * (csvColumns; `columns` gives them when known), then CSV_PIECE_ROWS rows an iteration of the
+ * event loop, in input order.
  */
 export async function* resultCsvPieces(
   views: JobViews,
@@ -123,7 +124,7 @@ export async function* resultCsvPieces(
       const rows = texts.slice(at, at + CSV_PIECE_ROWS).map((t) => flatten(JSON.parse(t)));
       yield stringify(rows.map((r) => names.map((c) => r[c] ?? '')), { header, columns: names });
       header = false;
-      await nextTurn();
+      await nextLoopIteration();
     }
   }
   if (header) yield resultCsv([]);
@@ -134,23 +135,18 @@ export async function* resultCsvPieces(
  * full-range result at once make one pass over its items for the columns, not ten.
  */
 function keptCsvColumns(): (views: JobViews, row: JobRecord, signal?: AbortSignal) => Promise<string[]> {
-  const kept = new Map<string, { version: string; columns: Promise<string[]> }>();
+  const kept = new LRUCache<string, { version: string; columns: Promise<string[]> }>({ max: CSV_COLUMNS_KEPT });
   return (views, row, signal) => {
     if (!FINISHED_STATUSES.has(row.status)) return csvColumns(views, row, signal);
     const version = `${row.attempts} ${row.finished_at}`;
     const known = kept.get(row.id);
-    kept.delete(row.id);
-    if (known && known.version === version) {
-      kept.set(row.id, known);
-      return known.columns;
-    }
+    if (known && known.version === version) return known.columns;
     // Shared: one download's going away does not stop it for the others.
     const columns = csvColumns(views, row);
     columns.catch(() => {
-      if (kept.get(row.id)?.columns === columns) kept.delete(row.id);
+      if (kept.peek(row.id)?.columns === columns) kept.delete(row.id);
     });
     kept.set(row.id, { version, columns });
-    if (kept.size > CSV_COLUMNS_KEPT) kept.delete(kept.keys().next().value!);
     return columns;
   };
 }

@@ -13,7 +13,11 @@ export const OVERVIEW_DAYS = USAGE_DAYS_DEFAULT;
 
 const WINDOW_TITLES = { minute: 'This minute', hour: 'This hour', day: 'Today' } as const;
 
-/** A count with thousands separators (1,234), as Intl.NumberFormat('en-US') writes it, at a fraction of its cost: a page has a few hundred. */
+/**
+ * A count with thousands separators (1,234), as Intl.NumberFormat('en-US') writes it, at a
+ * fraction of its cost: a page has a few hundred. Kept for its figure: BENCHMARKS.md, "Speed
+ * tricks", row "fmt()".
+ */
 export function fmt(n: number): string {
   const text = String(n);
   if (n < 1000 && n > -1000) return text;

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Static } from 'typebox';
 import { FINISHED_STATUSES } from '../../domain/jobs/types.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
@@ -14,7 +15,7 @@ import { JOB_STREAMS_PER_ACCOUNT, resumeAfter, streamKind, type JobStreams } fro
 
 /** Reads of one job an account may make per second (docs/jobs.md): polling faster than this gains nothing. */
 export const JOB_READS_PER_SECOND = 10;
-/** Jobs whose reads are counted at once; past it the counts start over (a second's worth is lost at most). */
+/** Counters of reads kept at once; past it the least recently read is forgotten (a second's worth is lost at most). */
 const READ_COUNTERS_MAX = 10_000;
 
 /**
@@ -28,7 +29,7 @@ export const JOB_READS_PER_ACCOUNT_PER_SECOND = JOB_READS_PER_SECOND * JOB_STREA
  * per account, in each calendar second: 'job' or 'account' names the limit a read is over.
  */
 export class JobReadCounter {
-  readonly #counts = new Map<string, { second: number; n: number }>();
+  readonly #counts = new LRUCache<string, { second: number; n: number }>({ max: READ_COUNTERS_MAX });
 
   take(accountId: number, id: string, now: number): 'job' | 'account' | null {
     const second = Math.floor(now / 1000);
@@ -39,7 +40,6 @@ export class JobReadCounter {
   #take(key: string, second: number, max: number): boolean {
     const c = this.#counts.get(key);
     if (c && c.second === second) return ++c.n <= max;
-    if (this.#counts.size >= READ_COUNTERS_MAX) this.#counts.clear();
     this.#counts.set(key, { second, n: 1 });
     return true;
   }

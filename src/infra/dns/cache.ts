@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { DNS_CACHE_MAX_ENTRIES, DNS_CACHE_MAX_TTL_S, DNS_CACHE_NEGATIVE_MAX_TTL_S } from './defaults.js';
 import { withTtl } from './records.js';
 import type { DnsAnswer } from '../../domain/dns/client.js';
@@ -23,7 +24,7 @@ interface Entry {
  * tool should ask again rather than repeat a failure.
  */
 export class DnsCache {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries: LRUCache<string, Entry>;
   readonly #maxEntries: number;
   readonly #maxTtlS: number;
   readonly #negativeMaxTtlS: number;
@@ -37,6 +38,8 @@ export class DnsCache {
     if (!Number.isInteger(this.#maxEntries) || this.#maxEntries < 1) {
       throw new RangeError(`DnsCache maxEntries must be a positive integer, got ${this.#maxEntries}`);
     }
+    // Expiry is checked here (get), by the given clock, exactly at `expiresAt`; the LRU keeps the bound.
+    this.#entries = new LRUCache({ max: this.#maxEntries });
   }
 
   get size(): number {
@@ -56,9 +59,6 @@ export class DnsCache {
       this.#entries.delete(key);
       return undefined;
     }
-    // Re-insert so Map order is least-recently-used first.
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
     const elapsedS = Math.floor((now - entry.storedAt) / 1000);
     return {
       ...entry.answer,
@@ -74,13 +74,7 @@ export class DnsCache {
     const ttl = Math.min(lifetimeS, answer.records.length > 0 ? this.#maxTtlS : this.#negativeMaxTtlS);
     if (!(ttl > 0)) return;
     const now = this.#now();
-    this.#entries.delete(key);
     this.#entries.set(key, { answer, storedAt: now, expiresAt: now + ttl * 1000 });
-    while (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done === true) break;
-      this.#entries.delete(oldest.value);
-    }
   }
 
   clear(): void {

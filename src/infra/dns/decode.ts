@@ -7,7 +7,7 @@ import { NameBudgetError } from '../../errors.js';
  * it was given: a compression pointer may point at another pointer, and every name that points
  * into such a chain walks all of it again. A 64 KiB answer made of one 8,000-pointer chain and
  * 4,000 records naming its end kept the event loop busy for 650 ms; 5,000 records each naming
- * one 127-label name, all legal compression, for 100 ms (issue 14).
+ * one 127-label name, all legal compression, for 100 ms (bench/hostile-peers.ts).
  *
  * So every name dns-packet decodes is first walked here with its own rules (labels and pointers,
  * pointers only backwards, 254 characters at most), counting the steps of all the message's names

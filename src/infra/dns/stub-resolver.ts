@@ -227,8 +227,8 @@ function toAnswer(
   for (const a of packet.answers ?? []) {
     const record = toDnsRecord(a, type);
     if (record !== null) records.push(record);
-    const owner = plainName(a.name);
-    if (owner !== name) aliases.add(owner);
+    const recordName = plainName(a.name);
+    if (recordName !== name) aliases.add(recordName);
     if (a.type === 'CNAME' && typeof a.data === 'string') aliases.add(plainName(a.data));
   }
   aliases.delete(name);

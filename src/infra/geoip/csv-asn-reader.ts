@@ -62,101 +62,6 @@ class OrgInterner {
   }
 }
 
-/**
- * Maps the raw bytes of an organisation field to its OrgInterner index without decoding a
- * string per row: a hash of the bytes finds earlier rows with the same bytes in this buffer,
- * and only a name never seen in this file is decoded. Interning is the largest part of the
- * parse; decoding a string per row and looking it up in a Map measured about a fifth slower.
- */
-class ByteInterner {
-  private slots: Int32Array;
-  private mask: number;
-  private starts = new Int32Array(1024);
-  private lengths = new Int32Array(1024);
-  private globals = new Uint32Array(1024);
-  private count = 0;
-  // Consecutive rows often share an organisation, and the previous row's bytes are still in
-  // the CPU cache, unlike the first occurrence the hash table points at.
-  private lastStart = -1;
-  private lastLength = -1;
-  private lastGlobal = 0;
-
-  constructor(
-    private readonly buf: Buffer,
-    private readonly orgs: OrgInterner,
-  ) {
-    this.slots = new Int32Array(1 << 17).fill(-1);
-    this.mask = (1 << 17) - 1;
-  }
-
-  intern(start: number, end: number): number {
-    const buf = this.buf;
-    const length = end - start;
-    if (length <= 0) return 0;
-    if (length === this.lastLength && sameBytes(buf, this.lastStart, start, length)) return this.lastGlobal;
-    this.lastStart = start;
-    this.lastLength = length;
-    this.lastGlobal = this.lookup(start, end, length);
-    return this.lastGlobal;
-  }
-
-  private lookup(start: number, end: number, length: number): number {
-    const buf = this.buf;
-    let h = 0x811c9dc5;
-    for (let k = start; k < end; k++) h = Math.imul(h ^ buf[k]!, 0x01000193);
-    let slot = h & this.mask;
-    for (;;) {
-      const id = this.slots[slot]!;
-      if (id < 0) break;
-      if (this.lengths[id] === length && sameBytes(buf, this.starts[id]!, start, length)) return this.globals[id]!;
-      slot = (slot + 1) & this.mask;
-    }
-    const global = this.orgs.intern(buf.toString('utf8', start, end));
-    if (this.count === this.starts.length) this.grow();
-    const id = this.count++;
-    this.starts[id] = start;
-    this.lengths[id] = length;
-    this.globals[id] = global;
-    this.slots[slot] = id;
-    if (this.count * 2 > this.slots.length) this.rehash();
-    return global;
-  }
-
-  private grow(): void {
-    const size = this.starts.length * 2;
-    const starts = new Int32Array(size);
-    starts.set(this.starts);
-    const lengths = new Int32Array(size);
-    lengths.set(this.lengths);
-    const globals = new Uint32Array(size);
-    globals.set(this.globals);
-    this.starts = starts;
-    this.lengths = lengths;
-    this.globals = globals;
-  }
-
-  private rehash(): void {
-    const slots = new Int32Array(this.slots.length * 2).fill(-1);
-    const mask = slots.length - 1;
-    for (let id = 0; id < this.count; id++) {
-      let h = 0x811c9dc5;
-      const start = this.starts[id]!;
-      const end = start + this.lengths[id]!;
-      for (let k = start; k < end; k++) h = Math.imul(h ^ this.buf[k]!, 0x01000193);
-      let slot = h & mask;
-      while (slots[slot]! >= 0) slot = (slot + 1) & mask;
-      slots[slot] = id;
-    }
-    this.slots = slots;
-    this.mask = mask;
-  }
-}
-
-function sameBytes(buf: Buffer, a: number, b: number, length: number): boolean {
-  for (let k = 0; k < length; k++) if (buf[a + k] !== buf[b + k]) return false;
-  return true;
-}
-
 function countLines(buf: Buffer): number {
   let n = 1;
   for (let pos = buf.indexOf(NEWLINE); pos !== -1; pos = buf.indexOf(NEWLINE, pos + 1)) n++;
@@ -323,7 +228,6 @@ function parseAsnCsvV4(buf: Buffer, orgs: OrgInterner): AsnTableV4 {
   const asns = new Uint32Array(capacity);
   const orgIndex = new Uint32Array(capacity);
   const f: Fields = { s0: 0, e0: 0, s1: 0, e1: 0, asn: 0, orgStart: 0, orgEnd: 0 };
-  const bytes = new ByteInterner(buf, orgs);
   let n = 0;
   let sorted = true;
   for (let pos = 0; pos < buf.length; ) {
@@ -336,7 +240,7 @@ function parseAsnCsvV4(buf: Buffer, orgs: OrgInterner): AsnTableV4 {
     starts[n] = lo;
     ends[n] = hi;
     asns[n] = f.asn;
-    orgIndex[n] = bytes.intern(f.orgStart, f.orgEnd);
+    orgIndex[n] = orgs.intern(buf.toString('utf8', f.orgStart, f.orgEnd));
     n++;
   }
   const table = { starts: starts.subarray(0, n), ends: ends.subarray(0, n), asns: asns.subarray(0, n), orgIndex: orgIndex.subarray(0, n) };
@@ -366,7 +270,6 @@ function parseAsnCsvV6(buf: Buffer, orgs: OrgInterner): AsnTableV6 {
   const gs = new Uint16Array(8);
   const ge = new Uint16Array(8);
   const f: Fields = { s0: 0, e0: 0, s1: 0, e1: 0, asn: 0, orgStart: 0, orgEnd: 0 };
-  const bytes = new ByteInterner(buf, orgs);
   let n = 0;
   for (let pos = 0; pos < buf.length; ) {
     pos = nextRow(buf, pos, f);
@@ -377,7 +280,7 @@ function parseAsnCsvV6(buf: Buffer, orgs: OrgInterner): AsnTableV6 {
     put(vEndHi, n, ge, 0);
     put(vEndLo, n, ge, 4);
     asns[n] = f.asn;
-    orgIndex[n] = bytes.intern(f.orgStart, f.orgEnd);
+    orgIndex[n] = orgs.intern(buf.toString('utf8', f.orgStart, f.orgEnd));
     n++;
   }
   const table = {

@@ -16,8 +16,8 @@ const MAX_CHUNK = 1024 * 1024 * 1024;
  * Inflates a .mmdb.gz on libuv's thread pool, or passes a plain .mmdb through.
  *
  * The output chunk is sized from the gzip trailer (ISIZE, the uncompressed length), so zlib
- * inflates in one thread-pool job. With the default 16 KiB chunks, every chunk needs a turn of
- * the main thread, and the inflate would stall while the main thread parses the ASN CSV
+ * inflates in one thread-pool job. With the default 16 KiB chunks, every chunk needs an
+ * iteration of the main thread's event loop, and the inflate would stall while the main thread parses the ASN CSV
  * instead of overlapping with it. A wrong ISIZE only costs more chunks, never wrong output.
  */
 export async function inflateMmdb(raw: Buffer): Promise<Buffer> {

@@ -1,5 +1,6 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { JobRepository } from '../../domain/jobs/repository.js';
 import { withoutRepeats } from '../../lib/repeat-filter.js';
 import { JobLeases, type TakenJob } from './job-leases.js';
@@ -15,12 +16,12 @@ export const BULLMQ_SWEEP_MS = 5_000;
 /**
  * A job whose account is at its work-in-flight limit is tried again this much later (delayed in
  * BullMQ, queued in the database), doubling at each refusal up to BULLMQ_ADMIT_RETRY_MAX_MS: every
- * try costs database reads, and an account with many jobs waiting must not turn them into a
- * steady load on everyone's database.
+ * try costs database reads, and an account with many jobs waiting must not make them a steady
+ * load on everyone's database.
  */
 export const BULLMQ_ADMIT_RETRY_MS = 200;
 export const BULLMQ_ADMIT_RETRY_MAX_MS = 2_000;
-/** Jobs whose refusals are counted for the back-off; past it the counts start again (memory stays bounded). */
+/** Jobs whose refusals are counted for the back-off; past it the least recently refused is forgotten (memory stays bounded). */
 const ADMIT_RETRY_TRACKED = 10_000;
 /** Adding a job id to Redis waits at most this long; past it the job stays queued in the database and the sweep adds it. */
 export const BULLMQ_ENQUEUE_TIMEOUT_MS = 1_000;
@@ -49,7 +50,7 @@ export interface BullMqQueueOptions {
   leaseMs?: number;
   renewMs?: number;
   sweepMs?: number;
-  owner?: string;
+  holder?: string;
   onError?: (err: unknown) => void;
   /**
    * Where expected recoveries go (a worker that paused past its lock finds the job taken back:
@@ -113,7 +114,7 @@ export class BullMqJobQueue implements JobQueue {
   readonly #channel: string;
   readonly #queue: Queue;
   /** Refusals in a row per waiting job, for the admit back-off. */
-  readonly #refusals = new Map<string, number>();
+  readonly #refusals = new LRUCache<string, number>({ max: ADMIT_RETRY_TRACKED });
   /** Every connection this queue opened: BullMQ does not close the ones it is given. */
   readonly #clients: Redis[] = [];
   #worker: Worker | undefined;
@@ -147,7 +148,7 @@ export class BullMqJobQueue implements JobQueue {
       chores: [{ everyMs: 0, run: async () => void (await this.sweep()) }],
       leaseMs: opts.leaseMs,
       renewMs: opts.renewMs,
-      owner: opts.owner,
+      holder: opts.holder,
       cancelReason: opts.cancelReason,
       sliceMs: opts.sliceMs,
     });
@@ -172,8 +173,8 @@ export class BullMqJobQueue implements JobQueue {
     return r;
   }
 
-  get owner(): string {
-    return this.#leases.owner;
+  get holder(): string {
+    return this.#leases.holder;
   }
 
   get active(): number {
@@ -301,7 +302,6 @@ export class BullMqJobQueue implements JobQueue {
     if (row.status === 'running' && row.lease_until !== null && row.lease_until >= Date.now()) return this.#later(job, token, row.lease_until + LEASE_LAPSE_MARGIN_MS);
     // Its account at its limit (or suspended): tried again later, less often the longer it waits.
     const refusals = this.#refusals.get(id) ?? 0;
-    if (this.#refusals.size >= ADMIT_RETRY_TRACKED) this.#refusals.clear();
     this.#refusals.set(id, refusals + 1);
     return this.#later(job, token, Date.now() + Math.min(BULLMQ_ADMIT_RETRY_MS * 2 ** refusals, BULLMQ_ADMIT_RETRY_MAX_MS));
   }

@@ -15,7 +15,7 @@ export interface EmbeddedQueueOptions {
   renewMs?: number;
   pollMs?: number;
   /** This process's name in leases; unique per process by default. */
-  owner?: string;
+  holder?: string;
   onError?: (err: unknown) => void;
   /** Reasons a run was aborted with, passed to `onAbort` (tests): cancel reasons come from the caller. */
   cancelReason?: () => Error;
@@ -47,14 +47,14 @@ export class EmbeddedJobQueue implements JobQueue {
       pollMs: opts.pollMs ?? EMBEDDED_POLL_MS,
       leaseMs: opts.leaseMs,
       renewMs: opts.renewMs,
-      owner: opts.owner,
+      holder: opts.holder,
       cancelReason: opts.cancelReason,
       sliceMs: opts.sliceMs,
     });
   }
 
-  get owner(): string {
-    return this.#leases.owner;
+  get holder(): string {
+    return this.#leases.holder;
   }
 
   /** Jobs running in this process now. */
@@ -63,7 +63,7 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   async enqueue(_id: string, answered?: Promise<unknown>): Promise<void> {
-    // Not at once: the run's first turn (a scan opens hundreds of sockets in it) comes after the
+    // Not at once: the run's start (a scan opens hundreds of sockets at once) comes after the
     // creating request's 202 has been written, not before; without word of it, on a timer.
     // With every worker busy, a job of an account holding more than its share gives its turn
     // to this one (if it is another account's) now rather than at the next check.

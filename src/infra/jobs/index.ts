@@ -64,7 +64,7 @@ export async function cancelsPublished<T>(
   const queue = new BullMqJobQueue({ redisUrl: config.redisUrl, repo: store.jobs, workers: 0, onError: () => undefined, ...bullmq });
   await queue.connected();
   try {
-    // All at once (JobService.stopped): with Redis slow, one after another would wait each timeout in turn.
+    // All at once (JobService.stopped): with Redis slow, one after another would wait each timeout in sequence.
     return await suspend(async (ids) => {
       await Promise.all(ids.map((id) => queue.cancel(id)));
     });

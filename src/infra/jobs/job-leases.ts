@@ -27,7 +27,7 @@ export interface JobLeasesOptions {
   leaseMs?: number | undefined;
   renewMs?: number | undefined;
   /** This process's name in leases; unique per process by default. */
-  owner?: string | undefined;
+  holder?: string | undefined;
   /** The reason a cancelled run is aborted with. */
   cancelReason?: (() => Error) | undefined;
   /** How often turns are checked, and how long a run keeps its turn at least (JOB_SLICE_MS unless given). */
@@ -70,31 +70,31 @@ export class JobLeases {
     this.queue = new LeasedQueue<TakenJob>({
       work: {
         idOf: (t) => t.job.id,
-        ...(claimLimit !== undefined ? { claim: (_owner, room, launch) => this.takeInTurn(claimLimit, () => room() > 0, launch) } : {}),
-        run: async (t, owner, signal) => {
+        ...(claimLimit !== undefined ? { claim: (_holder, room, launch) => this.takeInTurn(claimLimit, () => room() > 0, launch) } : {}),
+        run: async (t, holder, signal) => {
           this.#turns.set(t.job.id, { job: t.job, since: this.#now() });
           try {
-            await this.#runner!.run(t.job, owner, signal);
+            await this.#runner!.run(t.job, holder, signal);
           } finally {
             this.#turns.delete(t.job.id);
           }
         },
-        renew: (t, owner) => repo.renew(t.job.id, owner, Date.now() + this.#leaseMs),
+        renew: (t, holder) => repo.renew(t.job.id, holder, Date.now() + this.#leaseMs),
         ended: (t) => t.release(),
         // A yielded turn: still running to the API, claimable at once; a closing queue's: queued again.
-        giveBack: (t, owner, _outcome, reason) => (reason instanceof TurnYieldedError ? repo.yieldTurn(t.job.id, owner) : repo.release(t.job.id, owner)),
+        giveBack: (t, holder, _outcome, reason) => (reason instanceof TurnYieldedError ? repo.yieldTurn(t.job.id, holder) : repo.release(t.job.id, holder)),
       },
       concurrency: o.workers,
       pollMs: o.pollMs,
       renewMs: o.renewMs ?? JOB_LEASE_RENEW_MS,
-      owner: o.owner,
+      holder: o.holder,
       ...(o.chores ? { chores: o.chores } : {}),
       onError: o.onError,
     });
   }
 
-  get owner(): string {
-    return this.queue.owner;
+  get holder(): string {
+    return this.queue.holder;
   }
 
   /** Jobs running in this process now. */
@@ -190,7 +190,7 @@ export class JobLeases {
     let job: JobRecord | undefined;
     try {
       const now = Date.now();
-      job = await this.#repo.claim(c.id, this.owner, now, now + this.#leaseMs, new Date(now).toISOString());
+      job = await this.#repo.claim(c.id, this.holder, now, now + this.#leaseMs, new Date(now).toISOString());
     } catch (err) {
       release();
       throw err;

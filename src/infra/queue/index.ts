@@ -1,2 +1,2 @@
-export { LeasedQueue, leaseOwner, type Chore, type LeasedQueueOptions, type LeasedRun, type LeasedWork } from './leased-queue.js';
+export { LeasedQueue, leaseHolder, type Chore, type LeasedQueueOptions, type LeasedRun, type LeasedWork } from './leased-queue.js';
 export { takeInTurn, type Turn } from './in-turn.js';

@@ -5,7 +5,7 @@ import { LeaseLostError, QueueClosingError, TurnYieldedError } from '../../error
 /**
  * One leased queue, the way every queue of work kept in the database runs it (jobs, embedded or
  * through BullMQ; webhook deliveries): an item is claimed in the database with a lease under this
- * process's owner name, so it runs in one process at a time and an item whose process died is run
+ * process's name (its holder), so it runs in one process at a time and an item whose process died is run
  * again once its lease lapses. Each claimed item runs with its lease renewed (a renewal that finds
  * it no longer ours aborts the run), and when the queue closes its runs are aborted and their
  * claims given back, so another process takes them at once. A queue that polls (start()) looks
@@ -16,8 +16,8 @@ import { LeaseLostError, QueueClosingError, TurnYieldedError } from '../../error
  * give back its lease.
  */
 
-/** A process's name in leases: unique per process (and per queue). */
-export function leaseOwner(): string {
+/** A lease holder's name: unique per process (and per queue). */
+export function leaseHolder(): string {
   return `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
 }
 
@@ -26,22 +26,22 @@ export interface LeasedWork<W> {
   /** The item's id among this process's runs (cancel, has). */
   idOf(item: W): string;
   /**
-   * Claims due items for `owner` while `room()` is above 0 (fairly between accounts: takeInTurn
+   * Claims due items for `holder` while `room()` is above 0 (fairly between accounts: takeInTurn
    * or the store's claim), handing each to `launch` as soon as it is claimed. True when claimable
    * items were left behind: a run's end then looks again. Needed only by a queue that polls.
    */
-  claim?(owner: string, room: () => number, launch: (item: W) => void): Promise<boolean>;
+  claim?(holder: string, room: () => number, launch: (item: W) => void): Promise<boolean>;
   /**
    * Runs a claimed item to its end. `signal` aborts when it is cancelled, its lease is lost or the
    * queue closes. What it returns is passed to giveBack.
    */
-  run(item: W, owner: string, signal: AbortSignal): Promise<unknown>;
+  run(item: W, holder: string, signal: AbortSignal): Promise<unknown>;
   /**
    * Renews the item's lease, every `renewMs` while it runs: false once it is no longer this
-   * owner's (cancelled, taken over), and the run is aborted with LeaseLostError. Without it there
+   * holder's (cancelled, taken over), and the run is aborted with LeaseLostError. Without it there
    * is no heartbeat: the lease outlasts a run.
    */
-  renew?(item: W, owner: string): Promise<boolean>;
+  renew?(item: W, holder: string): Promise<boolean>;
   /** The run is over (or never started): frees what its claim held in this process (an account's slot). */
   ended?(item: W): void;
   /**
@@ -50,7 +50,7 @@ export interface LeasedWork<W> {
    * over. Gives the claim back so another process (or this one's next look) takes it at once.
    * `outcome` is what run returned; undefined when it threw or never started.
    */
-  giveBack(item: W, owner: string, outcome: unknown, reason: QueueClosingError | TurnYieldedError): Promise<unknown>;
+  giveBack(item: W, holder: string, outcome: unknown, reason: QueueClosingError | TurnYieldedError): Promise<unknown>;
 }
 
 /** Something a polling queue does now and then in its looks: a purge, a sweep. */
@@ -75,15 +75,15 @@ export interface LeasedQueueOptions<W> {
   pollMs: number;
   /** How often a running item's lease is renewed (with work.renew). */
   renewMs?: number | undefined;
-  /** This process's name in leases; leaseOwner() unless given. */
-  owner?: string | undefined;
+  /** This process's name in leases; leaseHolder() unless given. */
+  holder?: string | undefined;
   chores?: readonly Chore[];
   now?: (() => number) | undefined;
   onError: (err: unknown) => void;
 }
 
 export class LeasedQueue<W> {
-  readonly owner: string;
+  readonly holder: string;
   readonly #work: LeasedWork<W>;
   readonly #concurrency: number;
   readonly #pollMs: number;
@@ -108,7 +108,7 @@ export class LeasedQueue<W> {
     this.#concurrency = o.concurrency;
     this.#pollMs = o.pollMs;
     this.#renewMs = o.renewMs;
-    this.owner = o.owner ?? leaseOwner();
+    this.holder = o.holder ?? leaseHolder();
     this.#chores = (o.chores ?? []).map((chore) => ({ chore, next: 0 }));
     this.#now = o.now ?? Date.now;
     this.#onError = o.onError;
@@ -163,7 +163,7 @@ export class LeasedQueue<W> {
       if (claim) {
         const room = (): number => (this.#closing ? 0 : this.#concurrency - this.#running.size);
         // No room: nothing claimed, and whatever asked for this look waits for a run's end; the chores still run.
-        this.#leftBehind = room() > 0 ? await claim.call(this.#work, this.owner, room, (item) => this.run(item)) : true;
+        this.#leftBehind = room() > 0 ? await claim.call(this.#work, this.holder, room, (item) => this.run(item)) : true;
       }
       const now = this.#now();
       for (const c of this.#chores) {
@@ -202,7 +202,7 @@ export class LeasedQueue<W> {
     const renewal =
       renew && this.#renewMs !== undefined && !abort.signal.aborted
         ? setInterval(() => {
-            renew.call(this.#work, item, this.owner).then(
+            renew.call(this.#work, item, this.holder).then(
               (held) => {
                 if (!held && !abort.signal.aborted) abort.abort(new LeaseLostError());
               },
@@ -213,7 +213,7 @@ export class LeasedQueue<W> {
     renewal?.unref();
     let outcome: unknown;
     try {
-      if (!abort.signal.aborted) outcome = await this.#work.run(item, this.owner, abort.signal);
+      if (!abort.signal.aborted) outcome = await this.#work.run(item, this.holder, abort.signal);
     } catch (err) {
       this.#onError(err);
     } finally {
@@ -221,7 +221,7 @@ export class LeasedQueue<W> {
       this.#work.ended?.(item);
       const reason: unknown = abort.signal.reason;
       if (reason instanceof QueueClosingError || reason instanceof TurnYieldedError) {
-        await this.#work.giveBack(item, this.owner, outcome, reason).catch((err: unknown) => this.#onError(err));
+        await this.#work.giveBack(item, this.holder, outcome, reason).catch((err: unknown) => this.#onError(err));
       }
       this.#running.delete(run);
       if (this.#byId.get(id) === run) this.#byId.delete(id);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import { MemoryRateLimiter, type WindowSeed } from './memory.js';
-import { inNextCheckPhase } from '../../lib/turns.js';
+import { inNextCheckPhase } from '../../lib/check-phase.js';
 import { DEFAULTS } from '../../config.js';
 import { RequestPathRedis, type RedisStateLog } from '../redis/request-path.js';
 import { RedisUnavailableError } from '../../errors.js';
@@ -28,7 +29,7 @@ export const unrecordedKey = (instance: string): string => `${REDIS_KEY_PREFIX}u
 export const heartbeatKey = (instance: string): string => `${REDIS_KEY_PREFIX}alive:${instance}`;
 /** A safety net: an instance's unrecorded hash outlives its last consume by no more than the longest window's key. */
 const UNRECORDED_TTL_MS = WINDOW_MS.day + 2 * REDIS_KEY_GRACE_MS;
-/** Keys remembered as rebuilt after Redis came back; beyond this the memory is dropped (a key rebuilt twice costs a read). */
+/** Keys remembered as rebuilt after Redis came back; beyond this the least recently seen is forgotten (a key rebuilt twice costs a read). */
 export const REDIS_RESYNC_MAX_KEYS = 100_000;
 /**
  * Calls admitted by this instance alone (Redis away) whose records are not yet written, kept to
@@ -42,7 +43,7 @@ const MISSING = -1;
 
 // Check all three windows and count in all three, or in none: one script, so several server
 // instances sharing the Redis admit exactly min(N, limit) between them. ARGV[8] requests of one
-// key (those of one turn of the event loop) are taken at once, as if one after the other: the
+// key (those of one iteration of the event loop) are taken at once, as if one after the other: the
 // first k are admitted, k the room the fullest window has left (at most ARGV[8]), and the answer
 // is {k, counts after}. With ARGV[7] = '1', a missing day key (Redis restarted empty, or the
 // account's first call of the day here) is reported instead of counted from 0, so that the
@@ -123,7 +124,7 @@ function expiriesAt(now: number): number[] {
   return WINDOWS.map((w) => windowStart(w, now) + WINDOW_MS[w] - now + REDIS_KEY_GRACE_MS);
 }
 
-/** One key's consumes of one turn, with the same windows (minute) and limits. */
+/** One key's consumes of one iteration of the event loop, with the same windows (minute) and limits. */
 interface ConsumeBatch {
   key: string;
   limits: WindowLimits;
@@ -183,7 +184,7 @@ export class RedisRateLimiter implements RateLimiter {
   private fallback: MemoryRateLimiter | null = null;
   private closing = false;
   /** After Redis came back: keys whose windows were raised to the recorded usage, until `resyncUntil`. */
-  private resynced = new Set<string>();
+  private resynced = new LRUCache<string, true>({ max: REDIS_RESYNC_MAX_KEYS });
   private resyncUntil = -Infinity;
   /** Consumes waiting to be sent, by key. */
   private batches = new Map<string, ConsumeBatch[]>();
@@ -400,8 +401,7 @@ export class RedisRateLimiter implements RateLimiter {
       return false;
     }
     if (this.resynced.has(key)) return false;
-    if (this.resynced.size >= REDIS_RESYNC_MAX_KEYS) this.resynced.clear();
-    this.resynced.add(key);
+    this.resynced.set(key, true);
     return true;
   }
 
@@ -432,7 +432,7 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  /** Runs the batches gathered since the last flush (each key's requests of this turn). */
+  /** Runs the batches gathered since the last flush (each key's requests of this iteration). */
   private flushBatches(): void {
     this.flushScheduled = false;
     const batches = this.batches;
@@ -462,7 +462,7 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  /** Joins the request to its key's batch of this turn (same windows and limits), sent once the turn's code has run. */
+  /** Joins the request to its key's batch of this iteration of the event loop (same windows and limits), sent once its code has run. */
   private enqueue(key: string, limits: WindowLimits, now: number, resolve: (d: Decision) => void, reject: (err: unknown) => void): void {
     let list = this.batches.get(key);
     if (!list) {
@@ -486,9 +486,10 @@ export class RedisRateLimiter implements RateLimiter {
     batch.rejects.push(reject);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      // In the next turn's check phase, as the auth fence is sent: every request read in this
-      // turn and the next, and every one a single fence let through, joins one batch (figure:
-      // src/lib/turns.ts). ioredis then pipelines the batches' calls in one write.
+      // In the next iteration's check phase, as the auth fence is sent: every request read in
+      // this iteration and the next, and every one a single fence let through, joins one batch.
+      // ioredis then pipelines the batches' calls in one write. Kept for their figures:
+      // BENCHMARKS.md, "Speed tricks", rows "Redis limiter batches" and "two iterations per round trip".
       inNextCheckPhase(this.flushSoon);
     }
   }

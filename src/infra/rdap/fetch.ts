@@ -79,8 +79,8 @@ export class DialerRdapHttp implements RdapHttp {
         }
         chunks.push(chunk);
         bytes += chunk.length;
-        // One chunk per turn of the event loop: a peer that floods would otherwise have Node read
-        // chunk after chunk (up to the 1 MiB cap) in one turn, while every other request waits.
+        // One chunk per iteration of the event loop: a peer that floods would otherwise have Node
+        // read chunk after chunk (up to the 1 MiB cap) in one, while every other request waits.
         res.pause();
         setImmediate(() => res.resume());
       });

@@ -15,7 +15,7 @@ interface Pending {
  * RDAP answers decoded in one worker thread (started on first use, unref'd while idle, restarted
  * if it dies): JSON.parse of a megabyte someone else wrote takes tens of milliseconds on a busy
  * machine, which the event loop every account shares must never wait for. The bytes are copied
- * and transferred; only the few fields read come back. Answers are taken in turn, each bounded by
+ * and transferred; only the few fields read come back. Answers are taken one after another, each bounded by
  * the 1 MiB cap, so none waits behind more than the ones ahead of it.
  */
 export class WorkerRdapDecoder implements RdapDecoder {

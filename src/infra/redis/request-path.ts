@@ -23,7 +23,7 @@ export interface RedisStateLog {
   info(obj: object, msg: string): void;
 }
 
-/** What the owner of a RequestPathRedis does when Redis goes away and when it answers again. */
+/** What the user of a RequestPathRedis does when Redis goes away and when it answers again. */
 export interface RedisStateHooks {
   degraded(err: unknown): void;
   recovered(): void;
@@ -31,12 +31,12 @@ export interface RedisStateHooks {
 
 /**
  * A Redis connection for what every request waits on (rate limits, work in flight), and whether
- * it answers. While Redis is away a command fails at once (no offline queue) and the owner counts
+ * it answers. While Redis is away a command fails at once (no offline queue) and its user counts
  * by itself. Redis is judged away by its connection (refused, reset, closed) at once, and by a
  * command only once it went unanswered for REDIS_COMMAND_TIMEOUT_MS: a slow Redis is waited for.
- * After a failure (a connection error, or a command the owner reports with `degrade`)
+ * After a failure (a connection error, or a command its user reports with `degrade`)
  * it is `degraded` until the connection is ready again or a PING every REDIS_PROBE_MS answers.
- * The owner hears each change once through its hooks, never per request.
+ * Its user hears each change once through its hooks, never per request.
  */
 export class RequestPathRedis {
   readonly client: Redis;
@@ -52,7 +52,7 @@ export class RequestPathRedis {
       // A command while disconnected fails at once (and the instance counts by itself) instead of
       // waiting in a queue for a Redis that may not come back.
       enableOfflineQueue: false,
-      // The commands of one event-loop turn leave in one write.
+      // The commands of one iteration of the event loop leave in one write.
       enableAutoPipelining: true,
       commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
       connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
@@ -79,12 +79,12 @@ export class RequestPathRedis {
     if (this.#starting) await this.#starting;
   }
 
-  /** True while the owner counts by itself because Redis did not answer. */
+  /** True while its user counts by itself because Redis did not answer. */
   get degraded(): boolean {
     return this.#probe !== null;
   }
 
-  /** Redis did not answer: the owner counts by itself until it does (idempotent). */
+  /** Redis did not answer: its user counts by itself until it does (idempotent). */
   degrade(err: unknown): void {
     if (this.#closed || this.#probe !== null) return;
     this.#probe = setInterval(() => {
@@ -101,7 +101,7 @@ export class RequestPathRedis {
     this.hooks.recovered();
   }
 
-  /** Stops probing and hearing state changes; the owner closes the connection. */
+  /** Stops probing and hearing state changes; its user closes the connection. */
   close(): void {
     this.#closed = true;
     if (this.#probe) clearInterval(this.#probe);

@@ -28,9 +28,9 @@ function asJob(row: Row): JobRecord {
 
 const changed = (r: { numUpdatedRows: bigint } | undefined): boolean => r !== undefined && Number(r.numUpdatedRows) > 0;
 
-/** The job is running on `owner`'s lease: the condition of every write of a run after its claim. */
-const heldBy = (owner: string) => (eb: ExpressionBuilder<DatabaseSchema, 'jobs'>) =>
-  eb.and([eb('status', '=', 'running'), eb('lease_owner', '=', owner)]);
+/** The job is running on `holder`'s lease: the condition of every write of a run after its claim. */
+const heldBy = (holder: string) => (eb: ExpressionBuilder<DatabaseSchema, 'jobs'>) =>
+  eb.and([eb('status', '=', 'running'), eb('lease_owner', '=', holder)]);
 
 export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'postgres' = 'sqlite'): JobRepository {
   const find = async (id: string): Promise<JobRecord | undefined> => {
@@ -38,11 +38,11 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'post
     return row ? asJob(row) : undefined;
   };
   /**
-   * A write of a run after its claim: updates the job while `owner` holds it, with `batch` added
+   * A write of a run after its claim: updates the job while `holder` holds it, with `batch` added
    * in the same transaction; false when it is not held (nothing written).
    */
-  const heldUpdate = async (id: string, owner: string, set: Updateable<JobsTable>, batch: JobItemBatch | null): Promise<boolean> => {
-    const update = (q: Kysely<DatabaseSchema>) => q.updateTable('jobs').set(set).where('id', '=', id).where(heldBy(owner)).executeTakeFirst();
+  const heldUpdate = async (id: string, holder: string, set: Updateable<JobsTable>, batch: JobItemBatch | null): Promise<boolean> => {
+    const update = (q: Kysely<DatabaseSchema>) => q.updateTable('jobs').set(set).where('id', '=', id).where(heldBy(holder)).executeTakeFirst();
     if (batch === null) return changed(await update(db));
     return db.transaction().execute(async (trx) => {
       if (!changed(await update(trx))) return false;
@@ -134,12 +134,12 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'post
         LIMIT ${limit}`.execute(db);
       return rows.map((r) => ({ id: r.id, account_id: Number(r.account_id), plan: r.plan }));
     },
-    async claim(id, owner, now, leaseUntil, startedAt) {
+    async claim(id, holder, now, leaseUntil, startedAt) {
       const r = await db
         .updateTable('jobs')
         .set((eb) => ({
           status: 'running',
-          lease_owner: owner,
+          lease_owner: holder,
           lease_until: leaseUntil,
           // The job's first start: a run again (a lapsed lease, a give-back, a yielded turn) goes on from its items.
           started_at: eb.fn.coalesce('started_at', eb.val(startedAt)),
@@ -155,21 +155,21 @@ export function kyselyJobs(db: Kysely<DatabaseSchema>, dialect: 'sqlite' | 'post
         .executeTakeFirst();
       return r && asJob(r);
     },
-    async renew(id, owner, leaseUntil) {
-      return heldUpdate(id, owner, { lease_until: leaseUntil }, null);
+    async renew(id, holder, leaseUntil) {
+      return heldUpdate(id, holder, { lease_until: leaseUntil }, null);
     },
-    async addItems(id, owner, batch, done) {
-      return heldUpdate(id, owner, { progress_done: done }, batch);
+    async addItems(id, holder, batch, done) {
+      return heldUpdate(id, holder, { progress_done: done }, batch);
     },
-    async finish(id, owner, outcome, items) {
-      return heldUpdate(id, owner, { ...outcome, lease_owner: null, lease_until: null }, items ?? null);
+    async finish(id, holder, outcome, items) {
+      return heldUpdate(id, holder, { ...outcome, lease_owner: null, lease_until: null }, items ?? null);
     },
-    async release(id, owner) {
-      return heldUpdate(id, owner, { status: 'queued', lease_owner: null, lease_until: null }, null);
+    async release(id, holder) {
+      return heldUpdate(id, holder, { status: 'queued', lease_owner: null, lease_until: null }, null);
     },
-    async yieldTurn(id, owner) {
+    async yieldTurn(id, holder) {
       // A lease that ended at the epoch: lapsed for every claimer, and not counted as the account's running job.
-      return heldUpdate(id, owner, { lease_owner: null, lease_until: 0 }, null);
+      return heldUpdate(id, holder, { lease_owner: null, lease_until: 0 }, null);
     },
     async runningCounts(now, accountIds) {
       const counts = new Map<number, number>();

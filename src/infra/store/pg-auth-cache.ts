@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
-import { inNextCheckPhase } from '../../lib/turns.js';
+import { inNextCheckPhase } from '../../lib/check-phase.js';
 import { PG_CONNECT_TIMEOUT_MS } from './pg-availability.js';
 
 /** The channel every write that revokes a token or changes an account notifies. */
@@ -19,12 +20,12 @@ export const PG_FENCE_TIMEOUT_MS = 1_000;
  * A notification travels on its own, so a request could arrive before the notification of a
  * revocation that committed before the request was sent. A cached answer therefore waits for a
  * fence: one round trip on the LISTEN connection, sent after the request was read and shared by
- * every request read in the same turn of the event loop and the next. PostgreSQL delivers the
+ * every request read in the same iteration of the event loop and the next. PostgreSQL delivers the
  * notifications a listening session has pending before it answers its next query, so once the
  * fence is answered every revocation committed before the request was sent has dropped the cache.
  */
-export class ListenedCache<V> {
-  private readonly entries = new Map<string, V>();
+export class ListenedCache<V extends object> {
+  private readonly entries: LRUCache<string, V>;
   /** Bumped by every drop: a lookup that spans one does not fill the cache. */
   private generation = 0;
   private client: pg.Client | null = null;
@@ -38,8 +39,10 @@ export class ListenedCache<V> {
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly channel: string,
-    private readonly maxEntries: number,
-  ) {}
+    maxEntries: number,
+  ) {
+    this.entries = new LRUCache({ max: maxEntries });
+  }
 
   /** The cached value once the fence allows it; otherwise `load`'s, cached when nothing changed meanwhile. */
   find(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
@@ -86,7 +89,6 @@ export class ListenedCache<V> {
     const value = await load();
     // Unknown keys are not cached: guessing must not grow memory.
     if (value !== undefined && this.listening && generation === this.generation) {
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
       this.entries.set(key, value);
     }
     return value;
@@ -101,8 +103,8 @@ export class ListenedCache<V> {
   private fence(): Promise<boolean> {
     if (!this.fencing) {
       this.fencing = new Promise<boolean>((resolve) => {
-        // Sent in the next turn's check phase: after every request read in this turn's poll
-        // phase and the next one's.
+        // Sent in the next iteration's check phase: after every request read in this
+        // iteration's poll phase and the next one's.
         inNextCheckPhase(() => {
           this.fencing = null;
           const client = this.client;

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
 import { AUTH_CACHE_MAX_ENTRIES } from './auth-cache.js';
@@ -7,17 +8,17 @@ import type { AuthCache, Authenticated } from './auth-cache.js';
 /**
  * Authentication results cached in memory on SQLite. Another process (the CLI revoking a token
  * or suspending an account) commits through its own connection, which bumps SQLite's
- * data_version. It is read once per turn of the event loop: every request handled in a turn was
+ * data_version. It is read once per iteration of the event loop: every request handled in one was
  * received before that read, so a revocation that completed before a request was sent is always
  * seen by it. This process's own writes drop the cache when they complete (see write).
  */
 export class DataVersionCache implements AuthCache {
-  private readonly entries = new Map<string, Authenticated>();
+  private readonly entries = new LRUCache<string, Authenticated>({ max: AUTH_CACHE_MAX_ENTRIES });
   /** Bumped by every drop: a lookup that spans one does not fill the cache. */
   private generation = 0;
   private readonly dataVersion: Database.Statement;
   private seenVersion: number;
-  private checkedThisTurn = false;
+  private checkedThisIteration = false;
 
   constructor(sqlite: Database.Database) {
     this.dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
@@ -33,7 +34,6 @@ export class DataVersionCache implements AuthCache {
     return load().then((value) => {
       // Unknown keys are not cached: guessing must not grow memory.
       if (value !== undefined && generation === this.generation) {
-        if (this.entries.size >= AUTH_CACHE_MAX_ENTRIES) this.entries.clear();
         this.entries.set(key, value);
       }
       return value;
@@ -54,9 +54,9 @@ export class DataVersionCache implements AuthCache {
   }
 
   private checkVersion(): void {
-    if (this.checkedThisTurn) return;
-    this.checkedThisTurn = true;
-    setImmediate(() => (this.checkedThisTurn = false));
+    if (this.checkedThisIteration) return;
+    this.checkedThisIteration = true;
+    setImmediate(() => (this.checkedThisIteration = false));
     const version = this.dataVersion.get() as number;
     if (version !== this.seenVersion) {
       this.seenVersion = version;

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
 import { migrate } from './migrations.js';
 import { repositories } from './repositories.js';
 import type { DatabaseSchema } from './schema.js';
@@ -18,31 +18,6 @@ export interface SqliteStore extends Store {
   readonly sqlite: Database.Database;
 }
 
-/** Distinct statements kept prepared for Kysely; past it they start over (lists of `?` make many). */
-export const SQLITE_STATEMENT_CACHE = 500;
-
-/**
- * The connection as Kysely's SQLite dialect sees it, with each statement prepared once per SQL
- * text: the dialect prepares every query it runs, and preparing cost more than running for the
- * job queue's queries (a claim's window function: ~0.2 ms to prepare, per poll). Kysely never
- * streams here (no iterate), so a statement is never in use when it is handed out again.
- */
-function preparedOnce(sqlite: Database.Database): SqliteDatabase {
-  const statements = new Map<string, Database.Statement>();
-  return {
-    prepare(sql) {
-      let stmt = statements.get(sql);
-      if (!stmt) {
-        if (statements.size >= SQLITE_STATEMENT_CACHE) statements.clear();
-        stmt = sqlite.prepare(sql);
-        statements.set(sql, stmt);
-      }
-      return stmt;
-    },
-    close: () => sqlite.close(),
-  };
-}
-
 /** The SQLite store: one file, one connection, the repositories of repositories.ts over it. */
 export async function openSqliteStore(path: string): Promise<SqliteStore> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -54,7 +29,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
 
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: preparedOnce(sqlite) }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrate(db, 'sqlite');
 
   const touches = new TouchBuffer(writeTouches(db));

@@ -86,7 +86,10 @@ export function writeTouches(db: Kysely<DatabaseSchema>): (batch: Array<[number,
 /** How often batched last_used_at updates reach the database (both backends). */
 export const TOKEN_TOUCH_FLUSH_MS = 5_000;
 
-/** last_used_at is informational: updates are collected and written in one go now and then. */
+/**
+ * last_used_at is informational: updates are collected and written in one go now and then. Kept
+ * for its figure: BENCHMARKS.md, "Speed tricks", row "token last-used buffer".
+ */
 export class TouchBuffer {
   private readonly pending = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;

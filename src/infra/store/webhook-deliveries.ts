@@ -32,7 +32,7 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
       return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
     },
 
-    async claim(owner, now, leaseMs, limit, perAccount) {
+    async claim(holder, now, leaseMs, limit, perAccount) {
       // Each account's due deliveries ranked oldest first; an account already holding `held`
       // live leases gets at most perAccount - held more, and comes after those holding fewer.
       // Same SQL on SQLite and PostgreSQL.
@@ -61,7 +61,7 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
         // the same attempt count, checked in the update itself.
         const r = await db
           .updateTable('webhook_deliveries')
-          .set({ lease_owner: owner, lease_until: now + leaseMs, claimed_at: now })
+          .set({ lease_owner: holder, lease_until: now + leaseMs, claimed_at: now })
           .where('id', '=', Number(row.id))
           .where('state', '=', 'pending')
           .where('attempts', '=', Number(row.attempts))
@@ -82,7 +82,7 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
       return claimed;
     },
 
-    async complete(id, owner, record, next) {
+    async complete(id, holder, record, next) {
       return db.transaction().execute(async (trx) => {
         const r = await trx
           .updateTable('webhook_deliveries')
@@ -94,7 +94,7 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
             lease_until: null,
           })
           .where('id', '=', id)
-          .where('lease_owner', '=', owner)
+          .where('lease_owner', '=', holder)
           .where('attempts', '=', record.attempt - 1)
           .executeTakeFirst();
         if (Number(r.numUpdatedRows) !== 1) return false;
@@ -151,8 +151,8 @@ export function kyselyWebhookDeliveries(db: Kysely<DatabaseSchema>): WebhookDeli
       return row !== undefined;
     },
 
-    async release(id, owner) {
-      await db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
+    async release(id, holder) {
+      await db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', holder).execute();
     },
 
     async attempts(jobId) {

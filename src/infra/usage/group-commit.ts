@@ -1,6 +1,6 @@
 import type { UsageRecord, UsageRepository } from '../../domain/usage/repository.js';
 
-/** A batch is written at once when it reaches this size, without waiting for the next turn. */
+/** A batch is written at once when it reaches this size, without waiting for the event loop's next iteration. */
 export const GROUP_COMMIT_MAX_BATCH = 512;
 /** Records kept in memory while the database cannot take them; beyond this the oldest are dropped. */
 export const USAGE_PARKED_MAX_RECORDS = 200_000;
@@ -52,10 +52,10 @@ interface Unwritten {
 
 /**
  * Group commit for usage records: every request's record joins the open batch, the batch is
- * written in one transaction on the next turn of the event loop (or, while a write is in flight,
+ * written in one transaction on the next iteration of the event loop (or, while a write is in flight,
  * as soon as it ends), and each request's callback (or promise) is answered only then. A response waits for its record, so a response that was
- * sent is in the store even after kill -9, while the database sees one transaction per turn,
- * not per request.
+ * sent is in the store even after kill -9, while the database sees one transaction per
+ * iteration of the event loop, not per request.
  *
  * When the store cannot take a batch (PostgreSQL is down), its records are kept in memory, up to
  * USAGE_PARKED_MAX_RECORDS, the responses go out, and the records are written when the database

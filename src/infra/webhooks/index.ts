@@ -13,7 +13,7 @@ export { EmbeddedWebhookQueue } from './queue.js';
 export { DialerWebhookTransport } from './sender.js';
 
 /** What tests (and a worker) may change: the schedule in milliseconds, a short timeout, a fast poll, the jitter's source. */
-export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'perAccount' | 'owner' | 'keepMs' | 'sweepMs' | 'sweepWindowMs' | 'sweepGraceMs'> {
+export interface WebhookTuning extends DialerWebhookTransportOptions, Pick<EmbeddedWebhookQueueOptions, 'pollMs' | 'leaseMs' | 'concurrency' | 'perAccount' | 'holder' | 'keepMs' | 'sweepMs' | 'sweepWindowMs' | 'sweepGraceMs'> {
   retryDelaysMs?: readonly number[];
   timeoutMs?: number;
   random?: () => number;
@@ -67,7 +67,7 @@ export function createWebhooks(opts: {
     ...(t.leaseMs !== undefined ? { leaseMs: t.leaseMs } : {}),
     ...(t.concurrency !== undefined ? { concurrency: t.concurrency } : {}),
     ...(t.perAccount !== undefined ? { perAccount: t.perAccount } : {}),
-    ...(t.owner !== undefined ? { owner: t.owner } : {}),
+    ...(t.holder !== undefined ? { holder: t.holder } : {}),
     ...(t.keepMs !== undefined ? { keepMs: t.keepMs } : {}),
     ...(t.sweepMs !== undefined ? { sweepMs: t.sweepMs } : {}),
     ...(t.sweepWindowMs !== undefined ? { sweepWindowMs: t.sweepWindowMs } : {}),

@@ -58,7 +58,7 @@ export interface EmbeddedWebhookQueueOptions {
   sweepWindowMs?: number;
   sweepGraceMs?: number;
   /** This instance's name on its leases; unique unless given. */
-  owner?: string;
+  holder?: string;
   now?: () => number;
   onError?: (err: unknown) => void;
 }
@@ -80,21 +80,21 @@ export class EmbeddedWebhookQueue {
     this.#queue = new LeasedQueue<ClaimedWebhookDelivery>({
       work: {
         idOf: (d) => String(d.id),
-        claim: async (owner, room, launch) => {
-          for (const d of await deliveries.claim(owner, now(), leaseMs, room(), perAccount)) launch(d);
+        claim: async (holder, room, launch) => {
+          for (const d of await deliveries.claim(holder, now(), leaseMs, room(), perAccount)) launch(d);
           // A freed slot (or an account's share freed by it) may have due work waiting behind it.
           return true;
         },
         // No renewal: the lease outlasts an attempt (leaseMs > the delivery timeout).
-        run: (d, owner, signal) => delivery.attempt(d, owner, signal),
+        run: (d, holder, signal) => delivery.attempt(d, holder, signal),
         // Aborted before an answer (or never attempted): nothing recorded, due again at once.
-        giveBack: async (d, owner, recorded) => {
-          if (recorded !== true) await deliveries.release(d.id, owner);
+        giveBack: async (d, holder, recorded) => {
+          if (recorded !== true) await deliveries.release(d.id, holder);
         },
       },
       concurrency: opts.concurrency ?? WEBHOOK_CONCURRENCY,
       pollMs: opts.pollMs ?? WEBHOOK_POLL_MS,
-      owner: opts.owner,
+      holder: opts.holder,
       now,
       chores: [
         { everyMs: PURGE_EVERY_MS, run: async (at) => void (await deliveries.purge(new Date(at - keepMs).toISOString())) },
@@ -111,8 +111,8 @@ export class EmbeddedWebhookQueue {
     });
   }
 
-  get owner(): string {
-    return this.#queue.owner;
+  get holder(): string {
+    return this.#queue.holder;
   }
 
   /** Starts polling; an event queued by this instance's WebhookDelivery (its onQueued calls kick) is sent at once. */

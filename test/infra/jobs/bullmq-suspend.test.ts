@@ -33,7 +33,7 @@ test('a suspension from the CLI stops the account\'s job running in a BullMQ wor
   });
   const runner: JobRunner = {
     admit: async () => () => undefined,
-    run: (_job, _owner, s) => {
+    run: (_job, _holder, s) => {
       signal = s;
       return new Promise<void>((resolve) => s.addEventListener('abort', () => resolve(), { once: true }));
     },

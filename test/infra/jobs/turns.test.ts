@@ -63,7 +63,7 @@ for (const engine of engines) {
       admit: async () => () => undefined,
       resumable: () => true,
       // A long job: it runs until it is ended, or until it is aborted (it then stops at once).
-      run: (job: JobRecord, _owner, signal) => {
+      run: (job: JobRecord, _holder, signal) => {
         started.push(job.id);
         return new Promise<void>((resolve) => {
           ends.set(job.id, resolve);

@@ -42,11 +42,11 @@ test('LeasedQueue: a lost renewal aborts the run; close aborts the rest and give
   const reasons = new Map<string, unknown>();
   const work: LeasedWork<string> = {
     idOf: (id) => id,
-    claim: async (_owner, room, launch) => {
+    claim: async (_holder, room, launch) => {
       while (room() > 0 && due.length > 0) launch(due.shift()!);
       return due.length > 0;
     },
-    run: (id, _owner, signal) =>
+    run: (id, _holder, signal) =>
       new Promise((resolve) =>
         signal.addEventListener('abort', () => {
           reasons.set(id, signal.reason);
@@ -54,7 +54,7 @@ test('LeasedQueue: a lost renewal aborts the run; close aborts the rest and give
         }),
       ),
     renew: async (id) => id !== 'x' || held,
-    giveBack: async (id, _owner, outcome) => void givenBack.push([id, outcome]),
+    giveBack: async (id, _holder, outcome) => void givenBack.push([id, outcome]),
   };
   const q = new LeasedQueue({ work, concurrency: 2, pollMs: 3_600_000, renewMs: 10, onError: (err) => assert.fail(err as Error) });
   q.start();

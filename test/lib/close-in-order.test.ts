@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { closeInTurn } from '../../src/lib/close-in-turn.js';
+import { closeInOrder } from '../../src/lib/close-in-order.js';
 
-test('closeInTurn: every step runs in order, after a failure too', async () => {
+test('closeInOrder: every step runs in order, after a failure too', async () => {
   const ran: string[] = [];
-  await closeInTurn([() => void ran.push('a'), async () => void ran.push('b'), () => void ran.push('c')]);
+  await closeInOrder([() => void ran.push('a'), async () => void ran.push('b'), () => void ran.push('c')]);
   assert.deepEqual(ran, ['a', 'b', 'c']);
 });
 
-test('closeInTurn: one failure is rethrown as it was, once every step has run', async () => {
+test('closeInOrder: one failure is rethrown as it was, once every step has run', async () => {
   const ran: string[] = [];
   const failure = new Error('queue would not close');
   await assert.rejects(
-    closeInTurn([
+    closeInOrder([
       () => void ran.push('a'),
       async () => {
         throw failure;
@@ -24,12 +24,12 @@ test('closeInTurn: one failure is rethrown as it was, once every step has run', 
   assert.deepEqual(ran, ['a', 'c']);
 });
 
-test('closeInTurn: several failures are one AggregateError holding each, in order', async () => {
+test('closeInOrder: several failures are one AggregateError holding each, in order', async () => {
   const first = new Error('first');
   const second = new Error('second');
   const ran: string[] = [];
   await assert.rejects(
-    closeInTurn([
+    closeInOrder([
       () => {
         throw first;
       },

@@ -3,7 +3,7 @@
  * that fails (a queue that cannot close) leaves nothing after it open (the store). Once all have
  * run: the one failure, rethrown as it was, or an AggregateError holding every failure in order.
  */
-export async function closeInTurn(steps: ReadonlyArray<() => Promise<unknown> | unknown>): Promise<void> {
+export async function closeInOrder(steps: ReadonlyArray<() => Promise<unknown> | unknown>): Promise<void> {
   const failures: unknown[] = [];
   for (const step of steps) {
     try {
