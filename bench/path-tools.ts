@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { composeApp } from '../src/compose.js';
+import { loadConfig } from '../src/config.js';
+import { AccountService } from '../src/domain/accounts/service.js';
+import { createDialer } from '../src/infra/net/dialer.js';
+import { createPathTools } from '../src/infra/path/index.js';
+import { openSqliteStore } from '../src/infra/store/sqlite.js';
+import { createLab, LAB_V4, labUnavailable } from '../test/helpers/netns.js';
+import { median } from './stats.js';
+
+/**
+ * What a traceroute call costs over running `traceroute` itself, on the same three-hop path: a
+ * lab of four network namespaces (test/helpers/netns.ts: client -> r1 -> r2 -> target), the
+ * program run in the client's namespace both ways. Alternating, ROUNDS times each:
+ *
+ * - direct: `ip netns exec <client> traceroute -n -4 -I -q 3 -m 30 -w 3 -- 10.200.3.2`, timed
+ *   from spawn to exit (the argument list netdiag gives it, docs/path-tools.md);
+ * - the API: `POST /api/traceroute {"target": "10.200.3.2"}` to a server on 127.0.0.1 (SQLite,
+ *   rate limits and usage recording on, as `netdiag serve` runs), timed from request to the
+ *   whole answer: authentication, validation, the target policy, the process budget, the same
+ *   program through the same `ip netns exec`, the parse, each hop's AS from the local data.
+ *
+ * Aim: the API's median at most 1.3 x the program's; a three-hop trace answered in under 5 s.
+ *
+ * Run (root, iproute2, the Debian traceroute): node --import tsx bench/path-tools.ts   (ROUNDS=20)
+ */
+
+const ROUNDS = Number(process.env.ROUNDS ?? 20);
+const TRACEROUTE = ['/usr/sbin/traceroute', '/usr/bin/traceroute'].find(existsSync);
+const reason = labUnavailable() ?? (TRACEROUTE ? null : 'needs the Debian traceroute');
+if (reason) {
+  console.error(`bench/path-tools.ts: ${reason}`);
+  process.exit(2);
+}
+
+const lab = await createLab();
+const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-path-'));
+try {
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'netdiag.db')}`, NETDIAG_ALLOW_TARGETS: '10.200.0.0/16', NETDIAG_DNS_SERVERS: '127.0.0.1:1' };
+  const config = loadConfig(env);
+  const store = await openSqliteStore(join(dir, 'netdiag.db'));
+  const { token } = await new AccountService(store).createAccount({ email: 'bench@example.com', name: 'Bench', plan: 'enterprise' });
+  const dialer = createDialer(config);
+  const path = createPathTools({ dialer, runner: { spawn: lab.spawnIn('client') } });
+  const app = await composeApp({ config, store, logger: false, dialer, path });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/traceroute`;
+
+  const direct = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const started = performance.now();
+      const child = spawn('ip', ['netns', 'exec', lab.ns.client, TRACEROUTE!, '-n', '-4', '-I', '-q', '3', '-m', '30', '-w', '3', '--', LAB_V4.target], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.on('error', reject);
+      child.on('close', () => (out.includes(LAB_V4.target) ? resolve(performance.now() - started) : reject(new Error(`traceroute printed: ${out}`))));
+    });
+  const viaApi = async (): Promise<number> => {
+    const started = performance.now();
+    const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ target: LAB_V4.target }) });
+    const body = (await res.json()) as { data?: { reached: boolean; hops: unknown[] } };
+    if (res.status !== 200 || !body.data?.reached || body.data.hops.length !== 3) throw new Error(`the API answered ${res.status}: ${JSON.stringify(body)}`);
+    return performance.now() - started;
+  };
+
+  // Warm both (the availability check, the first compile of the route).
+  await direct();
+  await viaApi();
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    a.push(await direct());
+    b.push(await viaApi());
+  }
+  const ma = median(a);
+  const mb = median(b);
+  console.log(`three-hop ICMP traceroute, ${ROUNDS} rounds each, alternating`);
+  console.log(`  traceroute itself: median ${ma.toFixed(1)} ms (min ${Math.min(...a).toFixed(1)}, max ${Math.max(...a).toFixed(1)})`);
+  console.log(`  POST /api/traceroute: median ${mb.toFixed(1)} ms (min ${Math.min(...b).toFixed(1)}, max ${Math.max(...b).toFixed(1)})`);
+  console.log(`  ratio ${(mb / ma).toFixed(2)}x (aim <= 1.3x); slowest API answer ${Math.max(...b).toFixed(0)} ms (aim < 5000 ms)`);
+  await app.close();
+  await store.close();
+} finally {
+  await lab.destroy();
+  rmSync(dir, { recursive: true, force: true });
+}
