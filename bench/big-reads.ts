@@ -50,7 +50,7 @@ async function serve(): Promise<void> {
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { hashPassword } = await import('../src/domain/accounts/passwords.js');
   const { openStore } = await import('../src/infra/store/index.js');
-  const { useProductionRuntime } = await import('../src/server.js');
+  const { useProductionRuntime } = await import('../src/runtime.js');
 
   useProductionRuntime();
   if (process.env.BIG_READS_TRACE === '1') {

@@ -30,7 +30,7 @@ async function serve(): Promise<void> {
   const { hashPassword } = await import('../src/domain/accounts/passwords.js');
   const { utcDay } = await import('../src/domain/usage/service.js');
   const { openStore } = await import('../src/infra/store/index.js');
-  const { useProductionRuntime } = await import('../src/server.js');
+  const { useProductionRuntime } = await import('../src/runtime.js');
   const { MemoryRateLimiter } = await import('../src/infra/ratelimit/memory.js');
   type RateLimiter = import('../src/domain/usage/rate-limit.js').RateLimiter;
   type UsageRecord = import('../src/domain/usage/repository.js').UsageRecord;

@@ -170,7 +170,7 @@ async function runBench(): Promise<void> {
   const { loadConfig } = await import('../src/config.js');
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { openStore } = await import('../src/infra/store/index.js');
-  const { useProductionRuntime } = await import('../src/server.js');
+  const { useProductionRuntime } = await import('../src/runtime.js');
 
   const { peers, stop } = await startPeers();
   useProductionRuntime();

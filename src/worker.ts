@@ -2,7 +2,7 @@ import { compose, type Composition } from './compose.js';
 import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
 import { judgeHealth } from './domain/proxy/index.js';
-import { exitOnSignals, reloadGeoOnSighup, useProductionRuntime } from './server.js';
+import { exitOnSignals, reloadGeoOnSighup, useProductionRuntime } from './runtime.js';
 import { WorkerConfigError } from './errors.js';
 import { listenForMetrics, type MetricsListener } from './http/metrics-listener.js';
 

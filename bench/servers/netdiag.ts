@@ -7,7 +7,7 @@ import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
-import { useProductionRuntime } from '../../src/server.js';
+import { useProductionRuntime } from '../../src/runtime.js';
 import { MemoryRateLimiter } from '../../src/infra/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/infra/ratelimit/redis.js';
 import { openPostgresStore } from '../../src/infra/store/postgres.js';

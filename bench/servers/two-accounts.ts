@@ -7,7 +7,7 @@ import { composeApp } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/infra/store/index.js';
-import { useProductionRuntime } from '../../src/server.js';
+import { useProductionRuntime } from '../../src/runtime.js';
 
 /**
  * The real app over a fresh SQLite file with two accounts: A on BENCH_PLAN_A (enterprise) and
