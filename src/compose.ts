@@ -1,7 +1,7 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import pinoPretty from 'pino-pretty';
-import { buildApp, type AppServices } from './app.js';
+import type { AppServices } from './app.js';
 import { configuredJudgeUrl, type Config, type LogFormat } from './config.js';
 import { LoginService } from './domain/accounts/logins.js';
 import type { PasswordHasher } from './domain/accounts/passwords.js';
@@ -89,12 +89,6 @@ export interface ComposeOptions {
   webhookTuning?: WebhookTuning;
   /** How often a running job renews its lease, and so sees a cancel made elsewhere (tests: less than JOB_LEASE_RENEW_MS). */
   jobTuning?: { renewMs?: number };
-}
-
-/** What tests and benchmarks give composeApp: the configuration, their store, and what they replace. */
-export interface AppDeps extends ComposeOptions {
-  config: Config;
-  store: Store;
 }
 
 /** The built graph: what the app is given, and its lifecycle. */
@@ -285,17 +279,4 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
         () => (opts.store ? undefined : store.close()),
       ])),
   };
-}
-
-/**
- * compose and buildApp in one, for tests and benchmarks that give their own store: the graph
- * starts when the app is ready and closes with it (the store stays theirs to close).
- */
-export async function composeApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, ...opts } = deps;
-  const services = await compose(config, opts);
-  const app = await buildApp(services);
-  app.addHook('onReady', async () => services.start());
-  app.addHook('onClose', async () => services.close());
-  return app;
 }
