@@ -67,6 +67,8 @@ export interface AppServices extends RouteDeps {
   logins: LoginService;
   /** null: authentication alone, no rate limiting and no X-RateLimit-* headers. */
   limiter: RateLimiter | null;
+  /** Where the dashboard counts sign-in attempts: the API's limiter, or one in memory when that is null. */
+  loginLimiter: RateLimiter;
   /** null: no usage recording. */
   recorder: GroupCommitRecorder | null;
   /** The accounts' work in flight, shared by the probe routes and the job engine. */
@@ -157,6 +159,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     usageRecords: deps.store.usage,
     webhookSecrets: deps.webhookSecrets,
     limiter,
+    loginLimiter: deps.loginLimiter,
     jobs: deps.jobs,
     jobWebhooks: deps.jobWebhooks,
     streams,

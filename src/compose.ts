@@ -19,9 +19,9 @@ import { WebhookSecrets } from './domain/webhooks/secrets.js';
 import { createWhoisService } from './domain/whois/index.js';
 import { RegistrationLookup } from './domain/rdap/index.js';
 import { createRdap, type RdapTuning } from './infra/rdap/index.js';
-import { accountKey, rateLimiterOptions } from './http/plugins/auth.js';
-import { errorResponseOf } from './http/plugins/errors.js';
-import { callsRecordedTo } from './http/plugins/usage.js';
+import { accountKey } from './domain/owner.js';
+import { callsRecordedTo, recordsCallsOf, windowSeedFromUsage } from './domain/usage/recorded-calls.js';
+import { jobErrorOf } from './error-answers.js';
 import type { DnsClient } from './domain/dns/client.js';
 import { createDnsClient } from './infra/dns/index.js';
 import type { GeoReader } from './domain/ip/geoip.js';
@@ -34,6 +34,7 @@ import type { JobQueue } from './domain/jobs/queue.js';
 import { createDialer, type Dialer } from './infra/net/dialer.js';
 import type { RateLimiter } from './domain/usage/rate-limit.js';
 import { createRateLimiter } from './infra/ratelimit/index.js';
+import { MemoryRateLimiter } from './infra/ratelimit/memory.js';
 import { openStore } from './infra/store/index.js';
 import type { Store } from './domain/store.js';
 import { GroupCommitRecorder } from './infra/usage/group-commit.js';
@@ -131,7 +132,13 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
 
   // Limits and usage: the limiter first, since written records are no longer "admitted but
   // unrecorded" calls for it (a crash gives those back).
-  const ownLimiter = opts.limiter === undefined ? createRateLimiter(config.redisUrl, rateLimiterOptions(store.usage, log, config.reconcileMs, () => clock().getTime())) : undefined;
+  // Windows it has not seen start from the recorded usage; on Redis, accounts' calls count as
+  // unrecorded until their usage records are written, so the calls of an instance killed before
+  // writing them are given back within NETDIAG_RECONCILE_S.
+  const ownLimiter =
+    opts.limiter === undefined
+      ? createRateLimiter(config.redisUrl, { seed: windowSeedFromUsage(store.usage), log, recordsCallsOf, reconcileMs: config.reconcileMs, now: () => clock().getTime() })
+      : undefined;
   const limiter = ownLimiter ?? opts.limiter ?? null;
   const recorder = opts.recordUsage === false ? null : new GroupCommitRecorder(store.usage, log, limiter ? callsRecordedTo(limiter) : undefined);
   // Work in flight per account: through Redis (leases that lapse if an instance dies) with REDIS_URL.
@@ -220,7 +227,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     queue: jobQueue,
     operations,
     views,
-    errorBody: (err) => errorResponseOf(err).body,
+    errorBody: jobErrorOf,
     slots,
     inFlightLimit,
     ownerKey: accountKey,
@@ -246,6 +253,8 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     logins,
     usage: new UsageService(store.usage),
     limiter,
+    // Without the API's limiter (a test's `limiter: null`) the sign-in forms still count attempts, here in memory.
+    loginLimiter: limiter ?? new MemoryRateLimiter(),
     recorder,
     slots,
     geo,

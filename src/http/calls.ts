@@ -1,13 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Account } from '../domain/accounts/repositories.js';
 import type { InFlightSlots } from '../domain/in-flight.js';
-import { runAsOwner } from '../domain/owner.js';
+import { accountKey, runAsOwner } from '../domain/owner.js';
 import { ClientGoneError, RateLimitError } from '../errors.js';
 import { runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
 import { NEVER, createJob, routeBodyOf } from './operation.js';
 import { CLIENT_GONE_STATUS } from './client-gone.js';
 import type { AccessControl } from './plugins/auth.js';
-import { accountKey } from './plugins/auth.js';
 import { errorResponseOf } from './plugins/errors.js';
 import { takeSlot } from './plugins/in-flight.js';
 import type { Call } from './plugins/usage.js';

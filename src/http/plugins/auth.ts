@@ -6,11 +6,8 @@ import { hashToken } from '../../domain/accounts/tokens.js';
 import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
 import { WINDOW_MS, decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
 import type { Account } from '../../domain/accounts/repositories.js';
-import type { UsageRepository } from '../../domain/usage/repository.js';
+import { accountKey } from '../../domain/owner.js';
 import { pathOf } from '../route-index.js';
-import type { WindowSeed } from '../../infra/ratelimit/memory.js';
-import type { RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';
-import type { RedisStateLog } from '../../infra/redis/request-path.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 
 
@@ -54,37 +51,8 @@ export const DOCS_PREFIX = `${API_PREFIX}/docs`;
 export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
 export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
 
-const ACCOUNT_KEY = /^acct:(\d+)$/;
-/** The rate limiter key (and in-flight owner) of an account. */
-export function accountKey(id: number): string {
-  return `acct:${id}`;
-}
-
 /** Tokens whose account is remembered for the headers of a 503 (see `lastAccounts`); beyond this the memory is dropped. */
 const LAST_ACCOUNTS_MAX_ENTRIES = 10_000;
-
-/** No recorded usage: an anonymous client's key, which nothing records. */
-const NO_CALLS = { minute: 0, hour: 0, day: 0 } as const;
-
-/**
- * An account's calls of the current minute, hour and day, as recorded, seed a limiter window it
- * has not seen (after a restart, a Redis that restarted empty, or while Redis is away).
- */
-export function windowSeedFromUsage(usage: UsageRepository): WindowSeed {
-  return async (key, now) => {
-    const id = ACCOUNT_KEY.exec(key)?.[1];
-    return id ? usage.windowCounts(Number(id), now) : NO_CALLS;
-  };
-}
-
-/**
- * What the app's own limiter is built with: windows it has not seen start from the recorded
- * usage; on Redis, accounts' calls count as unrecorded until their usage records are written,
- * so the calls of an instance killed before writing them are given back within `reconcileMs`.
- */
-export function rateLimiterOptions(usage: UsageRepository, log: RedisStateLog, reconcileMs: number, now: () => number): RedisRateLimiterOptions {
-  return { seed: windowSeedFromUsage(usage), log, recordsCallsOf: (key) => ACCOUNT_KEY.test(key), reconcileMs, now };
-}
 
 /** Appended to an anonymous client's key for the public routes (the OpenAPI document): their own budget. */
 export const PUBLIC_KEY_SUFFIX = '|public';

@@ -1,26 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ClientGoneError, DatabaseUnavailableError, DialError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
+import { AppError, ClientGoneError, DialError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
+import { errorEnvelope, knownAppError } from '../../error-answers.js';
 import { BODY_LIMIT_BYTES } from '../limits.js';
 import type { JobError } from '../../domain/jobs/types.js';
 import { validationErrorFromAjv } from '../validation.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
 import { CLIENT_GONE_STATUS } from '../client-gone.js';
-import { DATABASE_RETRY_AFTER_S } from '../../infra/store/pg-availability.js';
 
 /** While the database cannot be reached, its 503s are logged at most this often: a line per outage, not per request. */
 export const DATABASE_UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
-
-/** What a client is told while the database cannot be reached. */
-export const DATABASE_UNAVAILABLE_MESSAGE = 'the database cannot be reached just now; send the request again after Retry-After seconds';
-
-/**
- * A connect that failed with EADDRNOTAVAIL (this machine had no local port or address free for it:
- * ephemeral ports used up, an address gone) says nothing of the target, so the scan and the ping
- * rethrow it rather than report a wrong state. It is a passing state of this server: a 503 with
- * Retry-After (a few seconds, for sockets to close), not a 500.
- */
-export const LOCAL_ADDRESS_RETRY_AFTER_S = 5;
-export const LOCAL_ADDRESS_UNAVAILABLE_MESSAGE = 'this server has no local port free for the connection just now; send the request again after Retry-After seconds';
 
 /** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
 export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
@@ -64,16 +52,7 @@ const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   if (error.status === 401) reply.header('www-authenticate', reply.request.headers.authorization ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE);
-  return reply.code(error.status).send(bodyOf(error));
-}
-
-function bodyOf(error: AppError): JobError {
-  return {
-    success: false,
-    error: error.code,
-    message: error.message,
-    ...(error.details ? { details: error.details } : {}),
-  };
+  return reply.code(error.status).send(errorEnvelope(error));
 }
 
 /**
@@ -83,15 +62,14 @@ function bodyOf(error: AppError): JobError {
 export function errorResponseOf(err: unknown): { status: number; body: JobError; headers: Record<string, string>; unexpected: boolean } {
   const appError = err instanceof Error ? toAppError(err as FastifyError) : new InternalError();
   // `unexpected`: a bug, not an answer; the error handler logs these as 'unhandled error'.
-  return { status: appError.status, body: bodyOf(appError), headers: appError.headers ?? {}, unexpected: appError instanceof InternalError };
+  return { status: appError.status, body: errorEnvelope(appError), headers: appError.headers ?? {}, unexpected: appError instanceof InternalError };
 }
 
 /** What anything thrown answers as: an AppError with its status, message and headers (pages use it too). */
 export function toAppError(error: FastifyError): AppError {
-  if (error instanceof AppError) return error;
-  // Not logged here, per request: the error handler logs an outage once (see DATABASE_UNAVAILABLE_LOG_INTERVAL_MS).
-  if (error instanceof DatabaseUnavailableError) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
-  if (error instanceof DialError && error.code === 'EADDRNOTAVAIL') return new ServiceUnavailableError(LOCAL_ADDRESS_UNAVAILABLE_MESSAGE, LOCAL_ADDRESS_RETRY_AFTER_S);
+  // What the process throws (src/error-answers.ts, which jobs use too), then what only Fastify does.
+  const known = knownAppError(error);
+  if (known) return known;
   if (error.validation) return validationErrorFromAjv(error.validation, error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

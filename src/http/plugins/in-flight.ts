@@ -2,10 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { inFlightLimit, planLimits } from '../../domain/accounts/plans.js';
 import { utcTimestamp } from '../../domain/usage/service.js';
 import { RateLimitError } from '../../errors.js';
-import { accountKey } from './auth.js';
 import type { InFlightSlots } from '../../domain/in-flight.js';
 import type { Account } from '../../domain/accounts/repositories.js';
-import { runAsOwner } from '../../domain/owner.js';
+import { accountKey, runAsOwner } from '../../domain/owner.js';
 import { prefersRespondAsync } from '../operation.js';
 
 declare module 'fastify' {

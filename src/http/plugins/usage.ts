@@ -1,9 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { outcomeOf, utcDay } from '../../domain/usage/service.js';
 import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
-import type { RateLimiter } from '../../domain/usage/rate-limit.js';
-import type { UsageRecord } from '../../domain/usage/repository.js';
-import { accountKey } from './auth.js';
 import { round2 } from '../../lib/round.js';
 import { DAY_MS } from '../../lib/time.js';
 
@@ -54,18 +51,4 @@ export function registerUsageRecording(app: FastifyInstance, record: (call: Call
     await record({ accountId: account.id, endpoint: request.endpoint, status: reply.statusCode, durationMs: reply.elapsedTime, at: request.receivedAt });
     return payload;
   });
-}
-
-/**
- * Tells the limiter which admitted calls have their usage records written (the recorder calls it
- * after each write): a successful or failed record is an admitted call; a rate_limited one never
- * was, or was refunded.
- */
-export function callsRecordedTo(limiter: RateLimiter): ((records: readonly UsageRecord[]) => void) | undefined {
-  if (!limiter.recorded) return undefined;
-  return (records) => {
-    const calls: Array<{ key: string; at: number }> = [];
-    for (const r of records) if (r.outcome !== 'rate_limited' && r.at !== undefined) calls.push({ key: accountKey(r.account_id), at: r.at });
-    limiter.recorded!(calls);
-  };
 }
