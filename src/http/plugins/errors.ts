@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ClientGoneError, DialError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
 import { errorEnvelope, knownAppError } from '../../error-answers.js';
 import { BODY_LIMIT_BYTES } from '../limits.js';
@@ -10,8 +10,43 @@ import { CLIENT_GONE_STATUS } from '../client-gone.js';
 /** While the database cannot be reached, its 503s are logged at most this often: a line per outage, not per request. */
 export const DATABASE_UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
 
-/** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
-export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
+/**
+ * What anything thrown answers as, logged as the operator needs it: null for a client that is
+ * gone (nothing is sent), else the AppError to send. A bug is logged as 'unhandled error', a
+ * machine out of local ports as a warning, and the database's outage once a minute at most.
+ */
+export type AnswerError = (thrown: unknown, log: FastifyBaseLogger) => AppError | null;
+
+/** An AnswerError with its own memory of when the outage was last logged: one per app. */
+export function errorAnswerer(): AnswerError {
+  let unavailableLoggedAt = -Infinity;
+  return (thrown, log) => {
+    if (thrown instanceof ClientGoneError) {
+      log.info({ reason: thrown.message }, 'client gone');
+      return null;
+    }
+    const appError = thrown instanceof Error ? toAppError(thrown as FastifyError) : new InternalError();
+    if (appError instanceof InternalError) {
+      log.error({ err: thrown }, 'unhandled error');
+    } else if (thrown instanceof DialError) {
+      // The operator should see a machine out of ports, as the 500 it was showed it.
+      log.warn({ err: thrown }, 'a connect found no local address free: answered 503');
+    } else if (appError instanceof ServiceUnavailableError && !(thrown instanceof AppError)) {
+      const now = Date.now();
+      if (now - unavailableLoggedAt >= DATABASE_UNAVAILABLE_LOG_INTERVAL_MS) {
+        unavailableLoggedAt = now;
+        log.warn({ err: thrown }, 'the database cannot be reached: requests that need it are answered 503 (logged at most once a minute)');
+      }
+    }
+    return appError;
+  };
+}
+
+/**
+ * Turns anything thrown into the error envelope (`answer`: the app's one AnswerError, which calls
+ * made inside a request use too); knows which paths exist for 404 vs 405.
+ */
+export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex, answer: AnswerError): void {
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const path = pathOf(request.url);
     const allowed = routes.methodsOf(path);
@@ -22,26 +57,9 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     return sendError(reply, error);
   });
 
-  let unavailableLoggedAt = -Infinity;
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof ClientGoneError) {
-      request.log.info({ reason: error.message }, 'client gone');
-      return reply.code(CLIENT_GONE_STATUS).send();
-    }
-    const appError = toAppError(error);
-    if (appError instanceof InternalError) {
-      request.log.error({ err: error }, 'unhandled error');
-    } else if (error instanceof DialError) {
-      // The operator should see a machine out of ports, as the 500 it was showed it.
-      request.log.warn({ err: error }, 'a connect found no local address free: answered 503');
-    } else if (appError instanceof ServiceUnavailableError && !(error instanceof AppError)) {
-      const now = Date.now();
-      if (now - unavailableLoggedAt >= DATABASE_UNAVAILABLE_LOG_INTERVAL_MS) {
-        unavailableLoggedAt = now;
-        request.log.warn({ err: error }, 'the database cannot be reached: requests that need it are answered 503 (logged at most once a minute)');
-      }
-    }
-    return sendError(reply, appError);
+    const appError = answer(error, request.log);
+    return appError === null ? reply.code(CLIENT_GONE_STATUS).send() : sendError(reply, appError);
   });
 }
 
