@@ -4,7 +4,7 @@ import { configSummary, describeDatabase, withoutPassword } from './config-summa
 import { judgeHealth } from './domain/proxy/index.js';
 import { exitOnSignals, reloadGeoOnSighup, useProductionRuntime } from './runtime.js';
 import { WorkerConfigError } from './errors.js';
-import { listenForMetrics, type MetricsListener } from './http/metrics-listener.js';
+import type { MetricsListener } from './http/metrics-listener.js';
 
 export interface RunningWorker {
   services: Composition;
@@ -51,6 +51,9 @@ export async function startWorker(config: Config, log: (line: string) => void = 
     })());
   if (config.metricsPort !== undefined && services.httpMetrics && config.metricsToken !== undefined) {
     try {
+      // The worker's only HTTP code, loaded only when it is asked for: Fastify, the API's
+      // /metrics route, token check, envelope and connection bounds (test/architecture.test.ts).
+      const { listenForMetrics } = await import('./http/metrics-listener.js');
       metrics = await listenForMetrics({ metrics: services.httpMetrics, token: config.metricsToken, host: config.host, port: config.metricsPort, timeouts: config.timeouts });
     } catch (err) {
       await close();
