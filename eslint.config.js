@@ -55,13 +55,15 @@ export default tseslint.config(
     },
   },
   {
-    // The operations declare endpoints over the domain: no HTTP, no infrastructure.
+    // The operations declare the endpoints over the domain; src/http builds the routes from them,
+    // and src/compose.ts hands in the infrastructure (docs/architecture.md).
     files: ['src/operations/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          { group: ['**/http/**', '**/http'], message: 'src/http is built from src/operations, not the reverse.' },
-          { group: ['**/infra/**', '**/infra'], message: 'src/operations use the interfaces src/domain declares; src/compose.ts hands in what src/infra implements.' },
+          { group: ['**/infra/**', '**/infra'], message: 'src/operations takes the domain\'s interfaces; src/compose.ts hands in their implementations.' },
+          { group: ['**/http/**', '**/http'], message: 'src/operations knows nothing of HTTP: src/http builds the routes from it.' },
+          { group: ['fastify', 'fastify/**', '@fastify/**'], message: 'Only src/http imports Fastify.' },
         ],
       }],
     },

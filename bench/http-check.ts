@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { Checker } from '../src/domain/checks/index.js';
 import { createDialer } from '../src/infra/net/dialer.js';
+import { createConnector } from '../src/infra/net/connector.js';
 import { makeTestPki } from '../test/fixtures/tls-pki.js';
 import { median } from './stats.js';
 
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
     child.stdout!.setEncoding('utf8').once('data', (line: string) => resolve(JSON.parse(line)));
   });
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
-  const checker = new Checker({ dialer, extraCaPem: readFileSync(info.ca, 'utf8') });
+  const checker = new Checker({ dialer, connector: createConnector(dialer), extraCaPem: readFileSync(info.ca, 'utf8') });
   const signal = new AbortController().signal;
   console.log(`ROUNDS=${ROUNDS} per URL, medians in ms (netdiag − curl)`);
   for (const url of [`http://127.0.0.1:${info.http}/`, `https://127.0.0.1:${info.https}/`]) {

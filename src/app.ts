@@ -22,18 +22,12 @@ import { callSteps } from './http/call-steps.js';
 import { metricsRoute, registerMetrics, type HttpMetrics } from './http/plugins/metrics.js';
 import { RouteIndex } from './http/route-index.js';
 import type { RouteDeps } from './http/routes/deps.js';
-import { checkRoutes } from './http/routes/checks.js';
-import { dnsRoutes } from './http/routes/dns.js';
 import { healthRoutes } from './http/routes/health.js';
-import { ipRoutes } from './http/routes/ip.js';
-import { ipv6Routes } from './http/routes/ipv6.js';
 import { jobRoutes } from './http/routes/jobs.js';
 import { jobStreams } from './http/job-streams.js';
 import { judgeRoutes } from './http/routes/judge.js';
 import { mcpRoutes } from './http/routes/mcp.js';
-import { pingRoutes } from './http/routes/ping.js';
-import { portRoutes } from './http/routes/ports.js';
-import { proxyRoutes } from './http/routes/proxy.js';
+import { operationRoutes } from './http/routes/operations.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { userRoutes } from './http/routes/user.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
@@ -137,13 +131,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   await app.register(async (api) => {
     await userRoutes(api, deps);
     await usageRoutes(api, deps);
-    await ipv6Routes(api, deps);
-    await dnsRoutes(api, deps);
-    await ipRoutes(api, deps);
-    await proxyRoutes(api, deps);
-    await portRoutes(api, deps);
-    await pingRoutes(api, deps);
-    await checkRoutes(api, deps);
+    // Every operation's route, from its declaration (src/operations/).
+    await operationRoutes(api, deps);
     await jobRoutes(api, deps, streams);
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });
@@ -151,7 +140,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   const calls = operationCaller({ routeDeps: deps, steps });
   // A browser page of an origin the operator allows for /api (NETDIAG_CORS_ORIGINS) may call /mcp too.
   await mcpRoutes(app, calls, { publicUrl: deps.config.publicUrl, corsOrigins: deps.config.corsOrigins });
-  await healthRoutes(app, deps.store, limiter, deps.geo);
+  await healthRoutes(app, deps.store, limiter, deps.geo, deps.path);
   await metricsRoute(app, { metrics: deps.httpMetrics, token: deps.config.metricsToken });
   await judgeRoutes(app, deps);
   await registerPages(app, {

@@ -31,7 +31,10 @@ import { PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { createInFlightSlots } from './infra/in-flight/index.js';
 import { createJobQueue } from './infra/jobs/index.js';
 import type { JobQueue } from './domain/jobs/queue.js';
+import { createConnector } from './infra/net/connector.js';
 import { createDialer, type Dialer } from './infra/net/dialer.js';
+import { createPathTools } from './infra/path/index.js';
+import type { PathTools } from './domain/path/index.js';
 import type { RateLimiter } from './domain/usage/rate-limit.js';
 import { createRateLimiter } from './infra/ratelimit/index.js';
 import { MemoryRateLimiter } from './infra/ratelimit/memory.js';
@@ -78,6 +81,8 @@ export interface ComposeOptions {
   dnsClient?: DnsClient;
   /** GeoIP reader; built from NETDIAG_GEOIP_* (or the bundled data) unless given. */
   geo?: GeoReader;
+  /** The path tools, built with their runner unless given (tests run the programs in a network namespace). */
+  path?: PathTools;
   /** Shorter RDAP timeouts, a test CA for https RDAP servers (tests of hostile servers). */
   rdapTuning?: RdapTuning;
   /** Shorter proxy-check timeouts (tests of the timeout paths). */
@@ -146,6 +151,8 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
 
   // The probes, and the operations that run them.
   const dialer = opts.dialer ?? createDialer(config);
+  // Connecting to checked addresses, TLS and HTTP on the dialer's sockets: the checks' one kit.
+  const connector = createConnector(dialer);
   const dnsClient = opts.dnsClient ?? createDnsClient(config);
   // The GeoIP reader given (tests), or one made here, whose data load() reads.
   let geo: GeoReader;
@@ -177,6 +184,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     ping: new TcpPinger({ dialer }),
     proxy: new ProxyChecker({
       dialer,
+      connector,
       // The judge URL set, else this server's own /judge, else (a worker) the one recorded in the database.
       judges: new JudgeDirectory({ configured: configuredJudgeUrl(config), record: store.judge }),
       // Nonces and the signing secret in the database: every instance behind one judge URL agrees.
@@ -186,7 +194,9 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
       ...(opts.proxyTimeouts ? { timeouts: opts.proxyTimeouts } : {}),
     }),
     ip: { geo, dns: dnsClient, dnsblZones: config.dnsblZones },
-    checks: new Checker({ dialer, extraCaPem: config.extraCaCerts }),
+    checks: new Checker({ dialer, connector, extraCaPem: config.extraCaCerts }),
+    // ICMP ping, traceroute, mtr: the system's programs, one process budget for this server.
+    path: opts.path ?? createPathTools({ dialer, dns: dnsClient, geo }),
   };
   const operations = jobOperations(probes);
 

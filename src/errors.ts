@@ -208,6 +208,20 @@ export class JudgeUnavailableError extends ServiceUnavailableError {
   }
 }
 
+/** Retry-After of a path tool call refused for want of the program or its privilege: an operator has to act first. */
+export const PATH_TOOL_UNAVAILABLE_RETRY_S = 60;
+
+/**
+ * 503: a path tool (ping, traceroute, mtr) cannot run on this server: its program is missing or
+ * may not send raw packets. The message names what is missing and how to provide it
+ * (docs/path-tools.md); the rest of the service is unaffected.
+ */
+export class PathToolUnavailableError extends ServiceUnavailableError {
+  constructor(tool: string, reason: string) {
+    super(`${tool} is unavailable on this server: ${reason}`, PATH_TOOL_UNAVAILABLE_RETRY_S);
+  }
+}
+
 /*
  * Internal errors: thrown and caught inside the server, they never reach a client as themselves
  * (a probe reports them as a result, a run gives its job back, the error handler maps them).
@@ -365,6 +379,23 @@ export class DnsTransportError extends Error {
   ) {
     super(message);
     this.name = 'DnsTransportError';
+  }
+}
+
+/**
+ * A path tool program that failed (src/infra/path). `no_route`: this machine has no route to the
+ * address (the program said "Network is unreachable"), which the path tools report as their
+ * result's `error`; `failed`: anything else (an exit it should not make, output it should not
+ * print, its deadline or output bound passed), which is our fault (a 500).
+ */
+export class PathToolError extends Error {
+  constructor(
+    readonly tool: string,
+    readonly kind: 'no_route' | 'failed',
+    readonly reason: string,
+  ) {
+    super(`${tool}: ${reason}`);
+    this.name = 'PathToolError';
   }
 }
 

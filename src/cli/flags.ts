@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { TSchema } from 'typebox';
 import { UsageError } from '../errors.js';
+import { schemaFields, type SchemaField, type ValueShape } from '../lib/schema-fields.js';
 import { validationErrorFromAjv, validatorCompiler } from '../http/validation.js';
 
 /**
@@ -8,25 +9,6 @@ import { validationErrorFromAjv, validatorCompiler } from '../http/validation.js
  * `--kebab-case` flag, typed and bounded by its schema, and the request is judged by the server's
  * own validator before it is sent, so the command line refuses what the API would refuse.
  */
-
-/** The JSON Schema keywords a request field uses (TypeBox writes plain JSON Schema). */
-export interface FieldSchema {
-  type?: string;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: FieldSchema[];
-  items?: FieldSchema;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  default?: unknown;
-  description?: string;
-  properties?: Record<string, FieldSchema>;
-  required?: string[];
-}
 
 type Kind = 'string' | 'integer' | 'number' | 'boolean';
 
@@ -42,39 +24,27 @@ export interface Flag {
   list: 'array' | 'text' | null;
   choices: string[] | null;
   required: boolean;
-  schema: FieldSchema;
+  /** The field as the schema reader (src/lib/schema-fields.ts) read it. */
+  read: SchemaField;
 }
 
 export const flagName = (field: string): string => field.replace(/_/g, '-');
 
-const constStrings = (alternatives: FieldSchema[]): string[] | null =>
-  alternatives.every((a) => typeof a.const === 'string') ? alternatives.map((a) => a.const as string) : null;
+/** A value typed on the command line: a number or a switch as such, anything else as a string. */
+const kindOf = (v: ValueShape): Kind => (v.kind === 'integer' || v.kind === 'number' || v.kind === 'boolean' ? v.kind : 'string');
 
-function flagOf(field: string, schema: FieldSchema, required: boolean): Flag {
-  const base = { field, flag: flagName(field), required, schema };
-  const alternatives = schema.anyOf ?? [];
-  const choices = constStrings(alternatives);
-  if (alternatives.length > 0 && choices) return { ...base, kind: 'string', list: null, choices };
-  if (alternatives.length > 0) {
-    const text = alternatives.some((a) => a.type === 'string' && a.const === undefined);
-    const array = alternatives.find((a) => a.type === 'array');
-    if (text) return { ...base, kind: 'string', list: array ? 'text' : null, choices: null };
-    if (array) return { ...flagOf(field, array, required), schema };
-  }
-  if (schema.type === 'array') {
-    const item = flagOf(field, schema.items ?? {}, required);
-    return { ...base, kind: item.kind, list: 'array', choices: item.choices };
-  }
-  const strings = Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === 'string') ? (schema.enum as string[]) : null;
-  const kind: Kind = schema.type === 'integer' || schema.type === 'number' || schema.type === 'boolean' ? schema.type : 'string';
-  return { ...base, kind, list: null, choices: strings };
+function flagOf(f: SchemaField): Flag {
+  const base = { field: f.name, flag: flagName(f.name), required: f.required, read: f };
+  if (f.alternatives.length > 0 && f.choices) return { ...base, kind: 'string', list: null, choices: f.choices };
+  // A union with a branch to type (ports: "22,80,8000-8100") is typed as such, its list joined by commas.
+  if (f.text) return { ...base, kind: 'string', list: f.list ? 'text' : null, choices: null };
+  if (f.list) return { ...base, kind: kindOf(f.item!), list: 'array', choices: f.item!.choices };
+  return { ...base, kind: kindOf(f), list: null, choices: f.choices };
 }
 
 /** The flags of an object schema, in its declared order; the first required one may be positional. */
 export function flagsOf(schema: TSchema | undefined): Flag[] {
-  const object = schema as unknown as FieldSchema | undefined;
-  const required = new Set(object?.required ?? []);
-  return Object.entries(object?.properties ?? {}).map(([field, s]) => flagOf(field, s, required.has(field)));
+  return schemaFields(schema).map(flagOf);
 }
 
 /** What a flag takes, for usage lines and help: `<A|AAAA|MX>`, `<integer 1-30>`, `<list of string>`. */
@@ -82,10 +52,10 @@ export function flagType(f: Flag): string {
   if (f.kind === 'boolean') return '';
   const bounds = (lo: number | undefined, hi: number | undefined, unit = '') =>
     lo !== undefined && hi !== undefined ? ` ${lo}-${hi}${unit}` : lo !== undefined ? ` ≥${lo}${unit}` : hi !== undefined ? ` ≤${hi}${unit}` : '';
-  const item = f.list === 'array' ? (f.schema.items ?? f.schema.anyOf?.find((a) => a.type === 'array')?.items ?? {}) : f.schema;
+  const item = f.list === 'array' ? f.read.item!.schema : f.read.schema;
   const one = f.choices ? f.choices.join('|') : f.kind === 'string' ? `string${bounds(item.minLength, item.maxLength, ' chars')}` : `${f.kind}${bounds(item.minimum, item.maximum)}`;
   if (f.list === 'array') {
-    const arr = f.schema.type === 'array' ? f.schema : (f.schema.anyOf?.find((a) => a.type === 'array') ?? {});
+    const arr = f.read.list!;
     return `<${one},...${bounds(arr.minItems, arr.maxItems, ' entries').replace(/^ /, '; ')}>`;
   }
   return f.list === 'text' ? '<list>' : `<${one}>`;
@@ -99,12 +69,15 @@ export function flagHelp(flags: Flag[], positional: Flag | undefined): string[] 
   });
   const width = Math.max(0, ...left.map((l) => l.length));
   return flags.map((f, i) => {
+    const { read } = f;
     const notes = [
       f.required ? 'required' : undefined,
-      f.schema.default !== undefined ? `default ${typeof f.schema.default === 'string' ? f.schema.default : JSON.stringify(f.schema.default)}` : undefined,
+      read.default !== undefined ? `default ${typeof read.default === 'string' ? read.default : JSON.stringify(read.default)}` : undefined,
       f.list ? 'comma-separated or repeated' : undefined,
     ].filter(Boolean);
-    const described = f.schema.description ?? f.schema.items?.description ?? f.schema.anyOf?.map((a) => a.description).filter(Boolean).join('; ');
+    // The field's own words, else its items' (a plain list), else its branches'.
+    const itemsWords = read.list === read.schema ? read.item!.schema.description : undefined;
+    const described = read.description ?? itemsWords ?? read.alternatives.map((a) => a.description).filter(Boolean).join('; ');
     const text = [described, notes.length ? `(${notes.join('; ')})` : '']
       .filter(Boolean)
       .join(' ');

@@ -1,13 +1,7 @@
 import { ERROR_CODES } from '../errors.js';
-import {
-  ERROR_EXAMPLES,
-  JOB_STREAM_EXAMPLES,
-  OPERATION_EXAMPLES,
-  WEBHOOK_EVENT_EXAMPLES,
-  jobAcceptedExample,
-  validationExample,
-  type ExampleObject,
-} from './examples.js';
+import { OPERATIONS } from '../operations/index.js';
+import type { ExampleObject, OperationExamples } from '../operations/shared/examples.js';
+import { ERROR_EXAMPLES, JOB_STREAM_EXAMPLES, ROUTE_EXAMPLES, WEBHOOK_EVENT_EXAMPLES, jobAcceptedExample, validationExample } from './examples.js';
 import { API_PREFIX } from './plugins/auth.js';
 import { ROUTE_ERROR_STATUSES, codesOf, errorSchemaId, type RouteErrorStatus } from './schemas/errors.js';
 import { JOB_EVENT_TYPES } from './schemas/webhooks.js';
@@ -116,6 +110,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   ip: 'Where an address is and which network holds it; security signals on request.',
   proxy: 'Is a proxy working, which protocol, how anonymous, how fast.',
   ports: 'TCP port scans: one port, a list or range, a preset.',
+  path: 'The path to a host: ICMP ping, traceroute and mtr, run with the system\'s own programs.',
   checks: 'An HTTP(S) request followed through its redirects with timings; a TLS handshake and the certificate it shows.',
   jobs: 'Any POST runs as a job with `Prefer: respond-async`: read it, stream its items, cancel it.',
   webhooks: 'The signing secret of the webhooks a finished job sends (see `webhooks` of this document).',
@@ -208,8 +203,14 @@ function admitsNoBody(schema: unknown): boolean {
   return s?.type === 'null' || (s?.anyOf ?? s?.oneOf ?? []).some(admitsNoBody);
 }
 
+/** Each route's examples, by `METHOD /path` as in the document: every operation's own, and the other routes' (src/http/examples.ts). */
+const EXAMPLES: ReadonlyMap<string, OperationExamples> = new Map([
+  ...OPERATIONS.map((op) => [`POST ${API_PREFIX}${op.path}`, op.examples] as const),
+  ...Object.entries(ROUTE_EXAMPLES),
+]);
+
 function completeOperation(path: string, method: string, operation: OperationObject): void {
-  const examples = OPERATION_EXAMPLES[`${method.toUpperCase()} ${path}`];
+  const examples = EXAMPLES.get(`${method.toUpperCase()} ${path}`);
   const json = operation.requestBody?.content?.['application/json'];
   if (operation.requestBody && json && admitsNoBody(json.schema)) operation.requestBody.required = false;
   if (examples?.body && json) json.examples = examples.body;

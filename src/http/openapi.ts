@@ -72,7 +72,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'netdiag',
         version: API_VERSION,
         description:
-          'Network diagnostics API: proxy checks, IP lookup, DNS and WHOIS, TCP port scans, IPv6 tools and usage analytics. ' +
+          'Network diagnostics API: proxy checks, IP lookup, DNS and WHOIS, TCP port scans, ping, traceroute and mtr, HTTP and TLS checks, IPv6 tools and usage analytics. ' +
           'Every /api endpoint needs `Authorization: Bearer <token>`.' +
           notes,
       },

@@ -4,6 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type RequestId, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_DIR } from '../config.js';
+import { schemaFields, type FieldSchema } from '../lib/schema-fields.js';
 import { OPERATIONS, type AnyOperation } from '../operations/index.js';
 import { toolNameOf } from '../operations/names.js';
 
@@ -41,27 +42,25 @@ interface Entry {
 
 type JsonSchema = Record<string, unknown>;
 
-/** "integer 1–30", "at most 255 characters", "one of A, AAAA": a property's bounds in words. */
-function boundsOf(schema: JsonSchema): string {
-  if (Array.isArray(schema.anyOf)) return (schema.anyOf as JsonSchema[]).map(boundsOf).join(', or ');
+/** "integer 1–30", "at most 255 characters", "one of A, AAAA": a value's bounds in words, a union's branch by branch. */
+function boundsOf(schema: FieldSchema): string {
+  if (Array.isArray(schema.anyOf)) return schema.anyOf.map(boundsOf).join(', or ');
   const parts: string[] = [];
   if (Array.isArray(schema.enum)) parts.push(`one of ${schema.enum.join(', ')}`);
-  else if (typeof schema.type === 'string') parts.push(schema.type === 'array' ? `array of ${String((schema.items as JsonSchema | undefined)?.type ?? 'values')}s` : schema.type);
+  else if (typeof schema.type === 'string') parts.push(schema.type === 'array' ? `array of ${String(schema.items?.type ?? 'values')}s` : schema.type);
   if (typeof schema.minimum === 'number' && typeof schema.maximum === 'number') parts.push(`${schema.minimum}–${schema.maximum}`);
   if (typeof schema.maxLength === 'number') parts.push(`at most ${schema.maxLength} characters`);
   if (typeof schema.maxItems === 'number') parts.push(`${String(schema.minItems ?? 0)} to ${schema.maxItems} entries`);
-  const items = schema.items as JsonSchema | undefined;
+  const { items } = schema;
   if (items && typeof items.minimum === 'number' && typeof items.maximum === 'number') parts.push(`each ${items.minimum}–${items.maximum}`);
   return parts.join(' ');
 }
 
-/** The summary, then every field with its bounds, required or default: what a model reads before it calls. */
+/** The summary, then every field (src/lib/schema-fields.ts reads them) with its bounds, required or default: what a model reads before it calls. */
 function descriptionOf(op: AnyOperation): string {
-  const body = op.body as JsonSchema;
-  const required = new Set((body.required as string[] | undefined) ?? []);
-  const fields = Object.entries((body.properties as Record<string, JsonSchema> | undefined) ?? {}).map(([name, schema]) => {
-    const rule = required.has(name) ? 'required' : schema.default !== undefined ? `default ${JSON.stringify(schema.default)}` : 'optional';
-    return `${name} (${boundsOf(schema)}; ${rule})`;
+  const fields = schemaFields(op.body).map((f) => {
+    const rule = f.required ? 'required' : f.default !== undefined ? `default ${JSON.stringify(f.default)}` : 'optional';
+    return `${f.name} (${boundsOf(f.schema)}; ${rule})`;
   });
   // A tool call is synchronous: the schema's array bound is a job's, the call takes `bounds.sync`.
   const bound = op.bounds ? ` At most ${op.bounds.sync} ${op.bounds.noun} in one tool call.` : '';

@@ -6,18 +6,21 @@ import type { DnsLookupService } from '../domain/dns/index.js';
 import { RESULT_IS_ITEMS, type ItemSet, type JobOperation } from '../domain/jobs/operations.js';
 import type { PortScanner } from '../domain/ports/index.js';
 import type { TcpPinger } from '../domain/ping/index.js';
+import type { PathTools } from '../domain/path/index.js';
 import type { ProxyChecker } from '../domain/proxy/index.js';
 import type { RdapService, RegistrationLookup } from '../domain/rdap/index.js';
-import type { ResolveOptions } from '../domain/dialer.js';
-import type { Dialer } from '../infra/net/dialer.js';
+import type { Dialer, ResolveOptions } from '../domain/dialer.js';
 import { AppError, ResolveError } from '../errors.js';
 import type { Metrics } from '../domain/metrics.js';
 import { toolNameOf } from './names.js';
+import type { OperationExamples } from './shared/examples.js';
+import type { ResultView } from './shared/view.js';
 
 /**
- * One POST endpoint as a declaration: its schemas and what it runs. The route is generated from
- * it (src/http/operation.ts), and so is the job that runs it (Prefer: respond-async): both call
- * the same `run`, so a job's `result` is the synchronous call's `data` by construction.
+ * One POST endpoint as a declaration, in a folder of its own (src/operations/<tool>/): its
+ * schemas, what it runs, its examples and its dashboard view. The route is generated from it
+ * (src/http/operation.ts), and so is the job that runs it (Prefer: respond-async): both call the
+ * same `run`, so a job's `result` is the synchronous call's `data` by construction.
  */
 
 /** What operations run with: the probes, each built once (src/compose.ts). */
@@ -41,6 +44,8 @@ export interface OperationDeps {
   metrics: Metrics;
   /** The HTTP and TLS checks (their trust store: Node's roots and NETDIAG_EXTRA_CA_CERTS). */
   checks: Checker;
+  /** ICMP ping, traceroute and mtr: the system's programs, one process budget per server (docs/path-tools.md). */
+  path: PathTools;
 }
 
 export interface RunContext {
@@ -75,6 +80,19 @@ export interface ItemBounds {
   noun: string;
 }
 
+/**
+ * What `run` answers as `data`: a value of the `data` schema's type, so the compiler holds what the
+ * domain returns to what the document says. A job run again (`ctx.done`) leaves the places of the
+ * items it skipped empty; a run given `onItem` may answer ITEMS_REPORTED.
+ */
+export type RunData<D extends TSchema> = Static<D> | (Static<D> extends readonly (infer I)[] ? (I | undefined)[] : never) | typeof ITEMS_REPORTED;
+
+/*
+ * The functions below are methods, not function-typed properties: every declaration is then an
+ * AnyOperation as it is (a method's parameters are compared both ways), with no cast. What
+ * stands behind it: the route's validator has checked each body against `body` before any of
+ * them is called with it, and a job's body was checked so before it was stored.
+ */
 export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSchema> {
   /** The path under /api, which is also the job's `endpoint`. */
   path: string;
@@ -83,13 +101,18 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
   body: B;
   /** The schema of `data`; for bulk and range calls an array of the items `onItem` reports. */
   data: D;
+  /**
+   * The schema of each item a job streams when `data` is an object that holds them (a
+   * traceroute's hops); for an array `data`, its items' schema is used.
+   */
+  item?: TSchema;
   /** Probes the network: counts against the account's work in flight (docs/api.md, "Rate limits"). */
   probe: boolean;
   /**
    * Bulk and range calls: the number of items `data` will hold (a job's progress total), at most
    * `max` (a ValidationError beyond it).
    */
-  items?: (body: Static<B>, max?: number) => number;
+  items?(body: Static<B>, max?: number): number;
   /**
    * Bulk and range calls whose `run` skips the items in `ctx.done` (never probes them): their
    * jobs may give their turn to other accounts' work between batches and go on later.
@@ -105,9 +128,13 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
    * The synchronous call's 400s and 403s, for a job before its 202: bounds the schema cannot say,
    * and every target resolved and checked through the dialer (never connected).
    */
-  precheck?: (deps: OperationDeps, body: Static<B>) => Promise<void> | void;
+  precheck?(deps: OperationDeps, body: Static<B>): Promise<void> | void;
   /** `data` is shaped by the `data` schema on the way out, as the serializer does (or ITEMS_REPORTED, given `onItem`). */
-  run: (deps: OperationDeps, body: Static<B>, ctx: RunContext) => Promise<{ data: unknown; message: string }>;
+  run(deps: OperationDeps, body: Static<B>, ctx: RunContext): Promise<{ data: RunData<D>; message: string }>;
+  /** The OpenAPI document's examples of this endpoint: request bodies, the 200, the field its 400 names. */
+  examples: OperationExamples;
+  /** How the dashboard shows a job's result (src/operations/shared/view.ts); without one, the generic view. */
+  view?: ResultView;
 }
 
 /** "At most 1000 ports in one call; up to 65535 as a job (Prefer: respond-async)." for the document. */
@@ -117,8 +144,9 @@ export function boundsText(bounds: ItemBounds): string {
 
 export type AnyOperation = Operation<TSchema, TSchema>;
 
-export function defineOperation<B extends TSchema, D extends TSchema>(op: Operation<B, D>): AnyOperation {
-  return op as unknown as AnyOperation;
+/** Declares an operation: `body` and `data` type what `run`, `items` and `precheck` are given and answer. */
+export function defineOperation<B extends TSchema, D extends TSchema>(op: Operation<B, D>): Operation<B, D> {
+  return op;
 }
 
 /**
@@ -158,7 +186,7 @@ export function serializerOf(schema: TSchema): (value: unknown) => string {
 
 /** What the job service runs for an endpoint: the operation, its answers written as the synchronous ones are. */
 export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperation {
-  const itemSchema = (op.data as { items?: TSchema }).items;
+  const itemSchema = op.item ?? (op.data as { items?: TSchema }).items;
   let serializers: { data: (value: unknown) => string; item: ((value: unknown) => string) | undefined } | undefined;
   // Compiled on first use: a process that never runs this endpoint's jobs never compiles them.
   const serialize = () => (serializers ??= { data: serializerOf(op.data), item: itemSchema && serializerOf(itemSchema) });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import type { DnsLookupResult } from '../../src/http/schemas/dns.js';
+import type { DnsLookupResult } from '../../src/operations/dns-lookup/schema.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';
 import { closedUdpPort, startDnsServer, type DnsFixture, type FixtureRecord } from '../fixtures/dns-server.js';

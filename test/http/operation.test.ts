@@ -9,6 +9,9 @@ import { NO_METRICS } from '../../src/domain/metrics.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
 import { ValidationError } from '../../src/errors.js';
 
+/** Test operations are in no document. */
+const NO_EXAMPLES = { ok: {} };
+
 test('Prefer: respond-async is found in any case, among other preferences and with parameters (RFC 7240)', () => {
   for (const yes of ['respond-async', 'Respond-Async', 'return=minimal, respond-async', 'wait=10;x=1, RESPOND-ASYNC', ' respond-async ; foo=bar', 'respond-async=1']) {
     assert.equal(prefersRespondAsync(yes), true, yes);
@@ -36,6 +39,7 @@ test('a job of a bulk operation: every item reported once, written as the synchr
     body: Type.Object({ fail: Type.Boolean() }),
     data: Type.Array(Item),
     probe: false,
+    examples: NO_EXAMPLES,
     items: () => 3,
     async run(_deps, body, ctx) {
       const data = [0, 1, 2].map((port) => ({ port, state: 'open' as const, secret: 'dropped' }));
@@ -67,12 +71,15 @@ test('a job whose final data is not exactly the items it reported is written fro
     body: Type.Object({}),
     data: Type.Array(Item),
     probe: false,
+    examples: NO_EXAMPLES,
     items: () => 2,
     async run(_deps, _body, ctx) {
       ctx.onItem?.(0, { port: 1, open: true });
       ctx.onItem?.(1, { port: 2, open: false });
-      // Copies, and one of them changed after it was reported: the data decides the result.
-      return { data: [{ port: 1, open: true, extra: 'x' }, { port: '2', open: true }], message: 'ok' };
+      // Copies, and one of them changed after it was reported: the data decides the result. A
+      // port as a string is what the compiler refuses a real run; the serializer coerces it.
+      const data: unknown = [{ port: 1, open: true, extra: 'x' }, { port: '2', open: true }];
+      return { data: data as { port: number; open: boolean }[], message: 'ok' };
     },
   });
   const result = await jobOperation(op, { metrics: NO_METRICS } as RouteDeps).run({}, { signal: new AbortController().signal, onItem: () => undefined });
@@ -103,6 +110,7 @@ test('a job run again: the stored items are the result with what it reports now,
       body: Type.Object({}),
       data: Type.Array(Item),
       probe: false,
+      examples: NO_EXAMPLES,
       items: () => 4,
       async run(_deps, _body, ctx) {
         const data: Array<{ port: number }> = new Array(4);

@@ -7,9 +7,9 @@ import type { AppDeps } from '../../src/compose-app.js';
 import { WhoisService } from '../../src/domain/whois/service.js';
 import { BootstrapRegistry, RdapService, RegistrationLookup } from '../../src/domain/rdap/index.js';
 import { DialerRdapHttp, DirectoryBootstrapSource } from '../../src/infra/rdap/index.js';
-import { dnsOperations } from '../../src/operations/dns.js';
+import { dnsWhois } from '../../src/operations/dns-whois/index.js';
 import type { RouteDeps } from '../../src/http/routes/deps.js';
-import type { WhoisResult } from '../../src/http/schemas/dns.js';
+import type { WhoisResult } from '../../src/operations/dns-whois/schema.js';
 import { createDialer, type Dialer } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';
@@ -420,11 +420,10 @@ describe('POST /api/dns/whois: the operation hands its signal to the lookup', ()
     t.after(() => silent.close());
     // Hops far longer than the test may run: only the abort can end this one.
     const port43 = new WhoisService({ dialer: createDialer({ allowTargets: ['127.0.0.0/8'], dnsServers: [dns.server] }), server: silent.server, hopTimeoutMs: 600_000, totalTimeoutMs: 600_000 });
-    const op = dnsOperations.find((o) => o.path === '/dns/whois')!;
     const abort = new AbortController();
     const rdap = new RdapService({ http: new DialerRdapHttp(createDialer({ allowTargets: [], dnsServers: [dns.server] })), bootstrap: new BootstrapRegistry({ source: new DirectoryBootstrapSource(NO_RDAP) }) });
     const whois = new RegistrationLookup({ rdap, whois: port43 });
-    const run = op.run({ whois, rdap } as Partial<RouteDeps> as RouteDeps, { domain: 'example.com' }, { signal: abort.signal });
+    const run = dnsWhois.run({ whois, rdap } as Partial<RouteDeps> as RouteDeps, { domain: 'example.com' }, { signal: abort.signal });
     await queried;
     const closed = silent.allClosed();
     const reason = new Error('job cancelled');

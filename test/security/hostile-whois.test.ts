@@ -5,7 +5,7 @@ import type { Static } from 'typebox';
 import { WHOIS_MAX_RESPONSE_BYTES } from '../../src/domain/whois/defaults.js';
 import { entries, parseWhois } from '../../src/domain/whois/parser.js';
 import { findReferral } from '../../src/domain/whois/referral.js';
-import type { WhoisResult } from '../../src/http/schemas/dns.js';
+import type { WhoisResult } from '../../src/operations/dns-whois/schema.js';
 import { startWhoisServer, type WhoisFixture } from '../fixtures/whois-server.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';

@@ -1,20 +1,22 @@
 import { createHash } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type tls from 'node:tls';
+import type { Connector } from '../connector.js';
 import type { Dialer } from '../dialer.js';
 import { AppError, DialError, ResolveError, TargetForbiddenError, ValidationError } from '../../errors.js';
 import { unlessAborted } from '../../lib/deadline.js';
 import { round2 } from '../../lib/round.js';
 import { hostOf, portOf } from '../../lib/url.js';
-import { connectFirst, handshake, handshakeFailure, sniFor } from './connect.js';
-import { CHECK_DEFAULT_TIMEOUT_S, HTTP_MAX_BODY_BYTES, HTTP_MAX_HEADER_BYTES, HTTP_MAX_REDIRECTS, HTTP_MAX_URL_CHARS, HTTP_USER_AGENT } from './defaults.js';
+import { handshake, handshakeFailure, sniFor } from './handshake.js';
+import { CHECK_DEFAULT_TIMEOUT_S, CHECK_MAX_ADDRESSES, HTTP_MAX_BODY_BYTES, HTTP_MAX_HEADER_BYTES, HTTP_MAX_REDIRECTS, HTTP_MAX_URL_CHARS, HTTP_USER_AGENT } from './defaults.js';
 
 /**
  * POST /http/check: one request (and the redirects it leads to), every hop resolved and checked
- * by the target policy and sent over a socket from the dialer to the checked address. node:http
- * only frames the request on that socket; it never resolves, connects or pools by itself. The
+ * by the target policy and sent over a socket from the dialer to the checked address (the
+ * connector's, src/domain/connector.ts). node:http only frames the request on that socket; it
+ * never resolves, connects or pools by itself. The
  * body is counted and hashed up to HTTP_MAX_BODY_BYTES and never kept; the head is bounded by
  * HTTP_MAX_HEADER_BYTES (llhttp refuses more).
  */
@@ -59,7 +61,8 @@ export interface HttpCheckResult {
 }
 
 export interface HttpCheckDeps {
-  dialer: Pick<Dialer, 'resolve' | 'dial'>;
+  dialer: Pick<Dialer, 'resolve'>;
+  connector: Connector;
   /** Node's roots plus NETDIAG_EXTRA_CA_CERTS (trust.ts). */
   context: tls.SecureContext;
 }
@@ -239,7 +242,7 @@ async function requestOnce(
     }
     hop.marks.dns = since();
     stage = 'connecting';
-    const connected = await connectFirst(deps.dialer, resolved.addresses, portOf(url), deadline, signal);
+    const connected = await deps.connector.connect(resolved.addresses, portOf(url), { deadline, signal, maxAddresses: CHECK_MAX_ADDRESSES, noDelay: true });
     raw = socket = connected.socket;
     // Time waiting for a socket slot is the budget's, not the server's: left out of every mark.
     start += connected.queuedMs;
@@ -248,7 +251,7 @@ async function requestOnce(
     if (url.protocol === 'https:') {
       stage = 'in the TLS handshake';
       const name = resolved.hostname ?? connected.address;
-      const shake = await handshake(raw, { name, servername: sniFor(name), context: deps.context, alpn: ['http/1.1'], signal });
+      const shake = await handshake(deps.connector, raw, { name, servername: sniFor(name), context: deps.context, alpn: ['http/1.1'], signal });
       socket = shake.secure;
       // The handshake's end, before the certificate was read (curl's time_appconnect).
       hop.marks.tls = round2(shake.at - start);
@@ -256,9 +259,21 @@ async function requestOnce(
       if (!shake.authorized) return { ...hop, error: `TLS certificate not accepted (${shake.authorizationError})` };
     }
     stage = 'waiting for the response head';
-    const res = await send(socket, url, method, signal, () => {
-      hop.marks.ttfb ??= since();
-    });
+    const { res } = await deps.connector.send(
+      socket,
+      {
+        method,
+        path: `${url.pathname}${url.search}`,
+        maxHeaderSize: HTTP_MAX_HEADER_BYTES,
+        headers: { host: url.host, 'user-agent': HTTP_USER_AGENT, accept: '*/*', connection: 'close' },
+      },
+      {
+        signal,
+        onFirstByte: () => {
+          hop.marks.ttfb ??= since();
+        },
+      },
+    );
     hop.status = res.statusCode ?? null;
     hop.httpVersion = res.httpVersion;
     hop.headers = headersOf(res.rawHeaders);
@@ -284,39 +299,6 @@ async function requestOnce(
     socket?.destroy();
     raw?.destroy();
   }
-}
-
-/** Sends the request on our socket; resolves with the response once its head is in. */
-function send(socket: net.Socket, url: URL, method: HttpMethod, signal: AbortSignal, onFirstByte: () => void): Promise<http.IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({
-      method,
-      path: `${url.pathname}${url.search}`,
-      // The one socket from the dialer; with no agent, node:http neither resolves nor pools.
-      createConnection: () => socket,
-      setHost: false,
-      maxHeaderSize: HTTP_MAX_HEADER_BYTES,
-      headers: { host: url.host, 'user-agent': HTTP_USER_AGENT, accept: '*/*', connection: 'close' },
-    });
-    // Before node:http's own listener: the moment the first byte of the answer arrives.
-    socket.prependOnceListener('data', onFirstByte);
-    const onAbort = (): void => {
-      req.destroy();
-      reject(signal.reason);
-    };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    req.once('error', (err) => {
-      signal.removeEventListener('abort', onAbort);
-      reject(signal.aborted ? signal.reason : err);
-    });
-    req.once('response', (res) => {
-      signal.removeEventListener('abort', onAbort);
-      res.on('error', () => undefined);
-      resolve(res);
-    });
-    req.end();
-  });
 }
 
 /** Counts and hashes the body up to HTTP_MAX_BODY_BYTES; never keeps it. */

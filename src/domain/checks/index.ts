@@ -1,4 +1,5 @@
 import type tls from 'node:tls';
+import type { Connector } from '../connector.js';
 import type { Dialer } from '../dialer.js';
 import { checkHttp, type HttpCheckInput, type HttpCheckResult } from './http-check.js';
 import { checkTls, type TlsCheckInput, type TlsCheckResult } from './tls-check.js';
@@ -10,7 +11,10 @@ export type { TlsCheckInput, TlsCheckResult } from './tls-check.js';
 export type { CertificateInfo, ChainEntry } from './certificate.js';
 
 export interface CheckerOptions {
-  dialer: Pick<Dialer, 'resolve' | 'dial'>;
+  /** Resolves and checks the targets (the target policy). */
+  dialer: Pick<Dialer, 'resolve'>;
+  /** Connects to the checked addresses, TLS and the request on them. */
+  connector: Connector;
   /** PEM text of CA certificates trusted besides Node's roots (NETDIAG_EXTRA_CA_CERTS). */
   extraCaPem?: string | undefined;
   now?: () => number;
@@ -19,12 +23,14 @@ export interface CheckerOptions {
 /** The HTTP and TLS checks of one process: one dialer, one trust store. */
 export class Checker {
   readonly #dialer: CheckerOptions['dialer'];
+  readonly #connector: Connector;
   readonly #extraCaPem: string | undefined;
   #trust: tls.SecureContext | undefined;
   readonly #now: () => number;
 
   constructor(opts: CheckerOptions) {
     this.#dialer = opts.dialer;
+    this.#connector = opts.connector;
     this.#extraCaPem = opts.extraCaPem;
     this.#now = opts.now ?? Date.now;
   }
@@ -35,10 +41,10 @@ export class Checker {
   }
 
   http(input: HttpCheckInput, signal: AbortSignal): Promise<HttpCheckResult> {
-    return checkHttp({ dialer: this.#dialer, context: this.#context }, input, signal);
+    return checkHttp({ dialer: this.#dialer, connector: this.#connector, context: this.#context }, input, signal);
   }
 
   tls(input: TlsCheckInput, signal: AbortSignal): Promise<TlsCheckResult> {
-    return checkTls({ dialer: this.#dialer, context: this.#context, now: this.#now }, input, signal);
+    return checkTls({ dialer: this.#dialer, connector: this.#connector, context: this.#context, now: this.#now }, input, signal);
   }
 }

@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type tls from 'node:tls';
+import type { Connector } from '../connector.js';
 import type { Dialer } from '../dialer.js';
 import { DialError, ResolveError } from '../../errors.js';
 import { unlessAborted } from '../../lib/deadline.js';
 import { chainOf, describeCertificate, type CertificateInfo, type ChainEntry } from './certificate.js';
-import { connectFirst, handshake, handshakeFailure, sniFor } from './connect.js';
-import { CHECK_DEFAULT_TIMEOUT_S, TLS_ALPN_OFFER, TLS_DEFAULT_PORT } from './defaults.js';
+import { handshake, handshakeFailure, sniFor } from './handshake.js';
+import { CHECK_DEFAULT_TIMEOUT_S, CHECK_MAX_ADDRESSES, TLS_ALPN_OFFER, TLS_DEFAULT_PORT } from './defaults.js';
 
 export interface TlsCheckInput {
   host: string;
@@ -36,7 +37,8 @@ export interface TlsCheckResult {
 }
 
 export interface TlsCheckDeps {
-  dialer: Pick<Dialer, 'resolve' | 'dial'>;
+  dialer: Pick<Dialer, 'resolve'>;
+  connector: Connector;
   /** Node's roots plus NETDIAG_EXTRA_CA_CERTS (trust.ts). */
   context: tls.SecureContext;
   now?: () => number;
@@ -83,10 +85,10 @@ export async function checkTls(deps: TlsCheckDeps, input: TlsCheckInput, signal:
     }
     const name = input.servername ?? resolved.hostname ?? resolved.addresses[0]!;
     result.servername = sniFor(name);
-    const connected = await connectFirst(deps.dialer, resolved.addresses, port, deadline, both);
+    const connected = await deps.connector.connect(resolved.addresses, port, { deadline, signal: both, maxAddresses: CHECK_MAX_ADDRESSES, noDelay: true });
     raw = connected.socket;
     result.ip = connected.address;
-    const shake = await handshake(raw, { name, servername: result.servername, context: deps.context, alpn: TLS_ALPN_OFFER, signal: both });
+    const shake = await handshake(deps.connector, raw, { name, servername: result.servername, context: deps.context, alpn: TLS_ALPN_OFFER, signal: both });
     secure = shake.secure;
     result.protocol = secure.getProtocol();
     result.cipher = secure.getCipher()?.name ?? null;

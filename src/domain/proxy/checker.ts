@@ -2,6 +2,7 @@ import { mapConcurrent } from '../../lib/map-concurrent.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import type { Connector } from '../connector.js';
 import type { CheckedAddress, Dialer } from '../dialer.js';
 import type { SocketBudget } from '../socket-budget.js';
 import type { NonceUse } from './judge-repository.js';
@@ -33,7 +34,10 @@ import { round2 } from '../../lib/round.js';
 import { JudgeUnavailableError, ResolveError } from '../../errors.js';
 
 export interface ProxyCheckerOptions {
-  dialer: Pick<Dialer, 'resolve' | 'connect' | 'socketBudget'>;
+  /** Resolves the proxies (the target policy) and gives each check its socket budget. */
+  dialer: Pick<Dialer, 'resolve' | 'socketBudget'>;
+  /** Connects to the proxies, and TLS and HTTP through them. */
+  connector: Connector;
   /** NETDIAG_JUDGE_URL (or NETDIAG_PUBLIC_URL + /judge); unset: this server's own /judge, known once it listens. */
   judgeUrl?: string | undefined;
   /** Where the judge comes from; built from `judgeUrl` alone unless given (the app adds the database's record). */
@@ -113,6 +117,7 @@ export class ProxyChecker {
   readonly ownAddresses: OwnAddresses;
   readonly judges: JudgeDirectory;
   readonly #dialer: ProxyCheckerOptions['dialer'];
+  readonly #connector: Connector;
   readonly #sslTarget: Destination;
   readonly #geo: GeoLookup | null;
   readonly #timeouts: Timeouts;
@@ -121,6 +126,7 @@ export class ProxyChecker {
 
   constructor(opts: ProxyCheckerOptions) {
     this.#dialer = opts.dialer;
+    this.#connector = opts.connector;
     this.judge = opts.judge ?? new Judge();
     this.judges = opts.judges ?? new JudgeDirectory({ configured: opts.judgeUrl });
     this.#sslTarget = opts.sslTarget;
@@ -229,7 +235,7 @@ export class ProxyChecker {
     // No judge is the service's fault: a 503, never a proxy reported failed (docs/proxy.md).
     const judge = await this.judges.target();
 
-    const ep = { dialer: this.#dialer, address: resolved.address, spec, budget };
+    const ep = { connector: this.#connector, address: resolved.address, spec, budget };
     const started = performance.now();
     const signal = cancel ?? new AbortController().signal;
     // One nonce per protocol try: one echo, and one download and one upload when speed is measured.

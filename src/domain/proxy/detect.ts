@@ -90,7 +90,7 @@ export async function judgeChannel(
     return { channel: socket, path: (n, s) => judge.absolute(n, s), extraHeaders: proxyAuthorization(ep.spec) };
   }
   let channel = await openTunnel(socket, ep, protocol, { host: judge.host, port: judge.port }, signal);
-  if (judge.tls) channel = await tlsHandshake(channel, judge.host, true, signal);
+  if (judge.tls) channel = await tlsHandshake(ep.connector, channel, judge.host, true, signal);
   return { channel, path: (n, s) => judge.path(n, s), extraHeaders: {} };
 }
 
@@ -127,7 +127,7 @@ export async function tryProtocol(
     const { channel, path, extraHeaders } = await judgeChannel(socket, ep, protocol, judge, ac.signal);
     stage = 'relay';
     if (protocol !== 'http') opts.onTunnel?.();
-    const res = await exchange(channel, {
+    const res = await exchange(ep.connector, channel, {
       method: 'GET',
       path: path(nonce),
       // Without an agent node:http asks for Connection: close unless told otherwise.

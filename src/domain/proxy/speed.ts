@@ -61,7 +61,7 @@ export async function measureSpeed(
       open = await judgeChannel(socket, ep, protocol, judge, ac.signal);
     }
     const { channel, path, extraHeaders } = open;
-    const sent = exchange(channel, {
+    const sent = exchange(ep.connector, channel, {
       method,
       path: path(nonce, suffix),
       // Without an agent node:http asks for Connection: close unless told otherwise: the download asks to keep it.

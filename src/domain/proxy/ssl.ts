@@ -29,7 +29,7 @@ export async function checkSsl(
   try {
     socket = await dialProxy(ep, Math.min(timeouts.connectMs, timeouts.sslMs), ac.signal);
     const tunnel = await openTunnel(socket, ep, protocol, target, ac.signal);
-    secure = await tlsHandshake(tunnel, target.host, false, ac.signal);
+    secure = await tlsHandshake(ep.connector, tunnel, target.host, false, ac.signal);
     return { supported: true, report: report('ok', null) };
   } catch (err) {
     if (ac.signal.aborted) return { supported: false, report: report('timeout', `no TLS handshake through the proxy within ${timeouts.sslMs} ms`) };

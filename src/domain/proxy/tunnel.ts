@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import { SocksClient } from 'socks';
-import type { CheckedAddress, Dialer } from '../dialer.js';
+import type { Connector } from '../connector.js';
+import type { CheckedAddress } from '../dialer.js';
 import type { SocketBudget } from '../socket-budget.js';
 import { CHECK_USER_AGENT, SOCKS_PACKAGE_TIMEOUT_MS } from './defaults.js';
 import { hostPortText } from './parse.js';
@@ -11,10 +12,11 @@ import type { ProxyProtocol, ProxySpec } from './types.js';
 import { DialError, type ProxyFailKind, ProxyStepError } from '../../errors.js';
 
 /**
- * Ways through a proxy: a TCP connection to it (always from the one dialer), then for HTTPS a
- * CONNECT tunnel (node:http parses the answer) and for SOCKS4/4a/5 a tunnel negotiated by the
- * `socks` package on that same socket (`existing_socket`, so the package never dials itself).
- * undici's ProxyAgent is not used: it opens its own sockets to the proxy, past the dialer.
+ * Ways through a proxy: a TCP connection to it (always from the one dialer, by the connector of
+ * src/domain/connector.ts), then for HTTPS a CONNECT tunnel (node:http parses the answer) and
+ * for SOCKS4/4a/5 a tunnel negotiated by the `socks` package on that same socket
+ * (`existing_socket`, so the package never dials itself). undici's ProxyAgent is not used: it
+ * opens its own sockets to the proxy, past the dialer.
  */
 
 /** Higher tells more: when every protocol fails, the most telling failure is reported. */
@@ -31,7 +33,7 @@ export const FAIL_RANK: Record<ProxyFailKind, number> = {
 export const TIMEOUT_KINDS: ReadonlySet<ProxyFailKind> = new Set(['relay_timeout', 'timeout', 'connect_timeout']);
 
 export interface ProxyEndpoint {
-  dialer: Pick<Dialer, 'connect'>;
+  connector: Connector;
   address: CheckedAddress;
   spec: ProxySpec;
   budget?: SocketBudget;
@@ -46,8 +48,7 @@ export interface Destination {
 /** TCP to the proxy through the dialer; a DialError becomes a ProxyStepError. */
 export async function dialProxy(ep: ProxyEndpoint, timeoutMs: number, signal: AbortSignal): Promise<net.Socket> {
   try {
-    const socket = await ep.dialer.connect(ep.address, ep.spec.port, { timeoutMs, signal, ...(ep.budget ? { budget: ep.budget } : {}) });
-    socket.on('error', () => undefined);
+    const { socket } = await ep.connector.connect([ep.address], ep.spec.port, { timeoutMs, signal, ...(ep.budget ? { budget: ep.budget } : {}) });
     return socket;
   } catch (err) {
     if (err instanceof DialError) {
@@ -78,42 +79,30 @@ export function httpRefusal(spec: ProxySpec, status: number, what: string): Prox
 }
 
 /** HTTP CONNECT on an open socket to the proxy; resolves the tunnel. */
-function connectTunnel(socket: net.Socket, spec: ProxySpec, dest: Destination, signal: AbortSignal): Promise<Duplex> {
+async function connectTunnel(connector: Pick<Connector, 'send'>, socket: net.Socket, spec: ProxySpec, dest: Destination, signal: AbortSignal): Promise<Duplex> {
   const authority = hostPortText(dest.host, dest.port);
-  return new Promise((resolve, reject) => {
-    const req = http.request({
-      method: 'CONNECT',
-      path: authority,
-      headers: { host: authority, 'user-agent': CHECK_USER_AGENT, ...proxyAuthorization(spec) },
-      setHost: false,
-      createConnection: () => socket,
-    });
-    const onAbort = (): void => {
-      req.destroy();
-      reject(new ProxyStepError('timeout', 'aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    req.once('connect', (res: http.IncomingMessage, tunnel: Duplex, head: Buffer) => {
-      signal.removeEventListener('abort', onAbort);
-      if (res.statusCode !== 200) {
-        tunnel.destroy();
-        reject(httpRefusal(spec, res.statusCode ?? 0, `open a tunnel to ${authority}`));
-        return;
-      }
-      if (head.length > 0) tunnel.unshift(head);
-      resolve(tunnel);
-    });
-    req.once('error', (err: NodeJS.ErrnoException) => {
-      signal.removeEventListener('abort', onAbort);
-      if (signal.aborted) return;
-      reject(
-        (err.code ?? '').startsWith('HPE_')
-          ? new ProxyStepError('protocol', 'answered CONNECT with something that is not HTTP')
-          : new ProxyStepError('protocol', 'closed the connection instead of answering CONNECT'),
-      );
-    });
-    req.end();
-  });
+  let answer;
+  try {
+    answer = await connector.send(
+      socket,
+      { method: 'CONNECT', path: authority, headers: { host: authority, 'user-agent': CHECK_USER_AGENT, ...proxyAuthorization(spec) } },
+      { signal, aborted: () => new ProxyStepError('timeout', 'aborted') },
+    );
+  } catch (err) {
+    if (err instanceof ProxyStepError) throw err;
+    throw String((err as NodeJS.ErrnoException | null)?.code ?? '').startsWith('HPE_')
+      ? new ProxyStepError('protocol', 'answered CONNECT with something that is not HTTP')
+      : new ProxyStepError('protocol', 'closed the connection instead of answering CONNECT');
+  }
+  const { res } = answer;
+  // A CONNECT's answer always carries the socket past its head.
+  const tunnel = answer.tunnel!;
+  if (res.statusCode !== 200) {
+    tunnel.socket.destroy();
+    throw httpRefusal(spec, res.statusCode ?? 0, `open a tunnel to ${authority}`);
+  }
+  if (tunnel.head.length > 0) tunnel.socket.unshift(tunnel.head);
+  return tunnel.socket;
 }
 
 function socksFailure(spec: ProxySpec, message: string): ProxyStepError {
@@ -163,7 +152,7 @@ export function openTunnel(socket: net.Socket, ep: ProxyEndpoint, protocol: Prox
   switch (protocol) {
     case 'http':
     case 'https':
-      return connectTunnel(socket, ep.spec, dest, signal);
+      return connectTunnel(ep.connector, socket, ep.spec, dest, signal);
     case 'socks4':
       return socksTunnel(socket, ep, 4, dest, signal);
     case 'socks5':
@@ -172,36 +161,23 @@ export function openTunnel(socket: net.Socket, ep: ProxyEndpoint, protocol: Prox
 }
 
 /**
- * One TLS context for every handshake: building one per connection (what tls.connect does when
- * given none) loads the CA store each time and was the largest cost of a bulk check.
+ * A TLS handshake over a tunnel. `verify` false: only the handshake matters, not the certificate.
+ * The connector's one shared TLS context serves every such handshake (building one per
+ * connection loads the CA store each time, the largest cost of a bulk check).
  */
-let sharedContext: tls.SecureContext | null = null;
-const secureContext = (): tls.SecureContext => (sharedContext ??= tls.createSecureContext());
-
-/** A TLS handshake over a tunnel. `verify` false: only the handshake matters, not the certificate. */
-export function tlsHandshake(tunnel: Duplex, host: string, verify: boolean, signal: AbortSignal): Promise<tls.TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const servername = /^[\d.]+$/.test(host) || host.includes(':') ? undefined : host;
-    const secure = tls.connect({
-      socket: tunnel,
-      secureContext: secureContext(),
-      ...(servername ? { servername } : {}),
-      rejectUnauthorized: verify,
-      ALPNProtocols: ['http/1.1'],
+export async function tlsHandshake(connector: Pick<Connector, 'startTls'>, tunnel: Duplex, host: string, verify: boolean, signal: AbortSignal): Promise<tls.TLSSocket> {
+  const servername = /^[\d.]+$/.test(host) || host.includes(':') ? undefined : host;
+  try {
+    const { socket } = await connector.startTls(tunnel, {
+      servername,
+      verify,
+      alpn: ['http/1.1'],
+      signal,
+      aborted: () => new ProxyStepError('relay_timeout', 'aborted'),
     });
-    const onAbort = (): void => {
-      secure.destroy();
-      reject(new ProxyStepError('relay_timeout', 'aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    secure.once('secureConnect', () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(secure);
-    });
-    secure.once('error', (err: Error) => {
-      signal.removeEventListener('abort', onAbort);
-      secure.destroy();
-      if (!signal.aborted) reject(new ProxyStepError('relay', `TLS handshake through the proxy failed (${err.message})`));
-    });
-  });
+    return socket;
+  } catch (err) {
+    if (err instanceof ProxyStepError) throw err;
+    throw new ProxyStepError('relay', `TLS handshake through the proxy failed (${err instanceof Error ? err.message : String(err)})`);
+  }
 }

@@ -1,12 +1,13 @@
 import type { AnyOperation } from '../../operations/index.js';
 import { pathWords } from '../../operations/names.js';
 import { ValidationError } from '../../errors.js';
-import { labelOf } from './words.js';
+import { schemaFields, type SchemaField } from '../../lib/schema-fields.js';
+import { labelOf } from '../../operations/shared/words.js';
 
 /**
  * The Checks section's forms, generated from the operation declarations (src/operations): each
- * property of an operation's body schema becomes a field, so an operation gets its form by being
- * declared. The form's text is turned back into the JSON body the API takes; the API's own
+ * property of an operation's body schema, as src/lib/schema-fields.ts reads it, becomes a field,
+ * so an operation gets its form by being declared. The form's text is turned back into the JSON body the API takes; the API's own
  * validator (the injected call) judges it and words any refusal.
  */
 
@@ -45,51 +46,26 @@ export interface CheckTool {
   probe: boolean;
 }
 
-/** JSON Schema as the declarations write it (TypeBox's output): what the generator reads of it. */
-interface Schema {
-  type?: string | string[];
-  enum?: unknown[];
-  anyOf?: Schema[];
-  items?: Schema;
-  properties?: Record<string, Schema>;
-  required?: string[];
-  description?: string;
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-  maxLength?: number;
-  maxItems?: number;
-  examples?: unknown[];
-  const?: unknown;
-}
-
 /** The longest text a JSON field of a form may hold (the form body's own bound is 16 KiB). */
 const JSON_FIELD_MAX_CHARS = 8_000;
 
-function typesOf(s: Schema): string[] {
-  return s.type === undefined ? [] : Array.isArray(s.type) ? s.type : [s.type];
-}
-
-function fieldOf(name: string, s: Schema, required: boolean): FormField {
-  const base = { name, label: labelOf(name), required, hint: s.description ?? '' };
-  const dflt = s.default;
+function fieldOf(f: SchemaField): FormField {
+  const s = f.schema;
+  const base = { name: f.name, label: labelOf(f.name), required: f.required, hint: f.description ?? '' };
+  const dflt = f.default;
   // An enum, or a union of string constants (TypeBox's Union of Literals): one of a few words.
-  const choices = Array.isArray(s.enum) ? s.enum : s.anyOf?.every((b) => typeof b.const === 'string') ? s.anyOf.map((b) => b.const) : undefined;
-  if (choices && choices.every((v) => typeof v === 'string')) {
-    const options = choices as string[];
-    return { ...base, kind: 'select', options: required ? options : ['', ...options], value: typeof dflt === 'string' ? dflt : required ? options[0]! : '' };
+  if (f.choices) {
+    const options = f.choices;
+    return { ...base, kind: 'select', options: f.required ? options : ['', ...options], value: typeof dflt === 'string' ? dflt : f.required ? options[0]! : '' };
   }
   // A union (ports: a list or a string spec): its string branch is the one a person types.
-  if (s.anyOf) {
-    const text = s.anyOf.find((b) => typesOf(b).includes('string') && !b.enum);
-    if (text) {
-      const placeholder = typeof text.examples?.[0] === 'string' ? text.examples[0] : undefined;
-      return { ...base, kind: 'text', hint: text.description ?? base.hint, value: '', ...(placeholder ? { placeholder } : {}), ...(text.maxLength ? { maxlength: text.maxLength } : {}) };
-    }
+  if (f.text) {
+    const { text } = f;
+    const placeholder = typeof text.examples?.[0] === 'string' ? text.examples[0] : undefined;
+    return { ...base, kind: 'text', hint: text.description ?? base.hint, value: '', ...(placeholder ? { placeholder } : {}), ...(text.maxLength ? { maxlength: text.maxLength } : {}) };
   }
-  const types = typesOf(s);
-  if (types.includes('boolean')) return { ...base, kind: 'checkbox', value: 'true', checked: dflt === true };
-  if (types.includes('integer') || types.includes('number')) {
+  if (f.kind === 'boolean') return { ...base, kind: 'checkbox', value: 'true', checked: dflt === true };
+  if (f.kind === 'integer' || f.kind === 'number') {
     return {
       ...base,
       kind: 'number',
@@ -99,11 +75,12 @@ function fieldOf(name: string, s: Schema, required: boolean): FormField {
       ...(s.maximum !== undefined ? { max: s.maximum } : {}),
     };
   }
-  if (types.includes('array') && s.items && (typesOf(s.items).includes('string') || typesOf(s.items).includes('integer'))) {
-    const hint = [s.items.description ?? s.description, `one per line${s.maxItems ? `, at most ${s.maxItems}` : ''}`].filter(Boolean).join('; ');
-    return { ...base, kind: 'lines', hint, value: '', integers: !typesOf(s.items).includes('string') };
+  const item = f.kind === 'array' ? f.item : null;
+  if (item && (item.types.includes('string') || item.types.includes('integer'))) {
+    const hint = [item.schema.description ?? f.description, `one per line${s.maxItems ? `, at most ${s.maxItems}` : ''}`].filter(Boolean).join('; ');
+    return { ...base, kind: 'lines', hint, value: '', integers: !item.types.includes('string') };
   }
-  if (types.includes('string')) {
+  if (f.types.includes('string')) {
     return { ...base, kind: 'text', value: typeof dflt === 'string' ? dflt : '', ...(s.maxLength ? { maxlength: s.maxLength } : {}) };
   }
   // Anything else (an object, a list of objects): JSON, checked by the API's validator.
@@ -122,9 +99,7 @@ const WEBHOOK_FIELD: FormField = {
 };
 
 export function checkToolOf(op: AnyOperation): CheckTool {
-  const body = op.body as unknown as Schema;
-  const required = new Set(body.required ?? []);
-  const fields = Object.entries(body.properties ?? {}).map(([name, s]) => fieldOf(name, s, required.has(name)));
+  const fields = schemaFields(op.body).map(fieldOf);
   return { slug: pathWords(op.path).join('-'), path: op.path, summary: op.summary, group: op.tags[0] ?? 'other', fields: [...fields, WEBHOOK_FIELD], probe: op.probe };
 }
 

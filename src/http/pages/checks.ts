@@ -11,10 +11,10 @@ import { OPERATIONS, type AnyOperation } from '../../operations/index.js';
 import type { CallOperation } from '../calls.js';
 import { NEVER } from '../call-steps.js';
 import { pathWords } from '../../operations/names.js';
+import { resultBlocks } from '../../operations/shared/view.js';
 import { answerDone, jsonPieces, sendPieces } from '../job-reads.js';
 import { resumeAfter } from '../job-streams.js';
 import { bodyOf, checkToolOf, fieldsFilled, type CheckTool } from './check-forms.js';
-import { resultBlocks } from './check-views.js';
 import type { PageDeps } from './deps.js';
 import { pageTime, refusal, render } from './render.js';
 
@@ -35,11 +35,8 @@ export const CSV_PIECE_ROWS = 250;
 /** Seconds between reloads of a running job's page where no script runs. */
 export const JOB_PAGE_REFRESH_S = 3;
 
-/** Endpoints whose items are ports: the page counts them as such. */
-const PORT_ENDPOINTS = new Set(['/port/scan-range', '/port/scan-common']);
-
 /** The Checks page lists these groups (operations' first tags) first, in this order. */
-const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'ipv6'];
+const GROUP_ORDER = ['proxy', 'ip', 'dns', 'ports', 'path', 'ipv6'];
 
 /**
  * A check of the signed-in account, run as a job: the operation called through its route's
@@ -228,6 +225,8 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
     const json = partial ? '' : (JSON.stringify(view.result, null, 2) ?? 'null');
     const query = request.query as { sent?: unknown };
     const tool = bySlug.get(slugOf(view.endpoint));
+    // The view its operation declares (src/operations/<tool>/view.ts), or the generic one.
+    const resultView = byPath.get(view.endpoint)?.view;
     return render(request, reply, 'job.eta', {
       title: `Job ${view.id}`,
       nav: 'jobs',
@@ -237,8 +236,8 @@ export async function checkPages(app: FastifyInstance, deps: PageDeps): Promise<
       finished,
       refresh: finished ? null : JOB_PAGE_REFRESH_S,
       times: { created: pageTime(view.created_at), started: pageTime(view.started_at), finished: pageTime(view.finished_at) },
-      blocks: resultBlocks(view.endpoint, view.result, deps.now(), partial ? total : undefined),
-      partial: partial ? { shown: shown.toLocaleString('en-US'), total: total.toLocaleString('en-US'), what: PORT_ENDPOINTS.has(view.endpoint) ? 'ports' : 'items' } : null,
+      blocks: resultBlocks(resultView, view.result, deps.now(), partial ? total : undefined),
+      partial: partial ? { shown: shown.toLocaleString('en-US'), total: total.toLocaleString('en-US'), what: resultView?.items ?? 'items' } : null,
       json: !partial && json.length <= INLINE_JSON_MAX_CHARS ? json : null,
       attempts: (view.webhook_deliveries ?? []).map((a) => ({ ...a, when: pageTime(a.at) })),
       // The rule the attempts follow, from the constants the delivery runs on.

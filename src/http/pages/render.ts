@@ -41,14 +41,8 @@ export function field(body: unknown, name: string, max = 1_000): string {
   return typeof value === 'string' ? value.slice(0, max) : '';
 }
 
-/** A timestamp as the pages show it: `2026-11-23 06:16 UTC` (or the date alone), the same for every viewer. */
-export function pageTime(iso: string | null, dateOnly = false): string {
-  if (iso === null) return '';
-  const t = Date.parse(iso);
-  if (!Number.isFinite(t)) return '';
-  const s = new Date(t).toISOString();
-  return dateOnly ? s.slice(0, 10) : `${s.slice(0, 10)} ${s.slice(11, 16)} UTC`;
-}
+// In src/lib: the operations' result views (src/operations/shared/view.ts) write dates so too.
+export { pageTime } from '../../lib/time.js';
 
 /** Addresses a listener binds to that nobody can browse to: never the host of a link. */
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]', '::', '']);

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { JOB_STATUSES } from '../../domain/jobs/types.js';
 import { WEBHOOK_URL_MAX_CHARS } from '../../domain/webhooks/url.js';
-import { envelope, Nullable } from './common.js';
+import { Nullable } from '../../operations/shared/schema.js';
+import { envelope } from './common.js';
 
 /** The job id: `job_` and 24 base62 characters; anything else is a 404 without a query. */
 export const JOB_ID_PATTERN = /^job_[0-9A-Za-z]{24}$/;

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import type { JobEventType } from '../../domain/jobs/types.js';
-import { Nullable } from './common.js';
+import { Nullable } from '../../operations/shared/schema.js';
 
 export const WebhookSecretView = Type.Object({
   secret: Type.String({ description: 'whsec_ + base64 key: the Standard Webhooks signing secret of every delivery to this account' }),

@@ -1,7 +1,8 @@
 /**
- * Sends one webhook POST over a socket from THE dialer (infra/net/dialer.ts): the URL's host is
- * resolved and every address checked against the target policy, and the connection goes to the
- * checked address, so a name that re-resolves elsewhere (DNS rebinding) cannot redirect it.
+ * Sends one webhook POST over a socket from THE dialer (infra/net/dialer.ts, by way of
+ * ../net/connector.ts): the URL's host is resolved and every address checked against the target
+ * policy, and the connection goes to the checked address, so a name that re-resolves elsewhere
+ * (DNS rebinding) cannot redirect it.
  * node:http only frames the request on that socket (`createConnection`); it never resolves or
  * connects by itself, never follows a redirect, and the answer's body is read no further than
  * MAX_RESPONSE_BYTES before the socket is dropped.
@@ -13,7 +14,7 @@ import { round2 } from '../../lib/round.js';
 import type { WebhookResponse, WebhookSendRequest, WebhookTransport } from '../../domain/webhooks/delivery.js';
 import type { Dialer } from '../net/dialer.js';
 import { hostOf } from '../../lib/url.js';
-import { openDialed, requestOn } from '../net/dialed-http.js';
+import { openDialed, send, urlRequest } from '../net/connector.js';
 
 /** Of a receiver's answer, at most this much is read; then the socket is dropped. */
 export const MAX_RESPONSE_BYTES = 4_096;
@@ -90,57 +91,41 @@ export class DialerWebhookTransport implements WebhookTransport {
    * POSTs on the connected socket; resolves the status (and Retry-After, which node keeps one of,
    * within its header size limit) once the answer's head and at most MAX_RESPONSE_BYTES are in.
    */
-  #post(socket: net.Socket, url: URL, req: WebhookSendRequest, signal: AbortSignal): Promise<{ status: number; retryAfter: string | undefined }> {
+  async #post(socket: net.Socket, url: URL, req: WebhookSendRequest, signal: AbortSignal): Promise<{ status: number; retryAfter: string | undefined }> {
     const body = Buffer.from(req.body);
+    const { res, request } = await send(
+      socket,
+      urlRequest(url, 'POST', { 'content-type': 'application/json', 'content-length': body.length, 'user-agent': WEBHOOK_USER_AGENT, ...req.headers }, body),
+      { signal, aborted: () => new WebhookAbortedError() },
+    );
     return new Promise((resolve, reject) => {
-      // The one socket from the dialer; with no agent, node:http neither resolves nor pools.
-      const request = requestOn(socket, url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': body.length,
-          'user-agent': WEBHOOK_USER_AGENT,
-          ...req.headers,
-        },
-      });
-      const onAbort = (): void => {
-        request.destroy();
-        reject(new WebhookAbortedError());
+      // A reset while the body drains is the attempt's error, as before the head.
+      request.on('error', reject);
+      // The status is the answer; the body is read (politely, a little) only until it ends,
+      // MAX_RESPONSE_BYTES have come, RESPONSE_DRAIN_MS have passed, or the deadline.
+      const status = res.statusCode ?? 0;
+      const retryAfter = res.headers['retry-after'];
+      let read = 0;
+      let finished = false;
+      const finish = (): void => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(drain);
+        signal.removeEventListener('abort', finish);
+        res.removeAllListeners('data');
+        res.on('error', () => undefined);
+        // Whatever the receiver sends after this is never read.
+        socket.destroy();
+        resolve({ status, retryAfter });
       };
-      signal.addEventListener('abort', onAbort, { once: true });
-      request.on('error', (err) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
+      signal.addEventListener('abort', finish, { once: true });
+      const drain = setTimeout(finish, RESPONSE_DRAIN_MS);
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read >= MAX_RESPONSE_BYTES) finish();
       });
-      request.on('response', (res) => {
-        // The status is the answer; the body is read (politely, a little) only until it ends,
-        // MAX_RESPONSE_BYTES have come, RESPONSE_DRAIN_MS have passed, or the deadline.
-        const status = res.statusCode ?? 0;
-        const retryAfter = res.headers['retry-after'];
-        let read = 0;
-        let finished = false;
-        const finish = (): void => {
-          if (finished) return;
-          finished = true;
-          clearTimeout(drain);
-          signal.removeEventListener('abort', finish);
-          res.removeAllListeners('data');
-          res.on('error', () => undefined);
-          // Whatever the receiver sends after this is never read.
-          socket.destroy();
-          resolve({ status, retryAfter });
-        };
-        signal.removeEventListener('abort', onAbort);
-        signal.addEventListener('abort', finish, { once: true });
-        const drain = setTimeout(finish, RESPONSE_DRAIN_MS);
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read >= MAX_RESPONSE_BYTES) finish();
-        });
-        res.once('end', finish);
-        res.once('error', finish);
-      });
-      request.end(body);
+      res.once('end', finish);
+      res.once('error', finish);
     });
   }
 }

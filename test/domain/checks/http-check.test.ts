@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import { Checker, HTTP_MAX_BODY_BYTES, HTTP_MAX_HEADER_BYTES, HTTP_MAX_REDIRECTS } from '../../../src/domain/checks/index.js';
 import { loadConfig } from '../../../src/config.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
+import { createConnector } from '../../../src/infra/net/connector.js';
 import { TargetForbiddenError, ValidationError } from '../../../src/errors.js';
 import { eventually } from '../../helpers/eventually.js';
 import { connectSpy } from '../../infra/net/fixtures/connect-spy.js';
@@ -30,7 +31,7 @@ after(async () => {
 const never = new AbortController().signal;
 function checker(spy = connectSpy()) {
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }), { connectFn: spy.fn });
-  return { spy, checker: new Checker({ dialer, extraCaPem: readFileSync(pki.caFile, 'utf8') }) };
+  return { spy, checker: new Checker({ dialer, connector: createConnector(dialer), extraCaPem: readFileSync(pki.caFile, 'utf8') }) };
 }
 
 test('redirect chain, statuses and final URL agree with curl -sIL (HEAD) and curl -sL (GET)', async () => {
@@ -94,7 +95,7 @@ test('a redirect to a forbidden address is refused by the policy: the dialer nev
   // The first target forbidden is the request's 403 (TargetForbiddenError), before any connect.
   const strict = connectSpy();
   const dialer = createDialer(loadConfig({ NETDIAG_DNS_SERVERS: '127.0.0.1:1' }), { connectFn: strict.fn });
-  await assert.rejects(new Checker({ dialer }).http({ url: fx.url('/final') }, never), TargetForbiddenError);
+  await assert.rejects(new Checker({ dialer, connector: createConnector(dialer) }).http({ url: fx.url('/final') }, never), TargetForbiddenError);
   assert.equal(strict.calls.length, 0);
 });
 

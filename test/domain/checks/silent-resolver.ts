@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { Checker } from '../../../src/domain/checks/index.js';
+import { createConnector } from '../../../src/infra/net/connector.js';
 
 /**
  * A check over a resolver that never answers (the HTTP and the TLS check alike): with a 1 s
@@ -12,7 +13,7 @@ export async function endsDespiteSilentResolver(
   expectedError: string,
 ): Promise<void> {
   const dialer = { resolve: () => new Promise<never>(() => undefined), dial: () => assert.fail('nothing resolved, nothing to dial') };
-  const c = new Checker({ dialer });
+  const c = new Checker({ dialer, connector: createConnector(dialer) });
   // The resolver never answers: only the check's own 1 s deadline can end it (expectedError says
   // so); the callers' tests give up if it does not.
   const r = await check(c, 1, new AbortController().signal);

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { Checker, type TlsCheckResult } from '../../../src/domain/checks/index.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
+import { createConnector } from '../../../src/infra/net/connector.js';
 import { loadConfig } from '../../../src/config.js';
 import { TargetForbiddenError } from '../../../src/errors.js';
 import { connectSpy, closedPort, startListener } from '../../infra/net/fixtures/connect-spy.js';
@@ -23,7 +24,7 @@ after(async () => {
 
 const checkerFor = (allow = '127.0.0.0/8', spy?: ReturnType<typeof connectSpy>) => {
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: allow, NETDIAG_DNS_SERVERS: '127.0.0.1:1' }), spy ? { connectFn: spy.fn } : {});
-  return new Checker({ dialer, extraCaPem: readFileSync(pki.caFile, 'utf8') });
+  return new Checker({ dialer, connector: createConnector(dialer), extraCaPem: readFileSync(pki.caFile, 'utf8') });
 };
 const never = new AbortController().signal;
 
@@ -92,7 +93,7 @@ test('the verdicts: good is trusted; expired, wrong name, self-signed and incomp
 
   // Without the test CA the good server is not trusted: the trust is Node's roots plus the extra file.
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
-  const bare = await new Checker({ dialer }).tls({ host: '127.0.0.1', port: servers.ports.good, servername: 'good.test' }, never);
+  const bare = await new Checker({ dialer, connector: createConnector(dialer) }).tls({ host: '127.0.0.1', port: servers.ports.good, servername: 'good.test' }, never);
   assert.equal(bare.authorized, false);
   assert.equal(bare.authorization_error, 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY');
 });
@@ -156,7 +157,7 @@ test('a host name is resolved through the dialer, connected to at its checked ad
   const spy = connectSpy();
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: `${dns.host}:${dns.port}` }), { connectFn: spy.fn });
   const before = servers.sni.good.length;
-  const r = await new Checker({ dialer, extraCaPem: readFileSync(pki.caFile, 'utf8') }).tls({ host: 'good.test', port: servers.ports.good }, never);
+  const r = await new Checker({ dialer, connector: createConnector(dialer), extraCaPem: readFileSync(pki.caFile, 'utf8') }).tls({ host: 'good.test', port: servers.ports.good }, never);
   assert.equal(r.servername, 'good.test');
   assert.equal(r.authorized, true);
   assert.deepEqual(spy.hosts(), ['127.0.0.1']);

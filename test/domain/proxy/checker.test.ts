@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { Judge, ProxyChecker } from '../../../src/domain/proxy/index.js';
 import { ALL_CHECKS } from '../../../src/domain/proxy/types.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
+import { createConnector } from '../../../src/infra/net/connector.js';
 import { loadConfig } from '../../../src/config.js';
 import { EXIT_ADDRESS, startHttpProxy, startSocksProxy, startTlsTarget } from '../../fixtures/proxies.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -46,7 +47,7 @@ test('SOCKS4a and SOCKS5 reach a judge named by hostname; every check runs', asy
   const elite = await startHttpProxy({ kind: 'elite' });
   t.after(() => Promise.all([tlsTarget.close(), socks4.close(), socks5.close(), elite.close()]));
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
-  const checker = new ProxyChecker({ dialer, judge, judgeUrl: `http://localhost:${port}/judge`, sslTarget: { host: '127.0.0.1', port: tlsTarget.port } });
+  const checker = new ProxyChecker({ dialer, connector: createConnector(dialer), judge, judgeUrl: `http://localhost:${port}/judge`, sslTarget: { host: '127.0.0.1', port: tlsTarget.port } });
   await checker.listening({ address: '127.0.0.1', port });
   assert.deepEqual([...checker.ownAddresses.known], ['127.0.0.1'], 'learned from a direct request to the judge');
 
@@ -76,6 +77,7 @@ test('a speed test that cannot finish in time is a timeout of that step; the pro
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
   const checker = new ProxyChecker({
     dialer,
+    connector: createConnector(dialer),
     judge,
     judgeUrl: `http://127.0.0.1:${port}/judge`,
     sslTarget: { host: '127.0.0.1', port: 1 },
@@ -96,7 +98,7 @@ test("the speed test goes on over the winning try's tunnel: one tunnel to the ju
   const tunnelOnly = await startHttpProxy({ kind: 'elite', connectOnly: true, seen });
   t.after(() => Promise.all([tlsTarget.close(), tunnelOnly.close()]));
   const dialer = createDialer(loadConfig({ NETDIAG_ALLOW_TARGETS: '127.0.0.0/8', NETDIAG_DNS_SERVERS: '127.0.0.1:1' }));
-  const checker = new ProxyChecker({ dialer, judge, judgeUrl: `http://127.0.0.1:${port}/judge`, sslTarget: { host: '127.0.0.1', port: tlsTarget.port } });
+  const checker = new ProxyChecker({ dialer, connector: createConnector(dialer), judge, judgeUrl: `http://127.0.0.1:${port}/judge`, sslTarget: { host: '127.0.0.1', port: tlsTarget.port } });
   const r = await checker.check(tunnelOnly.address, { ssl: true, anonymity: false, speed: true, location: false });
   assert.equal(r.status, 'working');
   assert.equal(r.protocol, 'https');

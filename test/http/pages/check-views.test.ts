@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { OPERATIONS } from '../../../src/operations/index.js';
 import { bodyOf, checkToolOf } from '../../../src/http/pages/check-forms.js';
-import { resultBlocks, type Block } from '../../../src/http/pages/check-views.js';
-import { OPERATION_EXAMPLES } from '../../../src/http/examples.js';
+import { resultBlocks as blocksOf, type Block, type Json } from '../../../src/operations/shared/view.js';
 
 const NOW = Date.parse('2026-11-26T12:00:00Z');
+/** The blocks the job page of an endpoint shows of a result: its operation's view, or the generic one. */
+const resultBlocks = (path: string, result: Json, now: number, total?: number): Block[] =>
+  blocksOf(OPERATIONS.find((op) => op.path === path)?.view, result, now, total);
 const fields = (blocks: Block[], title: string) => {
   const b = blocks.find((x) => x.title === title);
   assert.ok(b && b.type === 'fields', `a "${title}" block`);
@@ -97,7 +99,7 @@ function texts(blocks: Block[]): { names: string[]; values: string[] } {
 
 test("every operation's documented answer reads in a person's words: no field names, acronyms spelled right, a unit on every duration", () => {
   for (const op of OPERATIONS) {
-    const example = Object.values(OPERATION_EXAMPLES[`POST /api${op.path}`]!.ok['application/json']!)[0]!.value as { data: unknown };
+    const example = Object.values(op.examples.ok['application/json']!)[0]!.value as { data: unknown };
     const { names, values } = texts(resultBlocks(op.path, example.data, NOW));
     assert.ok(names.length > 1, `${op.path}: a view`);
     for (const name of names) {

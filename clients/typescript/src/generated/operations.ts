@@ -24,6 +24,9 @@ type PortScanOp = paths['/api/port/scan']['post'];
 type PortScanRangeOp = paths['/api/port/scan-range']['post'];
 type PortScanCommonOp = paths['/api/port/scan-common']['post'];
 type PingTcpOp = paths['/api/ping/tcp']['post'];
+type PingOp = paths['/api/ping']['post'];
+type TracerouteOp = paths['/api/traceroute']['post'];
+type MtrOp = paths['/api/mtr']['post'];
 type HttpCheckOp = paths['/api/http/check']['post'];
 type TlsCheckOp = paths['/api/tls/check']['post'];
 type GetJobOp = paths['/api/jobs/{id}']['get'];
@@ -75,6 +78,12 @@ export interface Operations {
   portScanCommon(body: PortScanCommonOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PortScanCommonOp['responses'][200]['content']['application/json']['data']>>;
   /** TCP ping: handshake times of a few connects to one port, as ping reports them (POST /api/ping/tcp) */
   pingTcp(body: PingTcpOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PingTcpOp['responses'][200]['content']['application/json']['data']>>;
+  /** ICMP ping: echo requests to a host, with loss and round-trip times (POST /api/ping) */
+  ping(body: PingOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<PingOp['responses'][200]['content']['application/json']['data']>>;
+  /** Traceroute: every router on the way to a host, with its name, network and round-trip times (POST /api/traceroute) */
+  traceroute(body: TracerouteOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<TracerouteOp['responses'][200]['content']['application/json']['data']>>;
+  /** mtr: loss and round-trip times at every hop to a host, mtr's report (POST /api/mtr) */
+  mtr(body: MtrOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<MtrOp['responses'][200]['content']['application/json']['data']>>;
   /** HTTP(S) request with redirects, timings, headers and a body digest (POST /api/http/check) */
   httpCheck(body: HttpCheckOp['requestBody']['content']['application/json'], options?: CallOptions): Promise<Answer<HttpCheckOp['responses'][200]['content']['application/json']['data']>>;
   /** TLS handshake and certificate of a host (POST /api/tls/check) */
@@ -116,6 +125,9 @@ export function operations(send: Send): Operations {
     portScanRange: (body, options) => send('POST', '/api/port/scan-range', { ...options, body }),
     portScanCommon: (body, options) => send('POST', '/api/port/scan-common', { ...options, body }),
     pingTcp: (body, options) => send('POST', '/api/ping/tcp', { ...options, body }),
+    ping: (body, options) => send('POST', '/api/ping', { ...options, body }),
+    traceroute: (body, options) => send('POST', '/api/traceroute', { ...options, body }),
+    mtr: (body, options) => send('POST', '/api/mtr', { ...options, body }),
     httpCheck: (body, options) => send('POST', '/api/http/check', { ...options, body }),
     tlsCheck: (body, options) => send('POST', '/api/tls/check', { ...options, body }),
     getJob: (id, options) => send('GET', '/api/jobs/{id}', { ...options, path: { id } }),

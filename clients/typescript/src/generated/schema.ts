@@ -345,6 +345,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** ICMP ping: echo requests to a host, with loss and round-trip times */
+        post: operations["ping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/traceroute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Traceroute: every router on the way to a host, with its name, network and round-trip times */
+        post: operations["traceroute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mtr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** mtr: loss and round-trip times at every hop to a host, mtr's report */
+        post: operations["mtr"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/http/check": {
         parameters: {
             query?: never;
@@ -3284,6 +3335,384 @@ export interface operations {
                             samples: (number | null)[];
                             /** @description what each probe met, in the same order */
                             outcomes: ("connected" | "refused" | "timeout" | "unreachable")[];
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname, an IPv4 address or an IPv6 address */
+                    target: string;
+                    /**
+                     * @description echo requests to send, 200 ms apart
+                     * @default 4
+                     */
+                    packets?: number;
+                    /**
+                     * @description probe over IPv4 (4) or IPv6 (6) only; default: the first address the name resolves to (IPv4 first)
+                     * @enum {integer}
+                     */
+                    ip_version?: 4 | 6;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the target as asked */
+                            target: string;
+                            address: string | null;
+                            /** @enum {string} */
+                            protocol: "icmp";
+                            /** @description echo requests sent (0 when the target did not resolve) */
+                            sent: number;
+                            /** @description echo requests answered (a duplicate reply is not counted again) */
+                            received: number;
+                            /** @description (sent - received) x 100 / sent, two decimals; 100 when nothing was sent */
+                            loss_percent: number;
+                            min: number | null;
+                            avg: number | null;
+                            max: number | null;
+                            mdev: number | null;
+                            /** @description one per echo request, in order */
+                            samples: ({
+                                /** @description icmp_seq, from 1 */
+                                seq: number;
+                                /** @description the reply's TTL (IPv6: hop limit) as it arrived */
+                                ttl: number;
+                                /** @description round-trip time, ms */
+                                rtt: number;
+                            } | null)[];
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    traceroute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname, an IPv4 address or an IPv6 address */
+                    target: string;
+                    /**
+                     * @description what to probe with: icmp echo, udp datagrams or tcp SYNs
+                     * @default icmp
+                     */
+                    protocol?: "icmp" | "udp" | "tcp";
+                    /** @description destination port of udp and tcp probes; default 33434 (udp) or 80 (tcp) */
+                    port?: number;
+                    /**
+                     * @description the highest TTL probed
+                     * @default 30
+                     */
+                    max_hops?: number;
+                    /**
+                     * @description probes per TTL
+                     * @default 3
+                     */
+                    queries?: number;
+                    /**
+                     * @description probe over IPv4 (4) or IPv6 (6) only; default: the first address the name resolves to (IPv4 first)
+                     * @enum {integer}
+                     */
+                    ip_version?: 4 | 6;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the target as asked */
+                            target: string;
+                            address: string | null;
+                            /** @description what the probes were */
+                            protocol: "icmp" | "udp" | "tcp";
+                            /** @description the target itself answered a probe */
+                            reached: boolean;
+                            /** @description one per TTL from 1, up to the target, an unreachable answer or max_hops */
+                            hops: {
+                                /** @description the hop: the TTL (IPv6: hop limit) its probes were sent with */
+                                ttl: number;
+                                address: string | null;
+                                hostname: string | null;
+                                asn: number | null;
+                                organization: string | null;
+                                network: string | null;
+                                /** @description one per probe, in order: its round-trip time in ms, or null when it went unanswered */
+                                rtts: (number | null)[];
+                            }[];
+                            error: string | null;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description Sent with `Prefer: respond-async`: the job, queued; read it at `Location` (GET /api/jobs/{id}), stream it, or wait for its webhook. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Job"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request broke a rule: `message` names the field and the rule, `details.field` the field. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    mtr: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `respond-async` (RFC 7240) runs the call as a job: a 202 with the job at once (`Location: /api/jobs/{id}`, `Preference-Applied: respond-async`); validation, authentication, the target policy and rate limiting happen first, with the same errors as the synchronous call. A job may carry `webhook_url`. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a hostname, an IPv4 address or an IPv6 address */
+                    target: string;
+                    /**
+                     * @description what to probe with: icmp echo, udp datagrams or tcp SYNs
+                     * @default icmp
+                     */
+                    protocol?: "icmp" | "udp" | "tcp";
+                    /** @description destination port of udp and tcp probes; default 33434 (udp) or 80 (tcp) */
+                    port?: number;
+                    /**
+                     * @description probes per hop, one a second
+                     * @default 10
+                     */
+                    packets?: number;
+                    /**
+                     * @description the highest TTL probed
+                     * @default 30
+                     */
+                    max_hops?: number;
+                    /**
+                     * @description probe over IPv4 (4) or IPv6 (6) only; default: the first address the name resolves to (IPv4 first)
+                     * @enum {integer}
+                     */
+                    ip_version?: 4 | 6;
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `data` holds the answer. A diagnosis whose answer is "it failed" (port closed, proxy dead, NXDOMAIN) is still a 200. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description the target as asked */
+                            target: string;
+                            address: string | null;
+                            /** @description what the probes were */
+                            protocol: "icmp" | "udp" | "tcp";
+                            /** @description mtr's report, one per hop */
+                            hops: {
+                                /** @description the hop: the TTL (IPv6: hop limit) its probes were sent with */
+                                ttl: number;
+                                address: string | null;
+                                hostname: string | null;
+                                asn: number | null;
+                                organization: string | null;
+                                network: string | null;
+                                /** @description probes sent with this TTL */
+                                sent: number;
+                                /** @description probes answered */
+                                received: number;
+                                /** @description (sent - received) x 100 / sent, two decimals */
+                                loss_percent: number;
+                                last: number | null;
+                                best: number | null;
+                                avg: number | null;
+                                worst: number | null;
+                                stdev: number | null;
+                            }[];
                             error: string | null;
                         };
                         message: string;

@@ -1,0 +1,33 @@
+import { isObj, ms, str, type Block, type Json, type ResultView } from '../shared/view.js';
+
+function tcpPingBlocks(result: Json): Block[] {
+  if (!isObj(result)) return [];
+  const samples = Array.isArray(result.samples) ? result.samples : [];
+  const outcomes = Array.isArray(result.outcomes) ? result.outcomes : [];
+  const loss = Number(result.loss_percent);
+  const blocks: Block[] = [
+    {
+      type: 'fields',
+      title: 'Summary',
+      fields: [
+        { label: 'Target', value: `${str(result.host)} port ${str(result.port)}${result.ip ? ` (${str(result.ip)})` : ''}` },
+        { label: 'Handshakes', value: `${str(result.received)} of ${str(result.sent)} (${str(result.loss_percent)} % lost)`, tone: loss === 0 ? 'ok' : 'bad' },
+        { label: 'Round trip', value: result.avg === null ? 'none received' : `min ${ms(result.min)}, average ${ms(result.avg)}, max ${ms(result.max)}, deviation ${ms(result.mdev)}` },
+        ...(result.error ? [{ label: 'Error', value: str(result.error), tone: 'bad' as const }] : []),
+      ],
+    },
+  ];
+  if (samples.length) {
+    blocks.push({
+      type: 'table',
+      title: `Probes (${samples.length})`,
+      columns: ['Probe', 'Outcome', 'Handshake'],
+      numeric: [0, 2],
+      rows: samples.map((v, i) => [{ text: String(i + 1) }, { text: str(outcomes[i]), tone: outcomes[i] === 'connected' ? 'ok' : 'bad' }, { text: v === null ? 'lost' : ms(v) }]),
+      more: 0,
+    });
+  }
+  return blocks;
+}
+
+export const pingTcpView: ResultView = { blocks: tcpPingBlocks };
