@@ -40,7 +40,8 @@ export default tseslint.config(
     languageOptions: { globals: { document: 'readonly', window: 'readonly', navigator: 'readonly' } },
   },
   {
-    // The domain knows nothing of the infrastructure or of HTTP (STYLE.md, "The shape of the house").
+    // The domain knows nothing of the infrastructure, of HTTP or of the configuration (STYLE.md,
+    // "The shape of the house"; docs/architecture.md, "Which way imports point").
     files: ['src/domain/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
@@ -48,6 +49,7 @@ export default tseslint.config(
           { group: ['**/infra/**', '**/infra'], message: 'src/domain declares the interfaces it needs; src/infra implements them.' },
           { group: ['**/http/**', '**/http'], message: 'src/domain knows nothing of HTTP.' },
           { group: ['fastify', 'fastify/**', '@fastify/**'], message: 'Only src/http imports Fastify.' },
+          { group: ['**/config', '**/config.js'], message: 'src/config.ts imports the domain, not the reverse: the domain is given its settings.' },
         ],
       }],
     },
@@ -63,6 +65,26 @@ export default tseslint.config(
           { group: ['**/http/**', '**/http'], message: 'src/operations knows nothing of HTTP: src/http builds the routes from it.' },
           { group: ['fastify', 'fastify/**', '@fastify/**'], message: 'Only src/http imports Fastify.' },
         ],
+      }],
+    },
+  },
+  {
+    // HTTP is given what src/infra builds (src/compose.ts); it may name its types.
+    files: ['src/http/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/infra/**', '**/infra'], allowTypeImports: true, message: 'src/http loads nothing of src/infra: src/compose.ts builds it and hands it in (import type is fine).' }],
+      }],
+    },
+  },
+  {
+    // What `netdiag worker` loads: no server, no app, no HTTP (test/architecture.test.ts follows
+    // the imports further; the worker imports its metrics listener with import() when asked).
+    files: ['src/worker.ts', 'src/compose.ts', 'src/runtime.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: ['./server.js', './app.js'].map((name) => ({ name, allowTypeImports: true, message: 'netdiag worker loads neither the server nor the app (import type is fine).' })),
+        patterns: [{ group: ['./http/**'], allowTypeImports: true, message: 'netdiag worker loads no HTTP code but its metrics listener, through import() (import type is fine).' }],
       }],
     },
   },

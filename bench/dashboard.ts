@@ -22,7 +22,7 @@ async function serve(): Promise<void> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const { composeApp } = await import('../src/compose.js');
+  const { composeApp } = await import('../src/compose-app.js');
   const { loadConfig } = await import('../src/config.js');
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { hashPassword } = await import('../src/domain/accounts/passwords.js');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { composeApp, type AppDeps } from '../src/compose.js';
+import { composeApp, type AppDeps } from '../src/compose-app.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -99,8 +99,10 @@ interface Tree {
 
 async function loadTree(root: string): Promise<Tree> {
   const m = (p: string) => import(pathToFileURL(join(root, p)).href) as Promise<Record<string, unknown>>;
+  // composeApp moved out of src/compose.ts into src/compose-app.ts; older trees still have it there.
+  const composeAppFile = existsSync(join(root, 'src/compose-app.ts')) ? 'src/compose-app.ts' : 'src/compose.ts';
   const [compose, config, accounts, sqlite, bullmq, errors, dialer, postgres] = await Promise.all([
-    m('src/compose.ts'),
+    m(composeAppFile),
     m('src/config.ts'),
     m('src/domain/accounts/service.ts'),
     m('src/infra/store/sqlite.ts'),

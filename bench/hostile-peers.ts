@@ -164,7 +164,7 @@ interface Case {
 }
 
 async function runBench(): Promise<void> {
-  const { composeApp } = await import('../src/compose.js');
+  const { composeApp } = await import('../src/compose-app.js');
   const { loadConfig } = await import('../src/config.js');
   const { AccountService } = await import('../src/domain/accounts/service.js');
   const { openStore } = await import('../src/infra/store/index.js');

@@ -12,7 +12,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { composeApp } from '../src/compose.js';
+import { composeApp } from '../src/compose-app.js';
 import { loadConfig } from '../src/config.js';
 import { openSqliteStore } from '../src/infra/store/sqlite.js';
 import { operationIdOf } from '../src/operations/names.js';

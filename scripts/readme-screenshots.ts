@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { composeApp } from '../src/compose.js';
+import { composeApp } from '../src/compose-app.js';
 import { loadConfig } from '../src/config.js';
 import { hashPassword } from '../src/domain/accounts/passwords.js';
 import { AccountService } from '../src/domain/accounts/service.js';

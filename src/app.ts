@@ -14,10 +14,11 @@ import { registerDraining } from './http/plugins/draining.js';
 import { registerCors } from './http/plugins/cors.js';
 import { registerCompression } from './http/plugins/compression.js';
 import { registerLingeringClose } from './http/plugins/lingering-close.js';
-import { registerErrorHandling } from './http/plugins/errors.js';
+import { errorAnswerer, registerErrorHandling } from './http/plugins/errors.js';
 import { genReqId, registerObservability } from './http/plugins/observability.js';
-import { callRecorder, registerUsageRecording } from './http/plugins/usage.js';
+import { registerUsageRecording } from './http/plugins/usage.js';
 import { operationCaller } from './http/calls.js';
+import { callSteps } from './http/call-steps.js';
 import { metricsRoute, registerMetrics, type HttpMetrics } from './http/plugins/metrics.js';
 import { RouteIndex } from './http/route-index.js';
 import type { RouteDeps } from './http/routes/deps.js';
@@ -61,6 +62,8 @@ export interface AppServices extends RouteDeps {
   logins: LoginService;
   /** null: authentication alone, no rate limiting and no X-RateLimit-* headers. */
   limiter: RateLimiter | null;
+  /** Where the dashboard counts sign-in attempts: the API's limiter, or one in memory when that is null. */
+  loginLimiter: RateLimiter;
   /** null: no usage recording. */
   recorder: GroupCommitRecorder | null;
   /** The accounts' work in flight, shared by the probe routes and the job engine. */
@@ -112,12 +115,15 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
   // An answer given before its body was read closes the connection without a reset.
   registerLingeringClose(app);
   const routes = new RouteIndex(app);
-  registerErrorHandling(app, routes);
   const { accounts, limiter, now } = deps;
-  const access = registerAccess(app, { accounts, limiter, now });
-  registerInFlight(app, { slots: deps.slots, onRefused: access.refund });
-  const record = deps.recorder ? callRecorder(deps.recorder) : null;
-  if (record) registerUsageRecording(app, record);
+  // The steps of every call of an operation (src/http/call-steps.ts): the hooks below take them
+  // for the routes' own requests, operationCaller for calls made inside a request.
+  const answer = errorAnswerer();
+  const steps = callSteps({ limiter, slots: deps.slots, recorder: deps.recorder, answer, metrics: deps.httpMetrics });
+  registerErrorHandling(app, routes, answer);
+  registerAccess(app, { accounts, limiter, now, steps });
+  registerInFlight(app, steps);
+  if (steps.record) registerUsageRecording(app, steps.record);
   await registerOpenApi(app);
   // One set of job streams for the API and the dashboard: an account's open streams count together.
   const streams = jobStreams(app, deps.jobs);
@@ -130,9 +136,8 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     await jobRoutes(api, deps, streams);
     await webhookRoutes(api, { secrets: deps.webhookSecrets, now });
   }, { prefix: API_PREFIX });
-  // MCP tools, each call made inside the /mcp request through its operation's steps.
-  // Calls made inside another request (MCP tool calls, dashboard checks), through their route's steps.
-  const calls = operationCaller({ routeDeps: deps, access, slots: deps.slots, record, metrics: deps.httpMetrics });
+  // Calls made inside another request (MCP tool calls, dashboard checks), through the same steps.
+  const calls = operationCaller({ routeDeps: deps, steps });
   // A browser page of an origin the operator allows for /api (NETDIAG_CORS_ORIGINS) may call /mcp too.
   await mcpRoutes(app, calls, { publicUrl: deps.config.publicUrl, corsOrigins: deps.config.corsOrigins });
   await healthRoutes(app, deps.store, limiter, deps.geo, deps.path);
@@ -146,6 +151,7 @@ export async function buildApp(deps: AppServices): Promise<FastifyInstance> {
     usageRecords: deps.store.usage,
     webhookSecrets: deps.webhookSecrets,
     limiter,
+    loginLimiter: deps.loginLimiter,
     jobs: deps.jobs,
     jobWebhooks: deps.jobWebhooks,
     streams,

@@ -1,7 +1,7 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import pinoPretty from 'pino-pretty';
-import { buildApp, type AppServices } from './app.js';
+import type { AppServices } from './app.js';
 import { configuredJudgeUrl, type Config, type LogFormat } from './config.js';
 import { LoginService } from './domain/accounts/logins.js';
 import type { PasswordHasher } from './domain/accounts/passwords.js';
@@ -19,9 +19,9 @@ import { WebhookSecrets } from './domain/webhooks/secrets.js';
 import { createWhoisService } from './domain/whois/index.js';
 import { RegistrationLookup } from './domain/rdap/index.js';
 import { createRdap, type RdapTuning } from './infra/rdap/index.js';
-import { accountKey, rateLimiterOptions } from './http/plugins/auth.js';
-import { errorResponseOf } from './http/plugins/errors.js';
-import { callsRecordedTo } from './http/plugins/usage.js';
+import { accountKey } from './domain/owner.js';
+import { callsRecordedTo, recordsCallsOf, windowSeedFromUsage } from './domain/usage/recorded-calls.js';
+import { jobErrorOf } from './error-answers.js';
 import type { DnsClient } from './domain/dns/client.js';
 import { createDnsClient } from './infra/dns/index.js';
 import type { GeoReader } from './domain/ip/geoip.js';
@@ -37,6 +37,7 @@ import { createPathTools } from './infra/path/index.js';
 import type { PathTools } from './domain/path/index.js';
 import type { RateLimiter } from './domain/usage/rate-limit.js';
 import { createRateLimiter } from './infra/ratelimit/index.js';
+import { MemoryRateLimiter } from './infra/ratelimit/memory.js';
 import { openStore } from './infra/store/index.js';
 import type { Store } from './domain/store.js';
 import { GroupCommitRecorder } from './infra/usage/group-commit.js';
@@ -96,12 +97,6 @@ export interface ComposeOptions {
   jobTuning?: { renewMs?: number };
 }
 
-/** What tests and benchmarks give composeApp: the configuration, their store, and what they replace. */
-export interface AppDeps extends ComposeOptions {
-  config: Config;
-  store: Store;
-}
-
 /** The built graph: what the app is given, and its lifecycle. */
 export interface Composition extends AppServices {
   /** Reads the data files compose opened (the GeoIP databases), so no request waits for them. */
@@ -142,7 +137,13 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
 
   // Limits and usage: the limiter first, since written records are no longer "admitted but
   // unrecorded" calls for it (a crash gives those back).
-  const ownLimiter = opts.limiter === undefined ? createRateLimiter(config.redisUrl, rateLimiterOptions(store.usage, log, config.reconcileMs, () => clock().getTime())) : undefined;
+  // Windows it has not seen start from the recorded usage; on Redis, accounts' calls count as
+  // unrecorded until their usage records are written, so the calls of an instance killed before
+  // writing them are given back within NETDIAG_RECONCILE_S.
+  const ownLimiter =
+    opts.limiter === undefined
+      ? createRateLimiter(config.redisUrl, { seed: windowSeedFromUsage(store.usage), log, recordsCallsOf, reconcileMs: config.reconcileMs, now: () => clock().getTime() })
+      : undefined;
   const limiter = ownLimiter ?? opts.limiter ?? null;
   const recorder = opts.recordUsage === false ? null : new GroupCommitRecorder(store.usage, log, limiter ? callsRecordedTo(limiter) : undefined);
   // Work in flight per account: through Redis (leases that lapse if an instance dies) with REDIS_URL.
@@ -236,7 +237,7 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     queue: jobQueue,
     operations,
     views,
-    errorBody: (err) => errorResponseOf(err).body,
+    errorBody: jobErrorOf,
     slots,
     inFlightLimit,
     ownerKey: accountKey,
@@ -262,6 +263,8 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
     logins,
     usage: new UsageService(store.usage),
     limiter,
+    // Without the API's limiter (a test's `limiter: null`) the sign-in forms still count attempts, here in memory.
+    loginLimiter: limiter ?? new MemoryRateLimiter(),
     recorder,
     slots,
     geo,
@@ -295,17 +298,4 @@ export async function compose(config: Config, opts: ComposeOptions = {}): Promis
         () => (opts.store ? undefined : store.close()),
       ])),
   };
-}
-
-/**
- * compose and buildApp in one, for tests and benchmarks that give their own store: the graph
- * starts when the app is ready and closes with it (the store stays theirs to close).
- */
-export async function composeApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, ...opts } = deps;
-  const services = await compose(config, opts);
-  const app = await buildApp(services);
-  app.addHook('onReady', async () => services.start());
-  app.addHook('onClose', async () => services.close());
-  return app;
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMAIL_MAX_CHARS, EMAIL_PATTERN } from './domain/accounts/service.js';
+import { SIGNUP_MODES, type SignupMode } from './domain/accounts/signup.js';
 import { ConfigError } from './errors.js';
 
 /** One frozen, typed configuration, read from the environment and checked at boot. */
@@ -69,9 +70,6 @@ export interface Config {
   /** NETDIAG_RECONCILE_S: how soon calls admitted by an instance that died unanswered are given back (Redis). */
   reconcileMs: number;
 }
-
-export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
-export type SignupMode = (typeof SIGNUP_MODES)[number];
 
 export interface ConnectionTimeouts {
   /** From the first byte of a request to the end of its headers. */

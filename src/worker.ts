@@ -2,9 +2,9 @@ import { compose, type Composition } from './compose.js';
 import type { Config } from './config.js';
 import { configSummary, describeDatabase, withoutPassword } from './config-summary.js';
 import { judgeHealth } from './domain/proxy/index.js';
-import { exitOnSignals, reloadGeoOnSighup } from './server.js';
+import { exitOnSignals, reloadGeoOnSighup } from './runtime.js';
 import { WorkerConfigError } from './errors.js';
-import { listenForMetrics, type MetricsListener } from './http/metrics-listener.js';
+import type { MetricsListener } from './http/metrics-listener.js';
 
 export interface RunningWorker {
   services: Composition;
@@ -50,6 +50,9 @@ export async function startWorker(config: Config, log: (line: string) => void = 
     })());
   if (config.metricsPort !== undefined && services.httpMetrics && config.metricsToken !== undefined) {
     try {
+      // The worker's only HTTP code, loaded only when it is asked for: Fastify, the API's
+      // /metrics route, token check, envelope and connection bounds (test/architecture.test.ts).
+      const { listenForMetrics } = await import('./http/metrics-listener.js');
       metrics = await listenForMetrics({ metrics: services.httpMetrics, token: config.metricsToken, host: config.host, port: config.metricsPort, timeouts: config.timeouts });
     } catch (err) {
       await close();

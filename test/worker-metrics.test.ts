@@ -4,7 +4,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { composeApp } from '../src/compose.js';
+import { composeApp } from '../src/compose-app.js';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/infra/store/index.js';
 import { tempDir } from './helpers/build.js';

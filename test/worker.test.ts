@@ -4,7 +4,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { composeApp } from '../src/compose.js';
+import { composeApp } from '../src/compose-app.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import type { JobView } from '../src/domain/jobs/types.js';

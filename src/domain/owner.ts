@@ -16,3 +16,19 @@ export function runAsOwner<T>(owner: string, fn: () => T): T {
 export function currentOwner(): string | undefined {
   return storage.getStore();
 }
+
+/**
+ * The key an account's work goes by: its owner here, its slots of work in flight, and its rate
+ * limiter windows (an anonymous client's windows go by its address, `ip:...`, instead).
+ */
+export function accountKey(id: number): string {
+  return `acct:${id}`;
+}
+
+const ACCOUNT_KEY = /^acct:(\d+)$/;
+
+/** The account id of a key made by accountKey; null for any other key. */
+export function accountIdOfKey(key: string): number | null {
+  const id = ACCOUNT_KEY.exec(key)?.[1];
+  return id === undefined ? null : Number(id);
+}

@@ -1,17 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Account } from '../domain/accounts/repositories.js';
-import type { InFlightSlots } from '../domain/in-flight.js';
-import { runAsOwner } from '../domain/owner.js';
-import { ClientGoneError, RateLimitError } from '../errors.js';
-import { runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
-import { NEVER, createJob, routeBodyOf } from './operation.js';
-import { CLIENT_GONE_STATUS } from './client-gone.js';
-import type { AccessControl } from './plugins/auth.js';
-import { accountKey } from './plugins/auth.js';
-import { errorResponseOf } from './plugins/errors.js';
-import { takeSlot } from './plugins/in-flight.js';
-import type { Call } from './plugins/usage.js';
-import type { HttpMetrics } from './plugins/metrics.js';
+import { serializerOf, type AnyOperation } from '../operations/operation.js';
+import { asOwner, runCall, type CallSteps } from './call-steps.js';
+import { createJob, routeBodyOf } from './operation.js';
 import { ok } from './reply.js';
 import type { RouteDeps } from './routes/deps.js';
 import { validationErrorFromAjv, validatorCompiler } from './validation.js';
@@ -41,28 +32,21 @@ export type CallOperation = (caller: Caller, op: AnyOperation, body: unknown, op
 
 /**
  * A synchronous call of an operation made inside another request (each MCP tool call inside
- * POST /mcp), through the steps its own route's request passes, in the same order and with the
- * same functions: the call counted in the account's windows (a 429 when one is full), the body
- * validated by the route's schema and validator, a slot of work in flight for a probe (refunded
- * when refused), the run as the account's work, `data` written by the route's serializer, any
- * error answered with the route's status and envelope, and the call recorded in usage under the
- * operation's endpoint. As a job (`opts.job`, a dashboard check): the same until the run, then the
- * route's job branch (createJob) and its 202. What the caller's own request already did (reading the body, the token
- * check, draining) is not done twice.
+ * POST /mcp), through the steps its own route's request passes (src/http/call-steps.ts), in the
+ * same order: admitted by the account's windows (a 429 when one is full), the body validated by
+ * the route's schema and validator, a slot of work in flight held by a probe (refunded when
+ * refused), the run as the account's work, `data` written by the route's serializer, any error
+ * answered with the route's status and envelope, and the call recorded in usage under the
+ * operation's endpoint. As a job (`opts.job`, a dashboard check): the same until the run, then
+ * the route's job branch (createJob) and its 202. What the caller's own request already did
+ * (reading the body, the token check, draining) is not done twice.
  *
  * Before this, a tool call was the route's request injected into the app; that cost a second
  * whole request (light-my-request's request and response objects, routing, the hooks) and made
  * a tool call of ipv6_expand 3.4× the API call (bench/mcp.ts).
  */
-export function operationCaller(deps: {
-  routeDeps: RouteDeps;
-  access: AccessControl;
-  slots: InFlightSlots;
-  /** null: usage is not recorded (AppDeps.recorder absent). */
-  record: ((call: Call) => Promise<void>) | null;
-  /** Told of a call's 429, as the app's onError hook is of a request's (GET /metrics); null when metrics are off. */
-  metrics?: Pick<HttpMetrics, 'rateLimited'> | null;
-}): CallOperation {
+export function operationCaller(deps: { routeDeps: RouteDeps; steps: CallSteps }): CallOperation {
+  const { steps } = deps;
   const compiled = new Map<AnyOperation, { validate: (body: unknown) => boolean; write: (data: unknown) => string }>();
   const of = (op: AnyOperation) => {
     let c = compiled.get(op);
@@ -75,9 +59,9 @@ export function operationCaller(deps: {
 
   const answer = async (caller: Caller, op: AnyOperation, body: unknown, headers: Record<string, string>, job: boolean): Promise<{ status: number; body: unknown }> => {
     const { account, receivedAt } = caller;
-    const counted = await deps.access.countCall(account, receivedAt);
-    Object.assign(headers, counted.headers);
-    if (counted.refusal) throw counted.refusal;
+    const admitted = await steps.admit(account, receivedAt);
+    Object.assign(headers, admitted.headers);
+    if (admitted.refusal) throw admitted.refusal;
     const { validate, write } = of(op);
     if (!validate(body)) throw validationErrorFromAjv((validate as unknown as { errors: Parameters<typeof validationErrorFromAjv>[0] }).errors, 'body');
     // A job takes its slot of work in flight when it runs, as the route's job does.
@@ -85,11 +69,10 @@ export function operationCaller(deps: {
       const created = await createJob(deps.routeDeps, op, account.id, body as Record<string, unknown>);
       return { status: 202, body: ok(created, `job ${created.id} queued: ${op.path}`) };
     }
-    const release = op.probe ? await takeSlot(deps.slots, account, receivedAt, () => deps.access.refundCall(account, receivedAt)) : null;
+    const release = op.probe ? await steps.hold(account, receivedAt) : null;
     try {
-      // A synchronous call (a tool call): the synchronous bound of items.
-      const run = () => runOperation(op, deps.routeDeps, body, { signal: op.probe ? caller.signal : NEVER, maxItems: op.bounds?.sync });
-      const { data, message } = release ? await runAsOwner(accountKey(account.id), run) : await run();
+      const run = () => runCall(op, deps.routeDeps, body, caller.signal);
+      const { data, message } = release ? await asOwner(account, run) : await run();
       return { status: 200, body: ok(JSON.parse(write(data)) as unknown, message) };
     } finally {
       release?.();
@@ -106,18 +89,11 @@ export function operationCaller(deps: {
       ({ status, body: envelope } = await answer(caller, op, body, headers, opts.job === true));
     } catch (err) {
       error = err;
-      if (err instanceof ClientGoneError) {
-        status = CLIENT_GONE_STATUS;
-        envelope = null;
-      } else {
-        if (err instanceof RateLimitError) deps.metrics?.rateLimited(err.details?.window);
-        const refused = errorResponseOf(err);
-        if (refused.unexpected) caller.log.error({ err }, 'unhandled error');
-        ({ status, body: envelope } = refused);
-        Object.assign(headers, refused.headers);
-      }
+      const failed = steps.failed(err, caller.log);
+      ({ status, body: envelope } = failed);
+      Object.assign(headers, failed.headers);
     }
-    await deps.record?.({ accountId: caller.account.id, endpoint: op.path, status, durationMs: performance.now() - started, at: caller.receivedAt });
+    await steps.record?.({ accountId: caller.account.id, endpoint: op.path, status, durationMs: performance.now() - started, at: caller.receivedAt });
     return { status, body: envelope, headers, ...(error === undefined ? {} : { error }) };
   };
 }

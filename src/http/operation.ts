@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { webhookUrlOf } from '../domain/webhooks/url.js';
-import { boundsText, runOperation, serializerOf, type AnyOperation } from '../operations/operation.js';
+import { boundsText, serializerOf, type AnyOperation } from '../operations/operation.js';
+import { NEVER, runCall } from './call-steps.js';
 import { clientGoneSignal } from './client-gone.js';
 import { accountOf } from './plugins/auth.js';
 import { ok } from './reply.js';
@@ -50,9 +51,6 @@ export async function createJob(deps: RouteDeps, op: AnyOperation, accountId: nu
   return deps.jobs.create({ accountId, endpoint: op.path, body, webhookUrl, total }, answered);
 }
 
-/** A signal that never aborts: operations that ignore client hang-ups need no listener per request. */
-export const NEVER = new AbortController().signal;
-
 /** The body schema of an operation's route: the operation's fields, and `webhook_url` beside them for a job. */
 export function routeBodyOf(op: AnyOperation): TObject {
   // Every operation's body is an object (the job keeps its fields).
@@ -61,7 +59,8 @@ export function routeBodyOf(op: AnyOperation): TObject {
 
 /**
  * The route of an operation (src/operations/operation.ts): synchronous, or a job when the client
- * prefers respond-async.
+ * prefers respond-async. Its request passes the steps of src/http/call-steps.ts in the app's
+ * hooks; the handler is the run step.
  */
 export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: AnyOperation): void {
   app.post(
@@ -85,7 +84,8 @@ export function registerOperation(app: FastifyInstance, deps: RouteDeps, op: Any
         reply.code(202).header('location', `/api/jobs/${job.id}`).header('preference-applied', 'respond-async');
         return ok(job, `job ${job.id} queued: ${op.path}`);
       }
-      const { data, message } = await runOperation(op, deps, request.body, { signal: op.probe ? clientGoneSignal(reply) : NEVER, maxItems: op.bounds?.sync });
+      // A probe stops when its client hangs up; no listener is made for the others.
+      const { data, message } = await runCall(op, deps, request.body, op.probe ? clientGoneSignal(reply) : NEVER);
       return ok(data, message);
     },
   );

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { composeApp, type AppDeps } from '../../src/compose.js';
+import { composeApp, type AppDeps } from '../../src/compose-app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openSqliteStore, type SqliteStore } from '../../src/infra/store/sqlite.js';

@@ -129,7 +129,8 @@ test('health: /healthz and /readyz need no token; readyz fails when the database
   const { url, store } = await build(t);
   assert.deepEqual(await (await fetch(`${url}/healthz`)).json(), { status: 'ok' });
   // No GeoIP data read yet (nothing looked up): no build dates to show.
-  assert.deepEqual(await (await fetch(`${url}/readyz`)).json(), { status: 'ready', geoip: { city_build_date: null, asn_build_date: null } });
+  // The path tools are checked at the first ask (their programs run once, some 3 s): until then, "checking".
+  assert.deepEqual(await (await fetch(`${url}/readyz`)).json(), { status: 'ready', geoip: { city_build_date: null, asn_build_date: null }, path_tools: 'checking' });
   store.sqlite.close();
   const res = await fetch(`${url}/readyz`);
   assert.equal(res.status, 503);

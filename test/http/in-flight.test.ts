@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { IN_FLIGHT_LIMITS, PLANS } from '../../src/domain/accounts/plans.js';
-import { IN_FLIGHT_RETRY_AFTER_S } from '../../src/http/plugins/in-flight.js';
+import { IN_FLIGHT_RETRY_AFTER_S } from '../../src/http/call-steps.js';
 import { createDialer, type ConnectFn } from '../../src/infra/net/dialer.js';
 import { build, type Built } from '../helpers/build.js';
 import { assertMatchesOpenApi } from '../helpers/contract.js';

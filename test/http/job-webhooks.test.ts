@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { composeApp } from '../../src/compose.js';
+import { composeApp } from '../../src/compose-app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { newJobId } from '../../src/domain/jobs/service.js';

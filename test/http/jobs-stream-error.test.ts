@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { composeApp } from '../../src/compose.js';
+import { composeApp } from '../../src/compose-app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { batchOf } from '../../src/domain/jobs/items.js';
 import { newJobId } from '../../src/domain/jobs/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';
-import { DATABASE_UNAVAILABLE_MESSAGE } from '../../src/http/plugins/errors.js';
-import { DATABASE_RETRY_AFTER_S } from '../../src/infra/store/pg-availability.js';
+import { DATABASE_RETRY_AFTER_S, DATABASE_UNAVAILABLE_MESSAGE } from '../../src/error-answers.js';
 import { openSqliteStore } from '../../src/infra/store/sqlite.js';
 import type { Store } from '../../src/domain/store.js';
 import { tempDir } from '../helpers/build.js';

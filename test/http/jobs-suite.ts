@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { composeApp, type AppDeps } from '../../src/compose.js';
+import { composeApp, type AppDeps } from '../../src/compose-app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { JobView } from '../../src/domain/jobs/types.js';

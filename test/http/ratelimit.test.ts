@@ -224,7 +224,7 @@ test('after a restart the in-process limiter picks the day up from the recorded 
   }
   await first.app.close();
   // a new process over the same database: fresh memory, same store
-  const { composeApp } = await import('../../src/compose.js');
+  const { composeApp } = await import('../../src/compose-app.js');
   const second = await composeApp({ config: first.config, store: first.store, logger: false, clock: clock.fn });
   t.after(() => second.close());
   clock.now = Date.UTC(2026, 6, 1, 10, 0, 0);

@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
-import { composeApp } from '../../src/compose.js';
+import { composeApp } from '../../src/compose-app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { build } from '../helpers/build.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { composeApp } from '../../src/compose.js';
+import { composeApp } from '../../src/compose-app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { PREVIOUS_SECRET_MS, WebhookSecrets } from '../../src/domain/webhooks/secrets.js';

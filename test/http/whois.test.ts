@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import type { AppDeps } from '../../src/compose.js';
+import type { AppDeps } from '../../src/compose-app.js';
 import { WhoisService } from '../../src/domain/whois/service.js';
 import { BootstrapRegistry, RdapService, RegistrationLookup } from '../../src/domain/rdap/index.js';
 import { DialerRdapHttp, DirectoryBootstrapSource } from '../../src/infra/rdap/index.js';

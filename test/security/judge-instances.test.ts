@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { composeApp } from '../../src/compose.js';
+import { composeApp } from '../../src/compose-app.js';
 import { loadConfig } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { Judge, parseEcho, parseUploadReceipt, SPEED_DOWNLOAD_BYTES } from '../../src/domain/proxy/index.js';

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { SignupMode } from '../../config.js';
+import type { SignupMode } from './signup.js';
 import { ConflictError, ForbiddenError, UnauthorizedError, ValidationError } from '../../errors.js';
 import type { Account, AuthLink, Session } from './repositories.js';
 import type { Store } from '../store.js';

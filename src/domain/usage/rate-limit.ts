@@ -28,6 +28,12 @@ export interface Decision {
   exceeded: WindowState | null;
 }
 
+/**
+ * Where a key's counts come from when a limiter first sees the key (after a restart, or when
+ * Redis lost them): the calls recorded in the minute, hour and day of `now`.
+ */
+export type WindowSeed = (key: string, now: number) => Promise<Readonly<Record<WindowName, number>>>;
+
 export interface RateLimiter {
   /** Admits and counts one request for `key` when every window has room, atomically. */
   consume(key: string, limits: WindowLimits, now: number): Promise<Decision>;

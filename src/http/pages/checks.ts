@@ -10,7 +10,7 @@ import type { Account } from '../../domain/accounts/repositories.js';
 import { ConflictError } from '../../errors.js';
 import { OPERATIONS, type AnyOperation } from '../../operations/index.js';
 import type { CallOperation } from '../calls.js';
-import { NEVER } from '../operation.js';
+import { NEVER } from '../call-steps.js';
 import { pathWords } from '../../operations/names.js';
 import { resultBlocks } from '../../operations/shared/view.js';
 import { answerDone, jsonPieces, sendPieces } from '../job-reads.js';

@@ -19,8 +19,10 @@ export interface PageDeps {
   /** The recorded usage, for the windows when the app runs without a limiter. */
   usageRecords: UsageRepository;
   webhookSecrets: WebhookSecrets;
-  /** The API's rate limiter: the windows the overview shows, and the login throttle. null: none. */
+  /** The API's rate limiter: the windows the overview shows. null: none. */
   limiter: RateLimiter | null;
+  /** Where the login throttle counts attempts: the API's limiter, or one of its own when that is null (src/compose.ts). */
+  loginLimiter: RateLimiter;
   /** The job engine, for the jobs page; null leaves the page out. */
   jobs: JobService | null;
   /** Webhook attempts and "send again", for a job's page. */

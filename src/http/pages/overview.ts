@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PageDeps } from './deps.js';
 import { render } from './render.js';
-import { accountKey } from '../plugins/auth.js';
+import { accountKey } from '../../domain/owner.js';
 import { ok } from '../reply.js';
 import { USAGE_DAYS_DEFAULT, utcTimestamp, type DayCounts } from '../../domain/usage/service.js';
 import { currentWindows, dayWarning, needsRecordedCounts, windowLimits } from '../../domain/usage/windows.js';

@@ -82,7 +82,7 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
     });
 
     // One throttle for every form that hashes a password, so its bound on hashes per client holds across them.
-    const throttle = new Throttle(deps.limiter);
+    const throttle = new Throttle(deps.loginLimiter);
     await accountPages(pages, deps, throttle);
     await overviewPages(pages, deps);
     await tokenPages(pages, deps);

@@ -1,5 +1,4 @@
 import { RateLimitError } from '../../errors.js';
-import { MemoryRateLimiter } from '../../infra/ratelimit/memory.js';
 import type { RateLimiter, WindowLimits } from '../../domain/usage/rate-limit.js';
 
 /**
@@ -31,13 +30,11 @@ const HASHING_RETRY_S = 1;
  * sending dozens of attempts at once queues everyone else's sign-in behind its hashes.
  */
 export class Throttle {
-  private readonly limiter: RateLimiter;
   /** Hashes running per client, in this process; a client with none has no entry. */
   private readonly inFlight = new Map<string, number>();
 
-  constructor(limiter: RateLimiter | null) {
-    this.limiter = limiter ?? new MemoryRateLimiter();
-  }
+  /** `limiter`: the API's (src/compose.ts gives one in memory when the API runs without). */
+  constructor(private readonly limiter: RateLimiter) {}
 
   /** Counts one attempt under `key`; a RateLimitError (429 page) when a window is full. */
   async attempt(key: string, limits: WindowLimits, now: number, what: string): Promise<void> {

@@ -1,18 +1,14 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PLANS, PLAN_NAMES, planLimits, windowLimitsOf, type PlanLimits, type PlanName } from '../../domain/accounts/plans.js';
 import { bearerToken, type AccountService, type Authenticated } from '../../domain/accounts/service.js';
 import { hashToken } from '../../domain/accounts/tokens.js';
-import { AppError, RateLimitError, UnauthorizedError } from '../../errors.js';
-import { WINDOW_MS, decide, headlineWindow, type Decision, type RateLimiter, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
+import { AppError, UnauthorizedError } from '../../errors.js';
+import { decide, type Decision, type RateLimiter, type WindowState } from '../../domain/usage/rate-limit.js';
 import type { Account } from '../../domain/accounts/repositories.js';
-import type { UsageRepository } from '../../domain/usage/repository.js';
+import { accountKey } from '../../domain/owner.js';
+import type { CallSteps } from '../call-steps.js';
+import { ANONYMOUS_PLAN, ANONYMOUS_POLICY, policyOf, rateHeaders, rateLimitError, type RatePolicy } from '../rate-policy.js';
 import { pathOf } from '../route-index.js';
-import type { WindowSeed } from '../../infra/ratelimit/memory.js';
-import type { RedisRateLimiterOptions } from '../../infra/ratelimit/redis.js';
-import type { RedisStateLog } from '../../infra/redis/request-path.js';
-import { utcTimestamp } from '../../domain/usage/service.js';
-
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,41 +46,8 @@ declare module 'fastify' {
 export const API_PREFIX = '/api';
 /** Static assets of the interactive reference: neither authenticated nor limited. */
 export const DOCS_PREFIX = `${API_PREFIX}/docs`;
-/** Clients without a valid token get the free plan's figures, per IP (IPv6: per /64). */
-export const ANONYMOUS_PLAN = 'free' satisfies PlanName;
-export const ANONYMOUS_LIMITS: PlanLimits = PLANS[ANONYMOUS_PLAN];
-
-const ACCOUNT_KEY = /^acct:(\d+)$/;
-/** The rate limiter key (and in-flight owner) of an account. */
-export function accountKey(id: number): string {
-  return `acct:${id}`;
-}
-
 /** Tokens whose account is remembered for the headers of a 503 (see `lastAccounts`); beyond this the memory is dropped. */
 const LAST_ACCOUNTS_MAX_ENTRIES = 10_000;
-
-/** No recorded usage: an anonymous client's key, which nothing records. */
-const NO_CALLS = { minute: 0, hour: 0, day: 0 } as const;
-
-/**
- * An account's calls of the current minute, hour and day, as recorded, seed a limiter window it
- * has not seen (after a restart, a Redis that restarted empty, or while Redis is away).
- */
-export function windowSeedFromUsage(usage: UsageRepository): WindowSeed {
-  return async (key, now) => {
-    const id = ACCOUNT_KEY.exec(key)?.[1];
-    return id ? usage.windowCounts(Number(id), now) : NO_CALLS;
-  };
-}
-
-/**
- * What the app's own limiter is built with: windows it has not seen start from the recorded
- * usage; on Redis, accounts' calls count as unrecorded until their usage records are written,
- * so the calls of an instance killed before writing them are given back within `reconcileMs`.
- */
-export function rateLimiterOptions(usage: UsageRepository, log: RedisStateLog, reconcileMs: number, now: () => number): RedisRateLimiterOptions {
-  return { seed: windowSeedFromUsage(usage), log, recordsCallsOf: (key) => ACCOUNT_KEY.test(key), reconcileMs, now };
-}
 
 /** Appended to an anonymous client's key for the public routes (the OpenAPI document): their own budget. */
 export const PUBLIC_KEY_SUFFIX = '|public';
@@ -102,39 +65,6 @@ export function clientKey(ip: string): string {
   }
 }
 
-/** A plan's windows as the limiter takes them, and its RateLimit-Policy header (`w=` in seconds). */
-interface RatePolicy {
-  limits: WindowLimits;
-  header: string;
-}
-
-function ratePolicy(plan: PlanLimits): RatePolicy {
-  const limits = windowLimitsOf(plan);
-  const window = (name: keyof WindowLimits) => `${limits[name]};w=${WINDOW_MS[name] / 1000}`;
-  return { limits, header: `${window('minute')}, ${window('hour')}, ${window('day')}` };
-}
-
-/** Every plan's policy, made once here rather than on every request. */
-const RATE_POLICIES = new Map<PlanLimits, RatePolicy>(PLAN_NAMES.map((name) => [PLANS[name], ratePolicy(PLANS[name])]));
-
-/** The policy of an account's plan (an unknown plan name gets the default plan's, as planLimits does). */
-function policyOf(plan: string): RatePolicy {
-  return RATE_POLICIES.get(planLimits(plan))!;
-}
-
-const ANONYMOUS_POLICY = RATE_POLICIES.get(ANONYMOUS_LIMITS)!;
-
-/** The rate-limit headers of a decision: those of the window with the fewest requests left. */
-function rateHeaders(decision: Decision, policy: RatePolicy): Record<string, string> {
-  const w = headlineWindow(decision);
-  return {
-    'x-ratelimit-limit': String(w.limit),
-    'x-ratelimit-remaining': String(w.remaining),
-    'x-ratelimit-reset': String(Math.ceil(w.resetAt / 1000)),
-    'ratelimit-policy': policy.header,
-  };
-}
-
 function setRateHeaders(reply: FastifyReply, decision: Decision, policy: RatePolicy): void {
   reply.headers(rateHeaders(decision, policy));
 }
@@ -144,36 +74,8 @@ function showWindows(reply: FastifyReply, windows: readonly WindowState[], polic
   setRateHeaders(reply, decide(true, windows.map((w) => w.used), policy.limits, now), policy);
 }
 
-function rateLimitError(decision: Decision, plan: string, limits: WindowLimits, now: number, anonymous: boolean): RateLimitError {
-  const w = decision.exceeded!;
-  const who = anonymous
-    ? `too many requests without a valid API token from this address; the ${plan} plan's figures apply`
-    : `rate limit exceeded for the ${plan} plan`;
-  const beyondMinute = w.window === 'minute' ? '' : `; its ${w.limit} requests per ${w.window} are used up`;
-  const resetAt = utcTimestamp(w.resetAt);
-  return new RateLimitError(
-    `${who}: at most ${limits.minute} requests per minute${beyondMinute}; try again after ${resetAt} UTC`,
-    { limit: limits.minute, remaining: 0, reset_at: resetAt, window: w.window },
-    { 'retry-after': String(Math.max(1, Math.ceil((w.resetAt - now) / 1000))) },
-  );
-}
-
 /** The usage endpoint of a request that reached no route, so junk paths add one row, not many. */
 export const UNMATCHED_ENDPOINT = '(unmatched)';
-
-/** What the access check offers the plugins that refuse an admitted request for another reason, and calls made inside a request. */
-export interface AccessControl {
-  /** The request was admitted by the account's windows but is refused after all (a 429): it is not a call. */
-  refund(request: FastifyRequest): Promise<void>;
-  /**
-   * Counts one call of `account` in its plan's windows, as the access check of a counted route
-   * does (an MCP tool call made inside POST /mcp): the rate-limit headers of its answer, and the
-   * 429 to answer when a window is full (null when admitted).
-   */
-  countCall(account: Account, now: number): Promise<{ headers: Record<string, string>; refusal: RateLimitError | null }>;
-  /** A call `countCall` admitted is refused after all (a 429): it is not a call. */
-  refundCall(account: Account, now: number): Promise<void>;
-}
 
 /** What a route under /api asks of a request before its handler may run. */
 export type Access = 'token' | 'public' | 'none';
@@ -215,8 +117,10 @@ export function registerAccess(
     limiter: RateLimiter | null;
     /** Epoch ms now (the app's clock). */
     now: () => number;
+    /** The admit step (src/http/call-steps.ts): an account's request is counted as every call is. */
+    steps: Pick<CallSteps, 'admit'>;
   },
-): AccessControl {
+): void {
   app.decorateRequest('account', null);
   app.decorateRequest('tokenId', null);
   app.decorateRequest('rateDecision', null);
@@ -294,29 +198,16 @@ export function registerAccess(
 
   type AccessHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
-  /** One call of `account` in its plan's windows: the decision and its headers, or null without a limiter. */
-  const count = async (account: Account, now: number): Promise<{ decision: Decision; headers: Record<string, string>; refusal: RateLimitError | null } | null> => {
-    if (!limiter) return null;
-    const policy = policyOf(account.plan);
-    const decision = await limiter.consume(accountKey(account.id), policy.limits, now);
-    return { decision, headers: rateHeaders(decision, policy), refusal: decision.allowed ? null : rateLimitError(decision, account.plan, policy.limits, now, false) };
-  };
-
-  const refundCall = async (account: Account, now: number): Promise<void> => {
-    // A refund that fails is not the request's failure.
-    await limiter?.refund?.(accountKey(account.id), now).catch(() => undefined);
-  };
-
   /** The authenticated account's request, counted in its plan's windows (a 429 when one is full). */
   const tokenAccess: AccessHook = async (request, reply) => {
     const auth = await authenticate(request, reply);
-    const counted = await count(auth.account, request.receivedAt);
-    if (counted) reply.headers(counted.headers);
+    const admitted = await deps.steps.admit(auth.account, request.receivedAt);
+    reply.headers(admitted.headers);
     // Set once the windows have answered: a refused request is still its account's (usage records its 429).
     request.account = auth.account;
     request.tokenId = auth.tokenId;
-    request.rateDecision = counted?.decision ?? null;
-    if (counted?.refusal) throw counted.refusal;
+    request.rateDecision = admitted.decision;
+    if (admitted.refusal) throw admitted.refusal;
   };
 
   /** An `uncounted` route's request: its windows shown as they are, nothing spent. */
@@ -353,17 +244,6 @@ export function registerAccess(
     // First among the route's own hooks: nothing of the route runs before access is decided.
     route.onRequest = [hook, ...existing] as typeof route.onRequest;
   });
-
-  return {
-    async refund(request) {
-      if (request.account !== null && request.rateDecision !== null) await refundCall(request.account, request.receivedAt);
-    },
-    async countCall(account, now) {
-      const counted = await count(account, now);
-      return { headers: counted?.headers ?? {}, refusal: counted?.refusal ?? null };
-    },
-    refundCall,
-  };
 }
 
 /**

@@ -1,29 +1,52 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ClientGoneError, DatabaseUnavailableError, DialError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ClientGoneError, DialError, InternalError, InvalidJsonError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, ValidationError } from '../../errors.js';
+import { errorEnvelope, knownAppError } from '../../error-answers.js';
 import { BODY_LIMIT_BYTES } from '../limits.js';
 import type { JobError } from '../../domain/jobs/types.js';
 import { validationErrorFromAjv } from '../validation.js';
 import { pathOf, type RouteIndex } from '../route-index.js';
 import { CLIENT_GONE_STATUS } from '../client-gone.js';
-import { DATABASE_RETRY_AFTER_S } from '../../infra/store/pg-availability.js';
 
 /** While the database cannot be reached, its 503s are logged at most this often: a line per outage, not per request. */
 export const DATABASE_UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
 
-/** What a client is told while the database cannot be reached. */
-export const DATABASE_UNAVAILABLE_MESSAGE = 'the database cannot be reached just now; send the request again after Retry-After seconds';
+/**
+ * What anything thrown answers as, logged as the operator needs it: null for a client that is
+ * gone (nothing is sent), else the AppError to send. A bug is logged as 'unhandled error', a
+ * machine out of local ports as a warning, and the database's outage once a minute at most.
+ */
+export type AnswerError = (thrown: unknown, log: FastifyBaseLogger) => AppError | null;
+
+/** An AnswerError with its own memory of when the outage was last logged: one per app. */
+export function errorAnswerer(): AnswerError {
+  let unavailableLoggedAt = -Infinity;
+  return (thrown, log) => {
+    if (thrown instanceof ClientGoneError) {
+      log.info({ reason: thrown.message }, 'client gone');
+      return null;
+    }
+    const appError = thrown instanceof Error ? toAppError(thrown as FastifyError) : new InternalError();
+    if (appError instanceof InternalError) {
+      log.error({ err: thrown }, 'unhandled error');
+    } else if (thrown instanceof DialError) {
+      // The operator should see a machine out of ports, as the 500 it was showed it.
+      log.warn({ err: thrown }, 'a connect found no local address free: answered 503');
+    } else if (appError instanceof ServiceUnavailableError && !(thrown instanceof AppError)) {
+      const now = Date.now();
+      if (now - unavailableLoggedAt >= DATABASE_UNAVAILABLE_LOG_INTERVAL_MS) {
+        unavailableLoggedAt = now;
+        log.warn({ err: thrown }, 'the database cannot be reached: requests that need it are answered 503 (logged at most once a minute)');
+      }
+    }
+    return appError;
+  };
+}
 
 /**
- * A connect that failed with EADDRNOTAVAIL (this machine had no local port or address free for it:
- * ephemeral ports used up, an address gone) says nothing of the target, so the scan and the ping
- * rethrow it rather than report a wrong state. It is a passing state of this server: a 503 with
- * Retry-After (a few seconds, for sockets to close), not a 500.
+ * Turns anything thrown into the error envelope (`answer`: the app's one AnswerError, which calls
+ * made inside a request use too); knows which paths exist for 404 vs 405.
  */
-export const LOCAL_ADDRESS_RETRY_AFTER_S = 5;
-export const LOCAL_ADDRESS_UNAVAILABLE_MESSAGE = 'this server has no local port free for the connection just now; send the request again after Retry-After seconds';
-
-/** Turns anything thrown into the error envelope; knows which paths exist for 404 vs 405. */
-export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
+export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex, answer: AnswerError): void {
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const path = pathOf(request.url);
     const allowed = routes.methodsOf(path);
@@ -34,26 +57,9 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     return sendError(reply, error);
   });
 
-  let unavailableLoggedAt = -Infinity;
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof ClientGoneError) {
-      request.log.info({ reason: error.message }, 'client gone');
-      return reply.code(CLIENT_GONE_STATUS).send();
-    }
-    const appError = toAppError(error);
-    if (appError instanceof InternalError) {
-      request.log.error({ err: error }, 'unhandled error');
-    } else if (error instanceof DialError) {
-      // The operator should see a machine out of ports, as the 500 it was showed it.
-      request.log.warn({ err: error }, 'a connect found no local address free: answered 503');
-    } else if (appError instanceof ServiceUnavailableError && !(error instanceof AppError)) {
-      const now = Date.now();
-      if (now - unavailableLoggedAt >= DATABASE_UNAVAILABLE_LOG_INTERVAL_MS) {
-        unavailableLoggedAt = now;
-        request.log.warn({ err: error }, 'the database cannot be reached: requests that need it are answered 503 (logged at most once a minute)');
-      }
-    }
-    return sendError(reply, appError);
+    const appError = answer(error, request.log);
+    return appError === null ? reply.code(CLIENT_GONE_STATUS).send() : sendError(reply, appError);
   });
 }
 
@@ -64,16 +70,7 @@ const INVALID_TOKEN_CHALLENGE = `${BEARER_CHALLENGE}, error="invalid_token"`;
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   if (error.status === 401) reply.header('www-authenticate', reply.request.headers.authorization ? INVALID_TOKEN_CHALLENGE : BEARER_CHALLENGE);
-  return reply.code(error.status).send(bodyOf(error));
-}
-
-function bodyOf(error: AppError): JobError {
-  return {
-    success: false,
-    error: error.code,
-    message: error.message,
-    ...(error.details ? { details: error.details } : {}),
-  };
+  return reply.code(error.status).send(errorEnvelope(error));
 }
 
 /**
@@ -83,15 +80,14 @@ function bodyOf(error: AppError): JobError {
 export function errorResponseOf(err: unknown): { status: number; body: JobError; headers: Record<string, string>; unexpected: boolean } {
   const appError = err instanceof Error ? toAppError(err as FastifyError) : new InternalError();
   // `unexpected`: a bug, not an answer; the error handler logs these as 'unhandled error'.
-  return { status: appError.status, body: bodyOf(appError), headers: appError.headers ?? {}, unexpected: appError instanceof InternalError };
+  return { status: appError.status, body: errorEnvelope(appError), headers: appError.headers ?? {}, unexpected: appError instanceof InternalError };
 }
 
 /** What anything thrown answers as: an AppError with its status, message and headers (pages use it too). */
 export function toAppError(error: FastifyError): AppError {
-  if (error instanceof AppError) return error;
-  // Not logged here, per request: the error handler logs an outage once (see DATABASE_UNAVAILABLE_LOG_INTERVAL_MS).
-  if (error instanceof DatabaseUnavailableError) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
-  if (error instanceof DialError && error.code === 'EADDRNOTAVAIL') return new ServiceUnavailableError(LOCAL_ADDRESS_UNAVAILABLE_MESSAGE, LOCAL_ADDRESS_RETRY_AFTER_S);
+  // What the process throws (src/error-answers.ts, which jobs use too), then what only Fastify does.
+  const known = knownAppError(error);
+  if (known) return known;
   if (error.validation) return validationErrorFromAjv(error.validation, error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -28,6 +28,11 @@ function bearerMatches(header: string | undefined, expected: Buffer): boolean {
   return credential !== null && timingSafeEqual(digest(credential), expected);
 }
 
+/** A 429 is counted by its window (details.window): by the hook below, and by calls made inside a request (src/http/call-steps.ts). */
+export function countRateLimited(metrics: Pick<HttpMetrics, 'rateLimited'> | null, error: unknown): void {
+  if (metrics && error instanceof RateLimitError) metrics.rateLimited(error.details?.window);
+}
+
 /**
  * What GET /metrics (docs/operations.md) counts: every answered request by its route TEMPLATE
  * (never the raw path, so junk paths add no series), its duration, and every 429 by window.
@@ -46,7 +51,7 @@ export function registerMetrics(app: FastifyInstance, metrics: HttpMetrics | nul
   });
   // Every 429 passes here on its way to the error handler: the limiter's windows and work in flight alike.
   app.addHook('onError', (_request, _reply, error, done) => {
-    if (error instanceof RateLimitError) metrics.rateLimited(error.details?.window);
+    countRateLimited(metrics, error);
     done();
   });
 }

@@ -1,50 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { outcomeOf, utcDay } from '../../domain/usage/service.js';
-import type { GroupCommitRecorder } from '../../infra/usage/group-commit.js';
-import type { RateLimiter } from '../../domain/usage/rate-limit.js';
-import type { UsageRecord } from '../../domain/usage/repository.js';
-import { accountKey } from './auth.js';
-import { round2 } from '../../lib/round.js';
-import { DAY_MS } from '../../lib/time.js';
-
-/** One call as usage records it: whose, of which endpoint, how it ended and how long it took. */
-export interface Call {
-  accountId: number;
-  endpoint: string;
-  status: number;
-  durationMs: number;
-  /** When it arrived, epoch ms. */
-  at: number;
-}
-
-/**
- * Records calls through the group commit: resolves once the record is written, or kept to be
- * written when the store is back (the recorder logs an outage once).
- */
-export function callRecorder(recorder: GroupCommitRecorder): (call: Call) => Promise<void> {
-  // The text of the day being recorded, made once a day rather than once per request: formatting
-  // it (a Date and its ISO text) was 3 % of the CPU of a cheap request (bench/auth-overhead.ts).
-  let today = { day: -1, text: '' };
-  const dayOf = (at: number): string => {
-    const day = Math.floor(at / DAY_MS);
-    if (day !== today.day) today = { day, text: utcDay(at) };
-    return today.text;
-  };
-  return (call) =>
-    recorder.record({
-      account_id: call.accountId,
-      day: dayOf(call.at),
-      endpoint: call.endpoint,
-      outcome: outcomeOf(call.status),
-      duration_ms: round2(call.durationMs),
-      at: call.at,
-    });
-}
+import type { Call } from '../call-steps.js';
 
 /**
  * Records every authenticated request (429s included, as rate_limited) before its response
- * leaves: onSend waits for the group commit that holds the record. The endpoint is the route
- * that matched (set by the access check), whatever spelling of its path the client sent.
+ * leaves: the record step of src/http/call-steps.ts, in onSend, which waits for the group commit
+ * that holds the record. The endpoint is the route that matched (set by the access check),
+ * whatever spelling of its path the client sent.
  */
 export function registerUsageRecording(app: FastifyInstance, record: (call: Call) => Promise<void>): void {
   app.addHook('onSend', async (request, reply, payload) => {
@@ -54,18 +15,4 @@ export function registerUsageRecording(app: FastifyInstance, record: (call: Call
     await record({ accountId: account.id, endpoint: request.endpoint, status: reply.statusCode, durationMs: reply.elapsedTime, at: request.receivedAt });
     return payload;
   });
-}
-
-/**
- * Tells the limiter which admitted calls have their usage records written (the recorder calls it
- * after each write): a successful or failed record is an admitted call; a rate_limited one never
- * was, or was refunded.
- */
-export function callsRecordedTo(limiter: RateLimiter): ((records: readonly UsageRecord[]) => void) | undefined {
-  if (!limiter.recorded) return undefined;
-  return (records) => {
-    const calls: Array<{ key: string; at: number }> = [];
-    for (const r of records) if (r.outcome !== 'rate_limited' && r.at !== undefined) calls.push({ key: accountKey(r.account_id), at: r.at });
-    limiter.recorded!(calls);
-  };
 }

@@ -4,7 +4,7 @@ import type { GeoReader } from '../../domain/ip/geoip.js';
 import type { PathTools } from '../../domain/path/index.js';
 import type { Store } from '../../domain/store.js';
 import type { RateLimiter } from '../../domain/usage/rate-limit.js';
-import { DATABASE_RETRY_AFTER_S } from '../../infra/store/pg-availability.js';
+import { DATABASE_RETRY_AFTER_S } from '../../error-answers.js';
 import { DatabaseSlowError } from '../../errors.js';
 
 /** The build date (YYYY-MM-DD, the mmdb metadata's build epoch) of each GeoIP database in use; null when there is none. */

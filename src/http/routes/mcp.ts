@@ -6,7 +6,7 @@ import { mcpServer, type CallEndpoint } from '../../mcp/tools.js';
 import { clientGoneSignal } from '../client-gone.js';
 import { accountOf } from '../plugins/auth.js';
 import type { CallOperation } from '../calls.js';
-import { NEVER } from '../operation.js';
+import { NEVER } from '../call-steps.js';
 import { ForbiddenError } from '../../errors.js';
 
 /** Where MCP's Streamable HTTP transport is served (docs/api.md, "MCP"). */

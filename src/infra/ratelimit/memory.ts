@@ -1,4 +1,4 @@
-import { WINDOWS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowName, type WindowState } from '../../domain/usage/rate-limit.js';
+import { WINDOWS, decide, windowStart, type Decision, type RateLimiter, type WindowLimits, type WindowSeed, type WindowState } from '../../domain/usage/rate-limit.js';
 
 /** Buckets untouched for a whole day are dropped after this many consumes, to bound memory. */
 export const MEMORY_SWEEP_EVERY = 10_000;
@@ -7,12 +7,6 @@ interface Bucket {
   starts: number[];
   counts: number[];
 }
-
-/**
- * Where a key's counts come from when a limiter first sees the key (after a restart, or when
- * Redis lost them): the calls recorded in the minute, hour and day of `now`.
- */
-export type WindowSeed = (key: string, now: number) => Promise<Readonly<Record<WindowName, number>>>;
 
 /**
  * In-process limiter: exact under concurrency because JavaScript runs one consume at a time.

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowState } from '../../domain/usage/rate-limit.js';
-import { MemoryRateLimiter, type WindowSeed } from './memory.js';
+import { WINDOWS, WINDOW_MS, decide, windowStart, type Decision, type RateLimiter, type RedisState, type WindowLimits, type WindowSeed, type WindowState } from '../../domain/usage/rate-limit.js';
+import { MemoryRateLimiter } from './memory.js';
 import { inNextCheckPhase } from '../../lib/check-phase.js';
 import { DEFAULTS } from '../../config.js';
 import { RequestPathRedis, type RedisStateLog } from '../redis/request-path.js';

@@ -32,8 +32,6 @@ export const PG_UNRESPONSIVE_MS = 15_000;
 export const PG_QUERY_TIMEOUT_MS = 10_000;
 /** After a connection failure, calls fail at once for this long; then one probe is let through. */
 export const PG_BREAKER_OPEN_MS = 500;
-/** The Retry-After (seconds) of an answer refused because the database cannot be reached. */
-export const DATABASE_RETRY_AFTER_S = 1;
 
 /** Socket-level failures: the server is not there (or stopped talking). */
 const UNREACHABLE_SOCKET_CODES = new Set([

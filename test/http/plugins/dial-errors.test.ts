@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TcpPinger } from '../../../src/domain/ping/index.js';
 import { DialError } from '../../../src/errors.js';
-import { errorResponseOf, LOCAL_ADDRESS_RETRY_AFTER_S } from '../../../src/http/plugins/errors.js';
+import { LOCAL_ADDRESS_RETRY_AFTER_S } from '../../../src/error-answers.js';
+import { errorResponseOf } from '../../../src/http/plugins/errors.js';
 
 test('a ping whose connect finds no local address free is a 503 with Retry-After, not a 500', async () => {
   const dialer = {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { IN_FLIGHT_LIMITS } from '../../../src/domain/accounts/plans.js';
+import { slotHolder } from '../../../src/http/call-steps.js';
 import { registerInFlight } from '../../../src/http/plugins/in-flight.js';
 import { MemoryInFlightSlots } from '../../../src/infra/in-flight/index.js';
 import type { InFlightSlots } from '../../../src/domain/in-flight.js';
@@ -37,7 +38,7 @@ async function appWith(slots: InFlightSlots): Promise<{ app: FastifyInstance; fi
     if (!(err instanceof AppError)) throw err;
     void reply.status(err.status).headers(err.headers ?? {}).send({ error: err.code, details: err.details });
   });
-  registerInFlight(app, { slots });
+  registerInFlight(app, { hold: slotHolder(slots) });
   let release!: () => void;
   let gate = new Promise<void>((r) => (release = r));
   app.post('/probe', { config: { probe: true } }, async () => {

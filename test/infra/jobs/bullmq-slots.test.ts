@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { composeApp } from '../../../src/compose.js';
+import { composeApp } from '../../../src/compose-app.js';
 import { loadConfig } from '../../../src/config.js';
 import { AccountService } from '../../../src/domain/accounts/service.js';
 import type { JobView } from '../../../src/domain/jobs/types.js';

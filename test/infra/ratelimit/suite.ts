@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { headlineWindow, type RateLimiter, type WindowLimits } from '../../../src/domain/usage/rate-limit.js';
-import type { WindowSeed } from '../../../src/infra/ratelimit/memory.js';
+import { headlineWindow, type RateLimiter, type WindowLimits, type WindowSeed } from '../../../src/domain/usage/rate-limit.js';
 
 /**
  * The rate limiter contract, run against every backend (memory, Redis). `make` returns a fresh
