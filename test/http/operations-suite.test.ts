@@ -140,10 +140,8 @@ test('each operation, unauthenticated, with a bad body, and aimed at a forbidden
     for (const op of OPERATIONS) {
       const target = TARGETS[op.path];
       assert.ok(target, `${name(op)} is in TARGETS`);
-      if ('nothingToForbid' in target) {
-        await t.test(`${name(op)}: no target to forbid, ${target.nothingToForbid}`, { skip: target.nothingToForbid }, () => {});
-        continue;
-      }
+      // No address of the caller's to probe: TARGETS says why, and the first test holds it to that.
+      if ('nothingToForbid' in target) continue;
       const what = target.perItem ? `${name(op)}: the entry refused in the 200 (a bulk call answers per entry)` : name(op);
       await t.test(what, async () => {
         const json = { ...example(op), ...target.forbidden };

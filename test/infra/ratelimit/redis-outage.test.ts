@@ -28,9 +28,9 @@ async function get(s: Served, path: string, token?: string): Promise<{ status: n
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** /readyz's body without its GeoIP build dates (the bundled data's, whatever version is installed). */
+/** /readyz's body without its GeoIP build dates (the bundled data's, whatever version is installed) and which path tools run here. */
 const withoutGeo = (r: { status: number; body: Record<string, unknown> }) => {
-  const { geoip: _geoip, ...body } = r.body;
+  const { geoip: _geoip, path_tools: _pathTools, ...body } = r.body;
   return { status: r.status, body };
 };
 
