@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createClient } from '../../clients/typescript/src/index.js';
 import { runCli } from '../../src/cli.js';
 import { loadConfig } from '../../src/config.js';
 import { createDialer } from '../../src/infra/net/dialer.js';
@@ -127,22 +128,42 @@ describe('path tools over HTTP, MCP and the CLI on a routed namespace network', 
     assert.deepEqual(spawned.slice(before), [], 'no program ran for what was refused');
   });
 
-  test('`netdiag traceroute <target>` prints the hop table; MCP\'s traceroute tool answers the API\'s data', async (t) => {
+  test('the CLI prints each tool\'s table, MCP\'s tools and the TypeScript client answer the API\'s data', async (t) => {
     b = await server(t);
-    let out = '';
-    const code = await runCli(['traceroute', LAB_V4.target, '--queries', '1'], { env: { NETDIAG_URL: b.url, NETDIAG_TOKEN: b.token }, stdout: (s) => (out += s), stderr: () => undefined, stdoutIsTTY: true });
-    assert.equal(code, 0, out);
-    for (const [i, address] of HOPS[4].entries()) assert.match(out, new RegExp(`^\\s*${i + 1}\\s+${address.replaceAll('.', '\\.')}\\b`, 'm'), out);
+    const cli = async (argv: string[]): Promise<string> => {
+      let out = '';
+      const code = await runCli(argv, { env: { NETDIAG_URL: b.url, NETDIAG_TOKEN: b.token }, stdout: (s) => (out += s), stderr: () => undefined, stdoutIsTTY: true });
+      assert.equal(code, 0, `netdiag ${argv.join(' ')}: ${out}`);
+      return out;
+    };
+    const traced = await cli(['traceroute', LAB_V4.target, '--queries', '1']);
+    for (const [i, address] of HOPS[4].entries()) assert.match(traced, new RegExp(`^\\s*${i + 1}\\s+${address.replaceAll('.', '\\.')}\\b`, 'm'), traced);
+    const mtrOut = await cli(['mtr', LAB_V4.target, '--packets', '1']);
+    for (const address of HOPS[4]) assert.ok(mtrOut.includes(address), mtrOut);
+    assert.match(await cli(['ping', LAB_V4.target, '--packets', '2']), /^sent\s+2\nreceived\s+2$/m);
+    // --json: the API's data.
+    const json = JSON.parse(await cli(['ping', LAB_V6.target, '--packets', '1', '--json'])) as { received: number; address: string };
+    assert.deepEqual([json.received, json.address], [1, LAB_V6.target]);
 
     const transport = new StreamableHTTPClientTransport(new URL('/mcp', b.url), { requestInit: { headers: { authorization: `Bearer ${b.token}` } } });
     const client = new Client({ name: 'netdiag-test', version: '1.0.0' });
     await client.connect(transport);
     t.after(() => client.close());
-    const result = (await client.callTool({ name: 'traceroute', arguments: { target: LAB_V6.target, protocol: 'udp', queries: 1 } })) as CallToolResult;
-    assert.ok(!result.isError, JSON.stringify(result.content));
-    const data = result.structuredContent as { reached: boolean; hops: Hop[] };
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      assert.ok(!result.isError, `${name}: ${JSON.stringify(result.content)}`);
+      return result.structuredContent as { reached?: boolean; hops?: Hop[]; received?: number };
+    };
+    const data = await call('traceroute', { target: LAB_V6.target, protocol: 'udp', queries: 1 });
     assert.equal(data.reached, true);
-    assert.deepEqual(data.hops.map((h) => h.address), HOPS[6]);
+    assert.deepEqual(data.hops!.map((h) => h.address), HOPS[6]);
+    assert.deepEqual((await call('mtr', { target: LAB_V4.target, packets: 1 })).hops!.map((h) => h.address), HOPS[4]);
+    assert.equal((await call('ping', { target: LAB_V4.target, packets: 1 })).received, 1);
+
+    const netdiag = createClient({ baseUrl: b.url, token: b.token });
+    assert.deepEqual((await netdiag.traceroute({ target: LAB_V4.target, protocol: 'tcp', queries: 1 })).data.hops.map((h) => h.address), HOPS[4]);
+    assert.equal((await netdiag.ping({ target: LAB_V4.target, packets: 1 })).data.received, 1);
+    assert.deepEqual((await netdiag.mtr({ target: LAB_V6.target, packets: 1 })).data.hops.map((h) => h.loss_percent), [0, 0, 0]);
   });
 });
 
