@@ -118,6 +118,8 @@ export interface Operation<B extends TSchema = TSchema, D extends TSchema = TSch
    * jobs may give their turn to other accounts' work between batches and go on later.
    */
   skipsDone?: boolean;
+  /** `items` is a bound, not the count (a traceroute's hops): the finished job's progress is what it reported. */
+  itemsAtMost?: boolean;
   /**
    * When a job takes more items than a synchronous call: both bounds, in this one declaration.
    * The body schema states the job's bound (it validates both); `run` and `items` are given the
@@ -195,6 +197,7 @@ export function jobOperation(op: AnyOperation, deps: OperationDeps): JobOperatio
   return {
     items: op.items ? (body) => op.items!(body, maxItems) : undefined,
     skipsDone: op.skipsDone === true,
+    itemsAtMost: op.itemsAtMost === true,
     async run(body, ctx) {
       const { data: writeData, item: writeItem } = serialize();
       const report = ctx.onItem;

@@ -85,6 +85,8 @@ describe('path tools over HTTP, MCP and the CLI on a routed namespace network', 
     const { data } = (await accepted.json()) as { data: { id: string } };
     const { job } = await finishedJob<{ hops: Hop[] }>(b.api, data.id);
     assert.equal(job.status, 'succeeded');
+    // max_hops was the bound; the path had three.
+    assert.deepEqual(job.progress, { done: 3, total: 3 });
     assert.deepEqual(job.result.hops.map((h) => [h.address, h.loss_percent]), HOPS[6].map((a) => [a, 0]));
     // The job's stream: each hop an item, then the job.
     const stream = await (await b.api(`/api/jobs/${data.id}`, { headers: { accept: 'application/x-ndjson' } })).text();

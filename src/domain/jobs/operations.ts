@@ -28,6 +28,11 @@ export interface JobOperation {
    */
   skipsDone?: boolean;
   /**
+   * `items` is a bound, not the count (a traceroute's hops, at most max_hops): a job that
+   * succeeds has as many as it reported, and its progress says that many of that many.
+   */
+  itemsAtMost?: boolean;
+  /**
    * The synchronous call's `data` as the JSON text its answer would hold; each item of a bulk or
    * range call, as it completes, through `onItem`: its place in `data`, and its JSON text when
    * asked for (written then, once, not in the middle of the probe). `done`: the items a

@@ -65,6 +65,8 @@ export interface JobOutcome {
   error: string | null;
   finished_at: string;
   progress_done: number;
+  /** Set when the total known at the start was a bound (JobOperation.itemsAtMost): what there turned out to be. */
+  progress_total?: number;
 }
 
 export interface JobRepository {

@@ -313,7 +313,7 @@ export class JobService implements JobRunner {
   async run(job: JobRecord, holder: string, signal: AbortSignal): Promise<void> {
     const { repo } = this.#d;
     const op = this.#d.operations(job.endpoint);
-    const finish = async (outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError }, done: number, last: JobItemBatch | null = null): Promise<void> => {
+    const finish = async (outcome: { result: string | typeof RESULT_IS_ITEMS } | { error: JobError }, done: number, last: JobItemBatch | null = null, total?: number): Promise<void> => {
       const ok = await repo.finish(job.id, holder, {
         status: 'result' in outcome ? 'succeeded' : 'failed',
         // RESULT_IS_ITEMS: the items written are the result (JobViews.resultText), kept once.
@@ -321,6 +321,7 @@ export class JobService implements JobRunner {
         error: 'error' in outcome ? JSON.stringify(outcome.error) : null,
         finished_at: this.#clock().toISOString(),
         progress_done: done,
+        ...(total === undefined ? {} : { progress_total: total }),
       }, last);
       if (!ok) return;
       // Only a job with a webhook has an event to build its view for (a 1000-item result read back and parsed).
@@ -374,6 +375,11 @@ export class JobService implements JobRunner {
         this.#keepStored(job.id, { seq: last?.last_seq ?? items.written, done: stored.done });
       }
       return;
+    }
+    if ('result' in outcome && op.itemsAtMost === true && op.items) {
+      // The bound was not the count: what the run (and any run before it) reported is.
+      const reported = (stored?.done.size ?? 0) + added.size;
+      return finish(outcome, reported, last, reported);
     }
     await finish(outcome, 'result' in outcome ? job.progress_total : (last?.last_seq ?? items.written), last);
   }

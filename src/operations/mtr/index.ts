@@ -14,6 +14,7 @@ export const mtr = defineOperation({
   probe: true,
   // A job's items are its hops, told once mtr's report is in (mtr prints nothing before).
   items: ({ max_hops }) => max_hops ?? PATH_DEFAULT_MAX_HOPS,
+  itemsAtMost: true,
   precheck: (deps, { target, ...opts }) => deps.path.precheck('mtr', target, opts),
   async run(deps, { target, ...opts }, { signal, onItem }) {
     const r = await deps.path.mtr(target, opts, { signal, onItem });

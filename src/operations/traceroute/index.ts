@@ -14,6 +14,7 @@ export const traceroute = defineOperation({
   probe: true,
   // A job's items are its hops, each once traceroute printed it (at most max_hops).
   items: ({ max_hops }) => max_hops ?? PATH_DEFAULT_MAX_HOPS,
+  itemsAtMost: true,
   precheck: (deps, { target, ...opts }) => deps.path.precheck('traceroute', target, opts),
   async run(deps, { target, ...opts }, { signal, onItem }) {
     const r = await deps.path.traceroute(target, opts, { signal, onItem });
