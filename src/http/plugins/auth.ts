@@ -9,6 +9,7 @@ import { accountKey } from '../../domain/owner.js';
 import type { CallSteps } from '../call-steps.js';
 import { ANONYMOUS_PLAN, ANONYMOUS_POLICY, policyOf, rateHeaders, rateLimitError, type RatePolicy } from '../rate-policy.js';
 import { pathOf } from '../route-index.js';
+import { LRUCache } from 'lru-cache';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -46,7 +47,7 @@ declare module 'fastify' {
 export const API_PREFIX = '/api';
 /** Static assets of the interactive reference: neither authenticated nor limited. */
 export const DOCS_PREFIX = `${API_PREFIX}/docs`;
-/** Tokens whose account is remembered for the headers of a 503 (see `lastAccounts`); beyond this the memory is dropped. */
+/** Tokens whose account is remembered for the headers of a 503 (see `lastAccounts`); beyond this the least recently used is forgotten. */
 const LAST_ACCOUNTS_MAX_ENTRIES = 10_000;
 
 /** Appended to an anonymous client's key for the public routes (the OpenAPI document): their own budget. */
@@ -135,9 +136,8 @@ export function registerAccess(
    * here, and every spelling of one token is one entry). When the database cannot be reached, a
    * 503 then shows that account's windows rather than the address's. A refusal forgets the token.
    */
-  const lastAccounts = new Map<string, Account>();
+  const lastAccounts = new LRUCache<string, Account>({ max: LAST_ACCOUNTS_MAX_ENTRIES });
   const remember = (hash: string, account: Account): void => {
-    if (!lastAccounts.has(hash) && lastAccounts.size >= LAST_ACCOUNTS_MAX_ENTRIES) lastAccounts.clear();
     lastAccounts.set(hash, account);
   };
 
