@@ -130,7 +130,7 @@ function watch(signal: AbortSignal, probe: Probe): void {
 
 /**
  * A port is filtered only when no answer came within the timeout, however long the event loop's
- * turns: timers run before the poll phase, where an answer that arrived during a long turn (a
+ * iterations: timers run before the poll phase, where an answer that arrived during a long one (a
  * busy machine, thousands of answers at once) is still waiting to be read. The verdict is given
  * after that phase (setImmediate), so such an answer wins.
  */

@@ -39,7 +39,7 @@ const DnsRecord = Type.Object({
   minttl: Type.Optional(Type.Integer()),
   weight: Type.Optional(Type.Integer({ description: 'SRV' })),
   port: Type.Optional(Type.Integer({ description: 'SRV' })),
-  target: Type.Optional(Type.String({ description: 'SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the owner name itself)' })),
+  target: Type.Optional(Type.String({ description: 'SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the name the record is at)' })),
   flags: Type.Optional(Type.Integer({ description: 'CAA, DNSKEY (257 for a key-signing key, 256 for a zone-signing key)' })),
   tag: Type.Optional(Type.String({ description: 'CAA' })),
   params: Type.Optional(

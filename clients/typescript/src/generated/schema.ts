@@ -1783,7 +1783,7 @@ export interface operations {
                                 weight?: number;
                                 /** @description SRV */
                                 port?: number;
-                                /** @description SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the owner name itself) */
+                                /** @description SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the name the record is at) */
                                 target?: string;
                                 /** @description CAA, DNSKEY (257 for a key-signing key, 256 for a zone-signing key) */
                                 flags?: number;
@@ -1941,7 +1941,7 @@ export interface operations {
                                 weight?: number;
                                 /** @description SRV */
                                 port?: number;
-                                /** @description SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the owner name itself) */
+                                /** @description SRV, HTTPS, SVCB: a name without the trailing dot, "." for the root (HTTPS, SVCB: the name the record is at) */
                                 target?: string;
                                 /** @description CAA, DNSKEY (257 for a key-signing key, 256 for a zone-signing key) */
                                 flags?: number;
