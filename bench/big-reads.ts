@@ -117,33 +117,11 @@ async function poll(url: string): Promise<void> {
 async function drive(): Promise<void> {
   const { spawn } = await import('node:child_process');
   const http = await import('node:http');
-  const { startServer } = await import('./lib.js');
+  const { signIn: signInAs, startServer } = await import('./lib.js');
   const { median } = await import('./stats.js');
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 
-  async function signIn(url: string): Promise<string> {
-    const cookies = new Map<string, string>();
-    const keep = (res: Response) => {
-      for (const line of res.headers.getSetCookie()) {
-        const pair = line.split(';')[0]!;
-        const eq = pair.indexOf('=');
-        cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
-      }
-    };
-    const header = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const login = await fetch(`${url}/login`);
-    keep(login);
-    const csrf = /name="_csrf" value="([^"]*)"/.exec(await login.text())?.[1] ?? '';
-    const res = await fetch(`${url}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url, cookie: header() },
-      body: new URLSearchParams({ _csrf: csrf, email: EMAIL, password: PASSWORD, next: '/' }),
-    });
-    keep(res);
-    if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
-    return header();
-  }
+  const signIn = (url: string) => signInAs(url, EMAIL, PASSWORD);
 
   const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 

@@ -109,37 +109,18 @@ async function serve(): Promise<void> {
 /** The load generator: signs in, then measures the page and the API baseline. */
 async function drive(): Promise<void> {
   const { default: autocannon } = await import('autocannon');
-  const { cpuMicros, startServer, variants, BENCH_SECONDS, WARMUP_SECONDS } = await import('./lib.js');
+  const { cpuMicros, signIn: signInAs, startServer, variants, BENCH_SECONDS, WARMUP_SECONDS } = await import('./lib.js');
   const { median } = await import('./stats.js');
   type ChildServer = import('./lib.js').ChildServer;
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
   /** Signs in through the login form as a browser does; the cookies a browser would then send. */
   async function signIn(url: string): Promise<string> {
-    const cookies = new Map<string, string>();
-    const keep = (res: Response) => {
-      for (const line of res.headers.getSetCookie()) {
-        const pair = line.split(';')[0]!;
-        const eq = pair.indexOf('=');
-        cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
-      }
-    };
-    const header = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const login = await fetch(`${url}/login`);
-    keep(login);
-    const csrf = /name="_csrf" value="([^"]*)"/.exec(await login.text())?.[1] ?? '';
-    const res = await fetch(`${url}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url, cookie: header() },
-      body: new URLSearchParams({ _csrf: csrf, email: EMAIL, password: PASSWORD, next: '/' }),
-    });
-    keep(res);
-    if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
-    const page = await fetch(`${url}/`, { headers: { cookie: header() } });
+    const cookie = await signInAs(url, EMAIL, PASSWORD);
+    const page = await fetch(`${url}/`, { headers: { cookie } });
     const html = await page.text();
     if (page.status !== 200 || !html.includes('Rate limits')) throw new Error(`the overview did not answer: ${page.status}`);
-    return header();
+    return cookie;
   }
 
   interface Run {

@@ -142,3 +142,31 @@ export function cpuMicros(pid: number | undefined): number | null {
 export function summary(name: string, r: Result): string {
   return `${name}: ${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`;
 }
+
+/**
+ * Signs in through the dashboard's login form as a browser does (its CSRF token, Origin, the
+ * cookies it was given); the Cookie header a browser would then send. Throws unless it got 303.
+ */
+export async function signIn(url: string, email: string, password: string): Promise<string> {
+  const cookies = new Map<string, string>();
+  const keep = (res: Response) => {
+    for (const line of res.headers.getSetCookie()) {
+      const pair = line.split(';')[0]!;
+      const eq = pair.indexOf('=');
+      cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+  };
+  const header = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const login = await fetch(`${url}/login`);
+  keep(login);
+  const csrf = /name="_csrf" value="([^"]*)"/.exec(await login.text())?.[1] ?? '';
+  const res = await fetch(`${url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url, cookie: header() },
+    body: new URLSearchParams({ _csrf: csrf, email, password, next: '/' }),
+  });
+  keep(res);
+  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
+  return header();
+}
