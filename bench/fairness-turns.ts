@@ -207,23 +207,34 @@ async function turnsCase(tree: Tree, queue: 'embedded' | 'bullmq', accountsCase:
   }
 }
 
+/** Connects that count themselves per port: how many times each port was dialled. */
+function countingConnect(): { dials: Map<number, number>; connectFn: (opts: net.TcpNetConnectOpts) => net.Socket } {
+  const dials = new Map<number, number>();
+  const connectFn = (opts: net.TcpNetConnectOpts) => {
+    dials.set(Number(opts.port), (dials.get(Number(opts.port)) ?? 0) + 1);
+    return net.connect(opts);
+  };
+  return { dials, connectFn };
+}
+
+/** A dialer that may reach TARGET only, resolving nothing, its connects through `connectFn`. */
+function targetDialer(tree: Tree, connectFn: (opts: net.TcpNetConnectOpts) => net.Socket) {
+  return tree.createDialer({ allowTargets: [`${TARGET}/32`], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+}
+
 /** The lease case: a scan whose lease is lost midway, run again by one of two instances; connects and items counted per port. */
 async function leaseCase(tree: Tree): Promise<{ ports: number; dials: number; dialledTwice: number; items: number; storedTwice: number; seconds: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-lease-'));
   const path = join(dir, 'bench.db');
   const stores = [await tree.openSqliteStore(path), await tree.openSqliteStore(path)];
   const token = (await new tree.AccountService(stores[0]).createAccount({ email: 'e@example.com', name: 'E', plan: 'enterprise' })).token;
-  const dials = new Map<number, number>();
-  const connectFn = (opts: net.TcpNetConnectOpts) => {
-    dials.set(Number(opts.port), (dials.get(Number(opts.port)) ?? 0) + 1);
-    return net.connect(opts);
-  };
+  const { dials, connectFn } = countingConnect();
   const apps: Array<import('fastify').FastifyInstance> = [];
   const urls: string[] = [];
   try {
     for (const store of stores) {
       const config = tree.loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_ALLOW_TARGETS: `${TARGET}/32`, NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_WORKERS: '8' });
-      const dialer = tree.createDialer({ allowTargets: [`${TARGET}/32`], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+      const dialer = targetDialer(tree, connectFn);
       // Leases renewed every 250 ms: the instance sees its loss at once, as a stalled one does when it wakes.
       const app = await tree.composeApp({ config, store, logger: false, dialer, jobTuning: { renewMs: 250 } });
       apps.push(app);
@@ -278,17 +289,13 @@ async function clusterCase(tree: Tree): Promise<Record<string, unknown>> {
   const scanner = (await accounts.createAccount({ email: 's@example.com', name: 'S', plan: 'enterprise' })).token;
   const small: string[] = [];
   for (let i = 0; i < 4; i++) small.push((await accounts.createAccount({ email: `p${i}@example.com`, name: `P${i}`, plan: 'enterprise' })).token);
-  const dials = new Map<number, number>();
-  const connectFn = (opts: net.TcpNetConnectOpts) => {
-    dials.set(Number(opts.port), (dials.get(Number(opts.port)) ?? 0) + 1);
-    return net.connect(opts);
-  };
+  const { dials, connectFn } = countingConnect();
   const apps: Array<import('fastify').FastifyInstance> = [];
   const urls: string[] = [];
   try {
     for (const store of stores) {
       const config = tree.loadConfig({ DATABASE_URL: 'sqlite::memory:', NETDIAG_ALLOW_TARGETS: `${TARGET}/32`, NETDIAG_DNS_SERVERS: '127.0.0.1:1', NETDIAG_WORKERS: '4' });
-      const dialer = tree.createDialer({ allowTargets: [`${TARGET}/32`], dnsServers: [{ host: '127.0.0.1', port: 1 }] }, { connectFn });
+      const dialer = targetDialer(tree, connectFn);
       const jobQueue = new tree.BullMqJobQueue({ redisUrl, repo: store.jobs, workers: 4, prefix, cancelReason: () => new tree.JobCancelledError() });
       const app = await tree.composeApp({ config, store, logger: false, dialer, jobQueue });
       apps.push(app);
