@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { once } from 'node:events';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { LINGER_MAX_BYTES, LINGER_MAX_MS } from '../../../src/http/plugins/lingering-close.js';
 import { BODY_LIMIT_BYTES } from '../../../src/http/limits.js';
-import { build } from '../../helpers/build.js';
+import { build, type Built } from '../../helpers/build.js';
 import { eventually } from '../../helpers/eventually.js';
 import { parseRaw, type RawResponse } from '../../helpers/raw-http.js';
 
@@ -122,7 +122,8 @@ test('8 of 8 uploads of 1.1 MB get the whole 413, on the API, MCP and the dashbo
   assertWhole413(u, 'chunked upload');
 });
 
-test('a client that never stops sending is cut once it has sent LINGER_MAX_BYTES more, after it was given the 413', async (t) => {
+/** A raw socket to a fresh server, half-open allowed, everything it receives kept in `chunks`. */
+async function rawClient(t: TestContext): Promise<{ b: Built; socket: net.Socket; chunks: Buffer[] }> {
   const b = await build(t);
   const port = Number(new URL(b.url).port);
   const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
@@ -131,6 +132,11 @@ test('a client that never stops sending is cut once it has sent LINGER_MAX_BYTES
   socket.on('data', (d: Buffer) => chunks.push(d));
   socket.on('error', () => undefined);
   await once(socket, 'connect');
+  return { b, socket, chunks };
+}
+
+test('a client that never stops sending is cut once it has sent LINGER_MAX_BYTES more, after it was given the 413', async (t) => {
+  const { b, socket, chunks } = await rawClient(t);
   socket.write(head('/api/port/scan', { authorization: `Bearer ${b.token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }));
   const piece = `${(64 * 1024).toString(16)}\r\n${'x'.repeat(64 * 1024)}\r\n`;
   let sent = 0;
@@ -147,14 +153,7 @@ test('a client that never stops sending is cut once it has sent LINGER_MAX_BYTES
 });
 
 test('a client that trickles its body is cut after LINGER_MAX_MS, after it was given the 413', async (t) => {
-  const b = await build(t);
-  const port = Number(new URL(b.url).port);
-  const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
-  t.after(() => socket.destroy());
-  const chunks: Buffer[] = [];
-  socket.on('data', (d: Buffer) => chunks.push(d));
-  socket.on('error', () => undefined);
-  await once(socket, 'connect');
+  const { b, socket, chunks } = await rawClient(t);
   socket.write(head('/api/port/scan', { authorization: `Bearer ${b.token}`, 'content-type': 'application/json', 'content-length': String(UPLOAD_BYTES) }));
   let trickled = 0;
   const trickle = setInterval(() => socket.writable && socket.write('x', () => trickled++), 50);
