@@ -22,7 +22,7 @@
  * (NETDIAG_ALLOW_TARGETS=127.0.0.0/8,::1/128). The server runs on a temporary SQLite file.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { startDnsServer } from '../test/fixtures/dns-server.js';
 import { startHttpCheckFixture } from '../test/fixtures/http-check-server.js';
 import { startHttpProxy, startSilentPort, startTlsTarget } from '../test/fixtures/proxies.js';
-import { bootstrapFile, startRdapServer } from '../test/fixtures/rdap-server.js';
+import { startRdapServer, writeBootstrapDir } from '../test/fixtures/rdap-server.js';
 import { startWhoisServer } from '../test/fixtures/whois-server.js';
 import { freePort } from '../test/helpers/free-port.js';
 
@@ -75,13 +75,7 @@ closers.push(dns.close, whois.close, rdap.close, web.close, proxy.close, silent.
 const receiverPort = (receiver.address() as { port: number }).port;
 
 const bootstrap = join(dir, 'rdap');
-mkdirSync(bootstrap);
-for (const [kind, text] of Object.entries({
-  dns: bootstrapFile('RDAP bootstrap file for Domain Name System registrations', [[['test'], [`${rdap.origin}/`]]]),
-  ipv4: bootstrapFile('RDAP bootstrap file for IPv4 address allocations', [[['0.0.0.0/0'], [`${rdap.origin}/`]]]),
-  ipv6: bootstrapFile('RDAP bootstrap file for IPv6 address allocations', [[['::/0'], [`${rdap.origin}/`]]]),
-  asn: bootstrapFile('RDAP bootstrap file for Autonomous System Number allocations', [[['1-4294967295'], [`${rdap.origin}/`]]]),
-})) writeFileSync(join(bootstrap, `${kind}.json`), text);
+writeBootstrapDir(bootstrap, rdap.origin);
 
 const port = await freePort();
 const prismPort = await freePort();

@@ -99,3 +99,31 @@ export async function auditSchemes(page: Page, dir: string, name: string, seen?:
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }
+
+/**
+ * Nothing on the page is wider than the screen (an element inside a box that scrolls sideways is
+ * that box's business), and every button is within it; an element not shown (a closed <details>,
+ * hidden) is not measured.
+ */
+export async function assertNotCut(page: Page, name: string): Promise<void> {
+  const cut = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const out: string[] = [];
+    if (document.documentElement.scrollWidth > width) out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
+    for (const el of document.querySelectorAll('main *, header *')) {
+      const r = el.getBoundingClientRect();
+      // Inside a closed <details> or hidden: not shown, not measured.
+      if (r.width === 0 || r.height === 0) continue;
+      let scrolls = false;
+      for (let p = el.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible' && p.scrollWidth > p.clientWidth) scrolls = true;
+      if (!scrolls && (r.right > width + 0.5 || r.left < -0.5)) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}: ${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+    for (const b of document.querySelectorAll('button, a.button, input[type="submit"]')) {
+      const r = b.getBoundingClientRect();
+      if (r.width === 0) continue;
+      if (r.right > width + 0.5 || r.left < -0.5) out.push(`button "${(b.textContent ?? '').trim()}" is off-screen: ${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+    return out;
+  });
+  assert.deepEqual(cut, [], `${name}: cut off at this width`);
+}

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { loadConfig } from '../../../src/config.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { build } from '../../helpers/build.js';
-import { TEST_HOST, auditSchemes, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
+import { TEST_HOST, assertNotCut, auditSchemes, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
 import { startDnsServer } from '../../fixtures/dns-server.js';
 import { PASSWORD, namedListeners, setPassword } from './browserless.js';
 
@@ -29,26 +29,7 @@ const EMAIL = 'tester@example.com';
 /** Axe in both schemes, a screenshot of each, and nothing cut off at this width. */
 async function step(page: Page, name: string): Promise<void> {
   await auditSchemes(page, OUTPUT, name);
-  const cut = await page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const out: string[] = [];
-    if (document.documentElement.scrollWidth > width) out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
-    for (const el of document.querySelectorAll('main *, header *')) {
-      const r = el.getBoundingClientRect();
-      // Inside a closed <details> or hidden: not shown, not measured.
-      if (r.width === 0 || r.height === 0) continue;
-      let scrolls = false;
-      for (let p = el.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible' && p.scrollWidth > p.clientWidth) scrolls = true;
-      if (!scrolls && (r.right > width + 0.5 || r.left < -0.5)) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}: ${Math.round(r.left)}..${Math.round(r.right)}`);
-    }
-    for (const b of document.querySelectorAll('button, a.button, input[type="submit"]')) {
-      const r = b.getBoundingClientRect();
-      if (r.width === 0) continue;
-      if (r.right > width + 0.5 || r.left < -0.5) out.push(`button "${(b.textContent ?? '').trim()}" is off-screen: ${Math.round(r.left)}..${Math.round(r.right)}`);
-    }
-    return out;
-  });
-  assert.deepEqual(cut, [], `${name}: cut off at this width`);
+  await assertNotCut(page, name);
 }
 
 test('Checks in Chromium at 1280 and 375 px: port scan, DNS and IP lookups followed live to their results; no WCAG 2.1 A/AA violation, nothing cut off', { skip: noChromium, timeout: 240_000 }, async (t) => {

@@ -1,21 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import type { Page } from 'playwright-core';
 import { loadConfig } from '../../../src/config.js';
 import { createDialer } from '../../../src/infra/net/dialer.js';
 import { OPERATIONS } from '../../../src/operations/index.js';
 import { PathRunner } from '../../../src/infra/path/index.js';
 import { checkToolOf } from '../../../src/http/pages/check-forms.js';
-import { build } from '../../helpers/build.js';
-import { TEST_HOST, auditSchemes, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
+import { build, tempDir } from '../../helpers/build.js';
+import { TEST_HOST, assertNotCut, auditSchemes, chromiumMissing, launchBrowser, newContext } from '../../helpers/chromium.js';
 import { startDnsServer } from '../../fixtures/dns-server.js';
 import { startHttpCheckFixture } from '../../fixtures/http-check-server.js';
 import { closedProxyPort, startHttpProxy, startTlsTarget } from '../../fixtures/proxies.js';
-import { bootstrapFile, startRdapServer } from '../../fixtures/rdap-server.js';
+import { startRdapServer, writeBootstrapDir } from '../../fixtures/rdap-server.js';
 import { startWhoisServer } from '../../fixtures/whois-server.js';
 import { PASSWORD, setPassword } from './browserless.js';
 
@@ -59,24 +55,6 @@ function fieldNames(value: unknown, into = new Set<string>()): Set<string> {
   return into;
 }
 
-/** Nothing wider than the screen and every button within it. */
-async function notCut(page: Page, name: string): Promise<void> {
-  const cut = await page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const out: string[] = [];
-    if (document.documentElement.scrollWidth > width) out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
-    for (const el of document.querySelectorAll('main *, header *')) {
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0) continue;
-      let scrolls = false;
-      for (let p = el.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible' && p.scrollWidth > p.clientWidth) scrolls = true;
-      if (!scrolls && (r.right > width + 0.5 || r.left < -0.5)) out.push(`${el.tagName.toLowerCase()}.${el.className}: ${Math.round(r.left)}..${Math.round(r.right)}`);
-    }
-    return out;
-  });
-  assert.deepEqual(cut, [], `${name}: cut off at this width`);
-}
-
 test('every Checks form run with its defaults in Chromium answers as the API does, and its result page reads in words at 1280 and 375 px', { skip: noChromium, timeout: 300_000 }, async (t) => {
   const dns = await startDnsServer({
     records: [
@@ -91,15 +69,8 @@ test('every Checks form run with its defaults in Chromium answers as the API doe
   const tlsTarget = await startTlsTarget();
   const closed = await closedProxyPort();
   t.after(() => Promise.all([dns.close(), whois.close(), rdap.close(), web.close(), proxy.close(), tlsTarget.close()]));
-  const bootstrap = mkdtempSync(join(tmpdir(), 'netdiag-rdap-'));
-  t.after(() => rmSync(bootstrap, { recursive: true, force: true }));
-  mkdirSync(bootstrap, { recursive: true });
-  for (const [kind, text] of Object.entries({
-    dns: bootstrapFile('RDAP bootstrap file for Domain Name System registrations', [[['test'], [`${rdap.origin}/`]]]),
-    ipv4: bootstrapFile('RDAP bootstrap file for IPv4 address allocations', [[['0.0.0.0/0'], [`${rdap.origin}/`]]]),
-    ipv6: bootstrapFile('RDAP bootstrap file for IPv6 address allocations', [[['::/0'], [`${rdap.origin}/`]]]),
-    asn: bootstrapFile('RDAP bootstrap file for Autonomous System Number allocations', [[['1-4294967295'], [`${rdap.origin}/`]]]),
-  })) writeFileSync(join(bootstrap, `${kind}.json`), text);
+  const bootstrap = tempDir(t, 'netdiag-rdap-');
+  writeBootstrapDir(bootstrap, rdap.origin);
   const env = {
     NETDIAG_ALLOW_TARGETS: '127.0.0.0/8,::1/128',
     NETDIAG_DNS_SERVERS: `127.0.0.1:${dns.port}`,
@@ -178,7 +149,7 @@ test('every Checks form run with its defaults in Chromium answers as the API doe
     for (const name of fieldNames(direct.data)) if (new RegExp(`\\b${name}\\b`).test(shown)) words.push(`${op.path}: shows the field name "${name}"`);
     const bare = await page.locator('section.result :is(td, dd)').evaluateAll((cells) => cells.map((c) => (c.textContent ?? '').trim()).filter((s) => /^-?\d+\.\d+$/.test(s)));
     for (const s of bare) words.push(`${op.path}: "${s}" without its unit`);
-    await notCut(page, `${op.path} at 1280 px`);
+    await assertNotCut(page, `${op.path} at 1280 px`);
   }
   assert.deepEqual(differ, [], 'the dashboard and the API give the same data');
   assert.deepEqual(words, [], "result pages in a person's words");
@@ -189,7 +160,7 @@ test('every Checks form run with its defaults in Chromium answers as the API doe
   for (const { path, url } of jobPages) {
     await narrow.goto(url);
     await narrow.getByRole('link', { name: 'Download JSON' }).waitFor();
-    await notCut(narrow, `${path} at 375 px`);
+    await assertNotCut(narrow, `${path} at 375 px`);
     await auditSchemes(narrow, OUTPUT, `375${path.replaceAll('/', '-')}`);
   }
 });
