@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { MTR_DEFAULT_PACKETS, MTR_MAX_PACKETS, MTR_MIN_PACKETS, type MtrResult as DomainMtrResult } from '../../domain/path/index.js';
-import { Nullable } from '../shared/schema.js';
+import { Nullable, NullableMs } from '../shared/schema.js';
 import type { Assert, Describes } from '../shared/shape.js';
 import { IpVersion, PathTarget } from '../ping/schema.js';
 import { hopIdentity, maxHopsField, PathProtocol, pathPortField, pathProtocolField } from '../traceroute/schema.js';
@@ -14,7 +14,7 @@ export const MtrBody = Type.Object({
   ip_version: IpVersion,
 });
 
-const Ms = (description: string) => Nullable(Type.Number({ description: `${description}, ms (null when nothing came back)` }));
+const Ms = (description: string) => NullableMs(description, 'when nothing came back');
 
 export const MtrHop = Type.Object({
   ...hopIdentity,

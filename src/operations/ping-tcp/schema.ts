@@ -11,7 +11,7 @@ import {
   PING_MIN_TIMEOUT_S,
   type TcpPingResult as DomainTcpPingResult,
 } from '../../domain/ping/index.js';
-import { HOST_INPUT_MAX_CHARS, Nullable } from '../shared/schema.js';
+import { HOST_INPUT_MAX_CHARS, Nullable, NullableMs } from '../shared/schema.js';
 import type { Assert, Describes } from '../shared/shape.js';
 
 export const TcpPingBody = Type.Object({
@@ -25,7 +25,7 @@ export const TcpPingBody = Type.Object({
   ),
 });
 
-const Ms = (description: string) => Nullable(Type.Number({ description: `${description}, ms (null when no probe was received)` }));
+const Ms = (description: string) => NullableMs(description, 'when no probe was received');
 
 export const TcpPingResult = Type.Object({
   host: Type.String({ description: 'the host as asked' }),

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PING_DEFAULT_PACKETS, PING_MAX_PACKETS, PING_MIN_PACKETS, type IcmpPingResult as DomainIcmpPingResult } from '../../domain/path/index.js';
-import { HOST_INPUT_MAX_CHARS, Nullable } from '../shared/schema.js';
+import { HOST_INPUT_MAX_CHARS, Nullable, NullableMs } from '../shared/schema.js';
 import type { Assert, Describes } from '../shared/shape.js';
 
 /** The target of a path tool: a name or an address, checked by the target policy before anything runs. */
@@ -19,7 +19,7 @@ export const IcmpPingBody = Type.Object({
   ip_version: IpVersion,
 });
 
-const Ms = (description: string) => Nullable(Type.Number({ description: `${description}, ms (null when no reply came)` }));
+const Ms = (description: string) => NullableMs(description, 'when no reply came');
 
 export const PingSample = Nullable(
   Type.Object(

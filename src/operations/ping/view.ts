@@ -1,4 +1,4 @@
-import { isObj, ms, str, type Block, type Json, type ResultView } from '../shared/view.js';
+import { isObj, ms, roundTripField, str, type Block, type Json, type ResultView } from '../shared/view.js';
 
 function pingBlocks(result: Json): Block[] {
   if (!isObj(result)) return [];
@@ -11,7 +11,7 @@ function pingBlocks(result: Json): Block[] {
       fields: [
         { label: 'Target', value: `${str(result.target)}${result.address && result.address !== result.target ? ` (${str(result.address)})` : ''}` },
         { label: 'Replies', value: `${str(result.received)} of ${str(result.sent)} (${str(result.loss_percent)} % lost)`, tone: loss === 0 ? 'ok' : 'bad' },
-        { label: 'Round trip', value: result.avg === null ? 'none received' : `min ${ms(result.min)}, average ${ms(result.avg)}, max ${ms(result.max)}, deviation ${ms(result.mdev)}` },
+        roundTripField(result),
         ...(result.error ? [{ label: 'Error', value: str(result.error), tone: 'bad' as const }] : []),
       ],
     },

@@ -5,6 +5,9 @@ export const HOST_INPUT_MAX_CHARS = 255;
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/** A round-trip statistic in milliseconds, null when nothing came back (`whenNull` says what that means here). */
+export const NullableMs = (description: string, whenNull: string) => Nullable(Type.Number({ description: `${description}, ms (null ${whenNull})` }));
+
 /** `fields` with every field but those of `keep` optional, in the same order. */
 export type OptionalExcept<P extends TProperties, K extends keyof P> = { [F in keyof P]: F extends K ? P[F] : TAddOptional<P[F]> };
 

@@ -60,6 +60,11 @@ export type Obj = Record<string, Json>;
 export const isObj = (v: Json): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const str = (v: Json): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 export const ms = (v: Json): string => (typeof v === 'number' ? `${v} ms` : '—');
+/** ping's summary of round trips (min, average, max, deviation), as a field; 'none received' when none came back. */
+export function roundTripField(result: Obj): Field {
+  return { label: 'Round trip', value: result.avg === null ? 'none received' : `min ${ms(result.min)}, average ${ms(result.avg)}, max ${ms(result.max)}, deviation ${ms(result.mdev)}` };
+}
+
 export const yesNo = (v: Json, unknown = 'unknown'): string => (v === true ? 'yes' : v === false ? 'no' : unknown);
 
 /** A label inside another ('Certificate' + 'Not after' → 'Certificate not after'); 'IP', 'TLS' keep their capitals. */

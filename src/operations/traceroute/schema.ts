@@ -6,6 +6,7 @@ import {
   PATH_DEFAULT_UDP_PORT,
   PATH_MAX_MAX_HOPS,
   PATH_MIN_MAX_HOPS,
+  PATH_PROTOCOLS,
   TRACEROUTE_DEFAULT_QUERIES,
   TRACEROUTE_MAX_QUERIES,
   TRACEROUTE_MIN_QUERIES,
@@ -16,9 +17,12 @@ import { Nullable } from '../shared/schema.js';
 import type { Assert, Describes } from '../shared/shape.js';
 import { IpVersion, PathTarget } from '../ping/schema.js';
 
-export const PathProtocol = Type.Union([Type.Literal('icmp'), Type.Literal('udp'), Type.Literal('tcp')], { description: 'what the probes were' });
+/** One of PATH_PROTOCOLS (the domain's list), with `options`. */
+const protocolOf = (options: { description: string; default?: string }) => Type.Enum([...PATH_PROTOCOLS], options);
 
-export const pathProtocolField = Type.Optional(Type.Union([Type.Literal('icmp'), Type.Literal('udp'), Type.Literal('tcp')], { default: PATH_DEFAULT_PROTOCOL, description: 'what to probe with: icmp echo, udp datagrams or tcp SYNs' }));
+export const PathProtocol = protocolOf({ description: 'what the probes were' });
+
+export const pathProtocolField = Type.Optional(protocolOf({ default: PATH_DEFAULT_PROTOCOL, description: 'what to probe with: icmp echo, udp datagrams or tcp SYNs' }));
 export const pathPortField = Type.Optional(
   Type.Integer({ minimum: MIN_PORT, maximum: MAX_PORT, description: `destination port of udp and tcp probes; default ${PATH_DEFAULT_UDP_PORT} (udp) or ${PATH_DEFAULT_TCP_PORT} (tcp)` }),
 );

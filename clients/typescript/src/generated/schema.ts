@@ -3522,6 +3522,7 @@ export interface operations {
                     /**
                      * @description what to probe with: icmp echo, udp datagrams or tcp SYNs
                      * @default icmp
+                     * @enum {unknown}
                      */
                     protocol?: "icmp" | "udp" | "tcp";
                     /** @description destination port of udp and tcp probes; default 33434 (udp) or 80 (tcp) */
@@ -3564,7 +3565,10 @@ export interface operations {
                             /** @description the target as asked */
                             target: string;
                             address: string | null;
-                            /** @description what the probes were */
+                            /**
+                             * @description what the probes were
+                             * @enum {unknown}
+                             */
                             protocol: "icmp" | "udp" | "tcp";
                             /** @description the target itself answered a probe */
                             reached: boolean;
@@ -3648,6 +3652,7 @@ export interface operations {
                     /**
                      * @description what to probe with: icmp echo, udp datagrams or tcp SYNs
                      * @default icmp
+                     * @enum {unknown}
                      */
                     protocol?: "icmp" | "udp" | "tcp";
                     /** @description destination port of udp and tcp probes; default 33434 (udp) or 80 (tcp) */
@@ -3690,7 +3695,10 @@ export interface operations {
                             /** @description the target as asked */
                             target: string;
                             address: string | null;
-                            /** @description what the probes were */
+                            /**
+                             * @description what the probes were
+                             * @enum {unknown}
+                             */
                             protocol: "icmp" | "udp" | "tcp";
                             /** @description mtr's report, one per hop */
                             hops: {
