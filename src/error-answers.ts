@@ -1,5 +1,5 @@
 import type { JobError } from './domain/jobs/types.js';
-import { AppError, DatabaseUnavailableError, DialError, InternalError, ServiceUnavailableError } from './errors.js';
+import { AppError, DatabaseUnavailableError, DialError, InternalError, PATH_TOOL_BUSY_RETRY_S, PathToolError, ServiceUnavailableError } from './errors.js';
 
 /**
  * What a client is told for an error the process itself throws, wherever it runs: a
@@ -24,15 +24,18 @@ export const LOCAL_ADDRESS_RETRY_AFTER_S = 5;
 export const LOCAL_ADDRESS_UNAVAILABLE_MESSAGE = 'this server has no local port free for the connection just now; send the request again after Retry-After seconds';
 
 /**
- * The API error an error of this process answers as: an AppError itself, the database's outage
- * and a machine out of local ports as 503s; null for anything else (a bug: a 500, unless the
- * HTTP layer knows it as one of Fastify's).
+ * The API error an error of this process answers as: an AppError itself, the database's outage,
+ * a machine out of local ports and a path tool stopped at its deadline as 503s; null for
+ * anything else (a bug: a 500, unless the HTTP layer knows it as one of Fastify's).
  */
 export function knownAppError(error: unknown): AppError | null {
   if (error instanceof AppError) return error;
   // Not logged here, per request: the error handler logs an outage once (src/http/plugins/errors.ts).
   if (error instanceof DatabaseUnavailableError) return new ServiceUnavailableError(DATABASE_UNAVAILABLE_MESSAGE, DATABASE_RETRY_AFTER_S);
   if (error instanceof DialError && error.code === 'EADDRNOTAVAIL') return new ServiceUnavailableError(LOCAL_ADDRESS_UNAVAILABLE_MESSAGE, LOCAL_ADDRESS_RETRY_AFTER_S);
+  if (error instanceof PathToolError && error.kind === 'busy') {
+    return new ServiceUnavailableError(`${error.message}: this server is too busy just now; send the request again after Retry-After seconds`, PATH_TOOL_BUSY_RETRY_S);
+  }
   return null;
 }
 

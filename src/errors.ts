@@ -210,6 +210,8 @@ export class JudgeUnavailableError extends ServiceUnavailableError {
 
 /** Retry-After of a path tool call refused for want of the program or its privilege: an operator has to act first. */
 export const PATH_TOOL_UNAVAILABLE_RETRY_S = 60;
+/** A path tool stopped at its deadline on a busy machine: try again in a few seconds. */
+export const PATH_TOOL_BUSY_RETRY_S = 5;
 
 /**
  * 503: a path tool (ping, traceroute, mtr) cannot run on this server: its program is missing or
@@ -388,10 +390,15 @@ export class DnsTransportError extends Error {
  * result's `error`; `failed`: anything else (an exit it should not make, output it should not
  * print, its deadline or output bound passed), which is our fault (a 500).
  */
+/**
+ * A path tool's program that did not do its work. `busy`: stopped at its deadline, far beyond
+ * what its arguments allow (a machine too busy to run it in time): a 503 with Retry-After
+ * (PATH_TOOL_BUSY_RETRY_S, src/error-answers.ts). `failed`: anything else odd, a 500.
+ */
 export class PathToolError extends Error {
   constructor(
     readonly tool: string,
-    readonly kind: 'no_route' | 'failed',
+    readonly kind: 'no_route' | 'failed' | 'busy',
     readonly reason: string,
   ) {
     super(`${tool}: ${reason}`);

@@ -84,7 +84,7 @@ function noRoute(out: ProcessOutcome): boolean {
 function failure(tool: PathToolName, out: ProcessOutcome, deadlineMs: number): PathToolError | null {
   if (out.startError) return new PathToolError(tool, 'failed', `could not be started: ${out.startError.code ?? out.startError.message}`);
   if (out.killed === 'output') return new PathToolError(tool, 'failed', `printed more than ${MAX_STDOUT_BYTES} bytes and was stopped`);
-  if (out.killed === 'deadline') return new PathToolError(tool, 'failed', `did not finish within ${deadlineMs / 1000} s and was stopped`);
+  if (out.killed === 'deadline') return new PathToolError(tool, 'busy', `did not finish within ${deadlineMs / 1000} s and was stopped`);
   if (out.signal !== null) return new PathToolError(tool, 'failed', `was killed by ${out.signal}`);
   return null;
 }
