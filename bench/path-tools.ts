@@ -6,7 +6,9 @@ import { composeApp } from '../src/compose-app.js';
 import { loadConfig } from '../src/config.js';
 import { AccountService } from '../src/domain/accounts/service.js';
 import { createDialer } from '../src/infra/net/dialer.js';
-import { createPathTools } from '../src/infra/path/index.js';
+import type { CheckedAddress } from '../src/domain/dialer.js';
+import { PATH_DEFAULT_MAX_HOPS, PATH_DEFAULT_PROTOCOL, PATH_DEFAULT_UDP_PORT, TRACEROUTE_DEFAULT_QUERIES } from '../src/domain/path/index.js';
+import { createPathTools, tracerouteArgs } from '../src/infra/path/index.js';
 import { openSqliteStore } from '../src/infra/store/sqlite.js';
 import { createLab, LAB_V4, labUnavailable } from '../test/helpers/netns.js';
 import { median } from './stats.js';
@@ -38,6 +40,9 @@ if (reason) {
   process.exit(2);
 }
 
+// The argument list the service gives traceroute for {"target": "10.200.3.2"} (its defaults).
+const ARGS = tracerouteArgs({ address: LAB_V4.target as CheckedAddress, family: 4, protocol: PATH_DEFAULT_PROTOCOL, port: PATH_DEFAULT_UDP_PORT, maxHops: PATH_DEFAULT_MAX_HOPS, queries: TRACEROUTE_DEFAULT_QUERIES });
+
 const lab = await createLab();
 const dir = mkdtempSync(join(tmpdir(), 'netdiag-bench-path-'));
 try {
@@ -54,7 +59,7 @@ try {
   const direct = (): Promise<number> =>
     new Promise((resolve, reject) => {
       const started = performance.now();
-      const child = spawn('ip', ['netns', 'exec', lab.ns.client, TRACEROUTE!, '-n', '-4', '-I', '-q', '3', '-m', '30', '-w', '3', '--', LAB_V4.target], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const child = spawn('ip', ['netns', 'exec', lab.ns.client, TRACEROUTE!, ...ARGS], { stdio: ['ignore', 'pipe', 'ignore'] });
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       child.on('error', reject);

@@ -1,4 +1,15 @@
+import { MAX_PORT, MIN_PORT } from '../../net/bounds.js';
 import { parseIpStrict } from '../../net/ip-text.js';
+import {
+  MTR_MAX_PACKETS,
+  MTR_MIN_PACKETS,
+  PATH_MAX_MAX_HOPS,
+  PATH_MIN_MAX_HOPS,
+  PING_MAX_PACKETS,
+  PING_MIN_PACKETS,
+  TRACEROUTE_MAX_QUERIES,
+  TRACEROUTE_MIN_QUERIES,
+} from '../../domain/path/defaults.js';
 import type { MtrRequest, PingRequest, TracerouteRequest } from '../../domain/path/types.js';
 import { MTR_FIELDS, MTR_GRACE_S, MTR_INTERVAL_S, PING_INTERVAL, PING_WAIT_S, TRACEROUTE_WAIT_S } from './defaults.js';
 
@@ -24,25 +35,27 @@ function address(value: string, family: 4 | 6): string {
   return parsed.toString();
 }
 
+const port = (value: number): string => integer('port', value, MIN_PORT, MAX_PORT);
+
 const familyFlag = (family: 4 | 6): string => (family === 4 ? '-4' : '-6');
 
 /** `ping -n -4 -c 4 -i 0.2 -W 2 -- 192.0.2.1` */
 export function pingArgs(req: PingRequest): string[] {
-  return ['-n', familyFlag(req.family), '-c', integer('packets', req.packets, 1, 16), '-i', PING_INTERVAL, '-W', String(PING_WAIT_S), '--', address(req.address, req.family)];
+  return ['-n', familyFlag(req.family), '-c', integer('packets', req.packets, PING_MIN_PACKETS, PING_MAX_PACKETS), '-i', PING_INTERVAL, '-W', String(PING_WAIT_S), '--', address(req.address, req.family)];
 }
 
 /** `traceroute -n -4 -I -q 3 -m 30 -w 3 -- 192.0.2.1` (udp: `-U -p <port>`, tcp: `-T -p <port>`) */
 export function tracerouteArgs(req: TracerouteRequest): string[] {
-  const protocol = { icmp: ['-I'], udp: ['-U', '-p', integer('port', req.port, 1, 65_535)], tcp: ['-T', '-p', integer('port', req.port, 1, 65_535)] }[req.protocol];
+  const protocol = { icmp: ['-I'], udp: ['-U', '-p', port(req.port)], tcp: ['-T', '-p', port(req.port)] }[req.protocol];
   if (!protocol) throw new TypeError(`path tool argument protocol: ${String(req.protocol)}`);
   return [
     '-n',
     familyFlag(req.family),
     ...protocol,
     '-q',
-    integer('queries', req.queries, 1, 3),
+    integer('queries', req.queries, TRACEROUTE_MIN_QUERIES, TRACEROUTE_MAX_QUERIES),
     '-m',
-    integer('max_hops', req.maxHops, 1, 30),
+    integer('max_hops', req.maxHops, PATH_MIN_MAX_HOPS, PATH_MAX_MAX_HOPS),
     '-w',
     String(TRACEROUTE_WAIT_S),
     '--',
@@ -52,20 +65,20 @@ export function tracerouteArgs(req: TracerouteRequest): string[] {
 
 /** `mtr -n -4 -c 10 -i 1 -G 2 -m 30 --json -o LDRSNBAWV -- 192.0.2.1` (udp: `-u -P <port>`, tcp: `-T -P <port>`) */
 export function mtrArgs(req: MtrRequest): string[] {
-  const protocol = { icmp: [], udp: ['-u', '-P', integer('port', req.port, 1, 65_535)], tcp: ['-T', '-P', integer('port', req.port, 1, 65_535)] }[req.protocol];
+  const protocol = { icmp: [], udp: ['-u', '-P', port(req.port)], tcp: ['-T', '-P', port(req.port)] }[req.protocol];
   if (!protocol) throw new TypeError(`path tool argument protocol: ${String(req.protocol)}`);
   return [
     '-n',
     familyFlag(req.family),
     ...protocol,
     '-c',
-    integer('packets', req.packets, 1, 16),
+    integer('packets', req.packets, MTR_MIN_PACKETS, MTR_MAX_PACKETS),
     '-i',
     String(MTR_INTERVAL_S),
     '-G',
     String(MTR_GRACE_S),
     '-m',
-    integer('max_hops', req.maxHops, 1, 30),
+    integer('max_hops', req.maxHops, PATH_MIN_MAX_HOPS, PATH_MAX_MAX_HOPS),
     '--json',
     '-o',
     MTR_FIELDS,
