@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { JobService, RESULT_IS_ITEMS, type JobOperation } from '../../../src/domain/jobs/service.js';
-import type { JobError } from '../../../src/domain/jobs/types.js';
-import type { JobQueue } from '../../../src/domain/jobs/queue.js';
+import { RESULT_IS_ITEMS, type JobOperation } from '../../../src/domain/jobs/service.js';
 import { itemsOf } from '../../../src/domain/jobs/items.js';
 import { LeaseLostError, TurnYieldedError } from '../../../src/errors.js';
 import type { Store } from '../../../src/domain/store.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
 import { eventually } from '../../helpers/eventually.js';
+import { jobServiceFor } from './service-harness.js';
 
 /**
  * A job run again goes on from where it was (docs/api.md, "Rate limits"; docs/jobs.md): JobService.run
@@ -17,8 +16,6 @@ import { eventually } from '../../helpers/eventually.js';
  */
 
 const N = 60;
-const idleQueue: JobQueue = { enqueue: async () => undefined, start: () => undefined, cancel: async () => undefined, close: async () => undefined };
-const errorBody = (err: unknown): JobError => ({ success: false, error: 'internal_error', message: err instanceof Error ? err.message : String(err) });
 
 /** An operation of N items that stops (until aborted) once `pauseAfter` items were probed in a run, when set. */
 function countingOp() {
@@ -48,18 +45,7 @@ function countingOp() {
   return { op, probes, state };
 }
 
-function service(store: Store, op: JobOperation): JobService {
-  return new JobService({
-    repo: store.jobs,
-    queue: idleQueue,
-    operations: () => op,
-    errorBody,
-    slots: { tryAcquire: async () => () => undefined, close: async () => undefined },
-    inFlightLimit: () => 8,
-    ownerKey: (id) => `a:${id}`,
-    ttlDays: 7,
-  });
-}
+const service = jobServiceFor;
 
 async function setup(t: TestContext) {
   const { store, account } = await sqliteStoreWithAccount(t);

@@ -1,31 +1,19 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { JobService, type JobOperation } from '../../../src/domain/jobs/service.js';
-import type { JobError } from '../../../src/domain/jobs/types.js';
-import type { JobQueue } from '../../../src/domain/jobs/queue.js';
+import type { JobOperation } from '../../../src/domain/jobs/service.js';
 import { sqliteStoreWithAccount } from '../../infra/store/backends.js';
 import { eventually } from '../../helpers/eventually.js';
+import { errorBody, jobServiceFor } from './service-harness.js';
 
 /**
  * JobService.run on a real SQLite store, with an operation of the test's own: what a run leaves
  * in the database when an item cannot be written as JSON (the answer's serializer refuses it).
  */
 
-const idleQueue: JobQueue = { enqueue: async () => undefined, start: () => undefined, cancel: async () => undefined, close: async () => undefined };
-const errorBody = (err: unknown): JobError => ({ success: false, error: 'internal_error', message: err instanceof Error ? err.message : String(err) });
 
 async function setup(t: TestContext, op: JobOperation) {
   const { store, account } = await sqliteStoreWithAccount(t);
-  const jobs = new JobService({
-    repo: store.jobs,
-    queue: idleQueue,
-    operations: () => op,
-    errorBody,
-    slots: { tryAcquire: async () => () => undefined, close: async () => undefined },
-    inFlightLimit: () => 8,
-    ownerKey: (id) => `a:${id}`,
-    ttlDays: 7,
-  });
+  const jobs = jobServiceFor(store, op);
   const view = await jobs.create({ accountId: account.id, endpoint: '/x/range', body: {}, webhookUrl: null, total: 3 });
   const now = Date.now();
   const job = (await store.jobs.claim(view.id, 'me', now, now + 60_000, new Date(now).toISOString()))!;
