@@ -69,6 +69,18 @@ function resolveResponse(doc: Doc, path: string, method: string, status: number)
   return { response, pointer: `/paths/${escape(path)}/${method}/responses/${status}` };
 }
 
+/**
+ * An answer's place in the document: the document (its id), the words naming the answer in a
+ * problem, and its response object; undefined when the route is not in the document.
+ */
+function lookUp(app: FastifyInstance, answer: { method: string; route: string; status: number }): { id: string; doc: Doc; where: string; resolved: ReturnType<typeof resolveResponse> } | undefined {
+  const method = answer.method.toLowerCase();
+  const path = documentPath(answer.route);
+  const found = documentFor(app, path, method);
+  if (!found) return undefined;
+  return { id: found.id, doc: found.doc, where: `${answer.method} ${path} ${answer.status}`, resolved: resolveResponse(found.doc, path, method, answer.status) };
+}
+
 export interface Answer {
   method: string;
   /** The route template, Fastify's (`/api/jobs/:id`) or the document's (`/api/jobs/{id}`). */
@@ -88,13 +100,9 @@ export interface Answer {
  * is not in the document (the reference pages, the document itself, the dashboard).
  */
 export function contractProblems(app: FastifyInstance, answer: Answer, opts: { rateLimited?: boolean } = {}): string[] {
-  const method = answer.method.toLowerCase();
-  const path = documentPath(answer.route);
-  const found = documentFor(app, path, method);
-  if (!found) return [];
-  const { id, doc } = found;
-  const where = `${answer.method} ${path} ${answer.status}`;
-  const resolved = resolveResponse(doc, path, method, answer.status);
+  const looked = lookUp(app, answer);
+  if (!looked) return [];
+  const { id, doc, where, resolved } = looked;
   if (!resolved) return [`${where}: the document has no ${answer.status} response for it`];
   const { response, pointer } = resolved;
   const problems: string[] = [];
@@ -167,13 +175,9 @@ export function sseEvents(text: string): { id?: string; event: string; data: str
  * is full): its last, partial item is not judged.
  */
 export function streamProblems(app: FastifyInstance, answer: { method: string; route: string; status: number; contentType: string; text: string; complete: boolean }): string[] {
-  const method = answer.method.toLowerCase();
-  const path = documentPath(answer.route);
-  const found = documentFor(app, path, method);
-  if (!found) return [];
-  const { id, doc } = found;
-  const where = `${answer.method} ${path} ${answer.status}`;
-  const resolved = resolveResponse(doc, path, method, answer.status);
+  const looked = lookUp(app, answer);
+  if (!looked) return [];
+  const { id, where, resolved } = looked;
   const type = answer.contentType.split(';', 1)[0]!.trim().toLowerCase();
   const media = resolved?.response.content?.[type] as { 'x-item-schema'?: { properties?: { data?: { contentSchema?: unknown } } } } | undefined;
   if (!resolved || !media) return [`${where}: streamed ${type}, which the document does not give this response`];
