@@ -266,7 +266,17 @@ export class BullMqJobQueue implements JobQueue {
       });
     }
     await withTimeout(this.#queue.close(), BULLMQ_CLOSE_TIMEOUT_MS, 'queue close').catch(() => undefined);
-    for (const r of this.#clients) r.disconnect();
+    // A connection whose socket is up (ready, or Redis just back with its first commands still in
+    // flight) is quit: Redis answers what was sent before it closes, so nothing sent is left to
+    // fail as "Connection is closed." after close() (an unhandled rejection in BullMQ's own
+    // connection setup). Any other, and one that does not quit in time, is dropped at once.
+    await Promise.all(
+      this.#clients.map((r) =>
+        r.status === 'ready' || r.status === 'connect'
+          ? withTimeout(r.quit(), BULLMQ_CLOSE_TIMEOUT_MS, 'redis quit').then(() => undefined, () => r.disconnect())
+          : r.disconnect(),
+      ),
+    );
   }
 
   /** Moves the BullMQ job to delayed until `at` (it stays queued or running in the database). */
